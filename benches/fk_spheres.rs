@@ -1,0 +1,177 @@
+//! `fk_spheres`: pose every sphere of the bundled 7-axis arm (wg_arm7, ≥ 50
+//! spheres) for one configuration, against a naive baseline measured in the
+//! same run: per sphere, the link's `Isometry3` rebuilt from the root by
+//! products, then applied to the centre. Goal: ≤ 250 ns per configuration.
+//!
+//! Run: `cargo bench --bench fk_spheres`. After criterion's own report, a
+//! summary line prints both medians and their ratio.
+
+use criterion::{BenchmarkId, Criterion};
+use nalgebra::{Isometry3, Point3, Translation3, Unit, UnitQuaternion, Vector3};
+use std::hint::black_box;
+use std::path::Path;
+use std::time::Instant;
+use workcell_guard::Frame;
+use workcell_guard::model::coverage::Rng;
+use workcell_guard::model::posed::LANES;
+use workcell_guard::model::{JointKind, Robot, SphereModel, SphereParams, SpherePoser, urdf};
+
+struct Setup {
+    robot: Robot,
+    spheres: SphereModel,
+    poser: SpherePoser,
+    configs: Vec<Vec<f64>>,
+}
+
+fn setup() -> Setup {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("urdf/wg_arm7.urdf");
+    let robot = urdf::load(&path).expect("bundled arm");
+    let spheres = SphereModel::fit(&robot, |_| SphereParams::default());
+    let base = Frame::from_xyz_rpy([0.75, 0.0, 0.6], [0.0, 0.0, std::f64::consts::PI]);
+    let poser = SpherePoser::new(&robot, &spheres, base);
+    let mut rng = Rng::new(42);
+    let configs = (0..1024)
+        .map(|_| {
+            (0..robot.dof())
+                .map(|d| {
+                    let l = robot.dof_joint(d).limits.unwrap();
+                    rng.range(l.lower.max(-3.0), l.upper.min(3.0))
+                })
+                .collect()
+        })
+        .collect();
+    Setup { robot, spheres, poser, configs }
+}
+
+/// One joint of a chain: origin, kind, axis, and `multiplier · q[dof] + offset`.
+type ChainJoint = (Isometry3<f64>, JointKind, Vector3<f64>, usize, f64, f64);
+
+/// The baseline: every sphere's link pose from scratch as Isometry3 products.
+struct Naive {
+    base: Isometry3<f64>,
+    /// Per sphere: the chain of (origin, kind, axis, dof, mult, offset) from the root.
+    chains: Vec<Vec<ChainJoint>>,
+    centers: Vec<Point3<f64>>,
+}
+
+impl Naive {
+    fn new(robot: &Robot, spheres: &SphereModel, base: &Frame) -> Naive {
+        let mut chains = Vec::new();
+        let mut centers = Vec::new();
+        for (li, ls) in spheres.links.iter().enumerate() {
+            let mut chain = Vec::new();
+            let mut l = li;
+            while let Some(j) = robot.links[l].parent_joint {
+                let jt = &robot.joints[j];
+                let (d, m, o) = match (jt.dof, jt.mimic) {
+                    (Some(d), _) => (d, 1.0, 0.0),
+                    (None, Some(mm)) => (mm.dof, mm.multiplier, mm.offset),
+                    _ => (0, 0.0, 0.0),
+                };
+                chain.push((jt.origin.to_isometry(), jt.kind, jt.axis, d, m, o));
+                l = jt.parent;
+            }
+            chain.reverse();
+            // The same slots as the flat layout: runs padded with the last sphere.
+            let slots = ls.fine.len().div_ceil(LANES) * LANES;
+            for k in 0..slots {
+                chains.push(chain.clone());
+                centers.push(ls.fine[k.min(ls.fine.len() - 1)].center);
+            }
+        }
+        Naive { base: base.to_isometry(), chains, centers }
+    }
+
+    fn pose(&self, q: &[f64], out: &mut [Point3<f64>]) {
+        for ((chain, c), o) in self.chains.iter().zip(&self.centers).zip(out.iter_mut()) {
+            let mut iso = self.base;
+            for (origin, kind, axis, d, m, off) in chain {
+                let x = m * q[*d] + off;
+                let motion = match kind {
+                    JointKind::Fixed => Isometry3::identity(),
+                    JointKind::Prismatic => {
+                        Isometry3::from_parts(Translation3::from(axis * x), UnitQuaternion::identity())
+                    }
+                    _ => Isometry3::from_parts(
+                        Translation3::identity(),
+                        UnitQuaternion::from_axis_angle(&Unit::new_unchecked(*axis), x),
+                    ),
+                };
+                iso = iso * origin * motion;
+            }
+            *o = iso * c;
+        }
+    }
+}
+
+fn median_ns(mut f: impl FnMut(usize)) -> f64 {
+    let mut samples = Vec::new();
+    for _ in 0..31 {
+        let t = Instant::now();
+        for i in 0..4096 {
+            f(i);
+        }
+        samples.push(t.elapsed().as_nanos() as f64 / 4096.0);
+    }
+    samples.sort_by(f64::total_cmp);
+    samples[samples.len() / 2]
+}
+
+fn main() {
+    let s = setup();
+    let n = s.poser.sphere_count();
+    let real = s.spheres.fine_count();
+    assert!(real >= 50, "the bench needs at least 50 spheres, wg_arm7 has {real}");
+    let naive = Naive::new(&s.robot, &s.spheres, s.poser.kinematics().base());
+    let mut posed = s.poser.posed();
+    let mut naive_out = vec![Point3::origin(); n];
+
+    // The two must agree before they are compared.
+    for q in s.configs.iter().take(64) {
+        s.poser.pose(q, &mut posed).unwrap();
+        naive.pose(q, &mut naive_out);
+        for (i, expect) in naive_out.iter().enumerate() {
+            let d = (Point3::new(posed.x[i] as f64, posed.y[i] as f64, posed.z[i] as f64) - expect).norm();
+            assert!(d < 1e-5, "flat and naive posing disagree by {d} m");
+        }
+    }
+
+    let mut c = Criterion::default().configure_from_args();
+    let mut g = c.benchmark_group("fk_spheres");
+    let mut i = 0usize;
+    g.bench_function(BenchmarkId::new("flat_arrays", n), |b| {
+        b.iter(|| {
+            i = (i + 1) & 1023;
+            s.poser.pose(black_box(&s.configs[i]), &mut posed).unwrap();
+            black_box(&posed.x);
+        })
+    });
+    g.bench_function(BenchmarkId::new("naive_isometry_per_sphere", n), |b| {
+        b.iter(|| {
+            i = (i + 1) & 1023;
+            naive.pose(black_box(&s.configs[i]), &mut naive_out);
+            black_box(&naive_out);
+        })
+    });
+    g.finish();
+
+    let flat = median_ns(|i| {
+        s.poser.pose(black_box(&s.configs[i & 1023]), &mut posed).unwrap();
+        black_box(&posed.x);
+    });
+    let base = median_ns(|i| {
+        naive.pose(black_box(&s.configs[i & 1023]), &mut naive_out);
+        black_box(&naive_out);
+    });
+    println!(
+        "fk_spheres summary: {} DOF, {} links, {} spheres ({} slots padded): flat arrays {:.0} ns/config (goal <= 250), naive Isometry3 baseline {:.0} ns/config, {:.1}x faster",
+        s.robot.dof(),
+        s.robot.links.len(),
+        real,
+        n,
+        flat,
+        base,
+        base / flat
+    );
+    c.final_summary();
+}

@@ -1,0 +1,26 @@
+//! # workcell_guard
+//!
+//! Keeps the robots of one workcell from hitting each other and the cell.
+//!
+//! This crate is the pure core: it reads no topic and imports no middleware.
+//! It turns a workcell description (YAML) and robot descriptions (URDF) into
+//! validated, flat, allocation-free data structures that the per-cycle code
+//! works on. See `ARCHITECTURE.md` for the data flow from topic to decision.
+//!
+//! Modules:
+//! - [`workcell`]: the workcell description, parsed in stages (raw YAML, then a
+//!   validated [`workcell::Workcell`]); every error names the file, the key and
+//!   the value.
+//! - [`model`]: URDF loading, forward kinematics over any tree, conservative
+//!   sphere models of each link and posing them into flat arrays.
+//! - [`frame`]: the rigid transform used everywhere (rotation matrix plus
+//!   translation, nalgebra fixed-size types, no heap).
+//! - [`resolve`]: `package://` and relative path resolution (ament index first).
+#![warn(missing_docs)]
+
+pub mod frame;
+pub mod model;
+pub mod resolve;
+pub mod workcell;
+
+pub use frame::Frame;

@@ -1,0 +1,302 @@
+//! `workcell_guard`: the command-line front end.
+//!
+//! - `check <workcell.yaml>`: validate a workcell and summarise it.
+//! - `model <urdf> [--joint NAME=VALUE ...] [--json]`: link poses and posed
+//!   spheres for one configuration, for comparison with other tools.
+//! - `spheres <workcell.yaml> --robot NAME --out FILE`: write a robot's
+//!   fitted sphere set as YAML for hand-tuning.
+
+use clap::{Parser, Subcommand};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use workcell_guard::Frame;
+use workcell_guard::model::{SphereModel, SphereParams, SpherePoser, coverage, sphere_file, urdf};
+use workcell_guard::workcell::{self, SphereSource, Workcell};
+
+#[derive(Parser)]
+#[command(
+    name = "workcell_guard",
+    version,
+    about = "Keeps the robots of one workcell from hitting each other and the cell"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Validate a workcell file and summarise robots, joints, links, spheres and added volume.
+    Check {
+        /// The workcell YAML.
+        workcell: PathBuf,
+    },
+    /// Print every link's pose (URDF root frame, 4×4 row-major) and the posed spheres.
+    Model {
+        /// The URDF file.
+        urdf: PathBuf,
+        /// Joint position, NAME=VALUE (rad or m); actuated joints not named are at 0.
+        #[arg(long = "joint", value_name = "NAME=VALUE")]
+        joints: Vec<String>,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+        /// Sphere fitting: how far a sphere may reach beyond the geometry, metres.
+        #[arg(long, default_value_t = SphereParams::default().max_overshoot_m)]
+        max_overshoot_m: f64,
+        /// Sphere fitting: at most this many spheres per link.
+        #[arg(long, default_value_t = SphereParams::default().max_spheres)]
+        max_spheres: usize,
+        /// Use this sphere file instead of fitting.
+        #[arg(long)]
+        spheres: Option<PathBuf>,
+    },
+    /// Write a manipulator's sphere set as YAML (config/spheres/<robot>.yaml) for hand-tuning.
+    Spheres {
+        /// The workcell YAML.
+        workcell: PathBuf,
+        /// Manipulator name.
+        #[arg(long)]
+        robot: String,
+        /// Output file.
+        #[arg(long)]
+        out: PathBuf,
+    },
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Check { workcell } => check(&workcell),
+        Command::Model { urdf, joints, json, max_overshoot_m, max_spheres, spheres } => {
+            model(&urdf, &joints, json, SphereParams { max_overshoot_m, max_spheres }, spheres)
+        }
+        Command::Spheres { workcell, robot, out } => write_spheres(&workcell, &robot, &out),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+type AnyError = Box<dyn std::error::Error>;
+
+fn check(path: &std::path::Path) -> Result<(), AnyError> {
+    let wc = workcell::load(path)?;
+    print_summary(&wc);
+    Ok(())
+}
+
+fn print_summary(wc: &Workcell) {
+    let g = &wc.voxel_grid;
+    println!("workcell {}: valid", wc.file.display());
+    println!(
+        "cell frame `{}`; voxel grid {}×{}×{} at {} m from {:?}; margins: clearance {} m, release {} m",
+        wc.cell_frame,
+        g.dims[0],
+        g.dims[1],
+        g.dims[2],
+        g.resolution_m,
+        g.origin_m,
+        wc.margins.clearance_m,
+        wc.margins.release_m
+    );
+    let (mut all_geom, mut all_union) = (0.0, 0.0);
+    for m in &wc.manipulators {
+        let r = &m.robot;
+        println!(
+            "\nmanipulator `{}`: robot `{}` from {}\n  priority {}, reaction {} s, {} actuated joints, {} links, {} spheres",
+            m.name,
+            r.name,
+            m.urdf_path.display(),
+            m.priority,
+            m.reaction_time_s,
+            r.dof(),
+            r.links.len(),
+            m.spheres.fine_count()
+        );
+        for (d, name) in r.dof_names.iter().enumerate() {
+            let j = r.dof_joint(d);
+            let unit = if j.kind.is_rotational() { "rad/s²" } else { "m/s²" };
+            println!(
+                "  joint {:<24} {:<10} max decel {} {}",
+                name,
+                format!("{:?}", j.kind).to_lowercase(),
+                m.max_decel[d],
+                unit
+            );
+        }
+        match &m.sphere_source {
+            SphereSource::Fitted(_) => println!("  spheres fitted from URDF geometry"),
+            SphereSource::File { path, .. } => println!("  spheres read from {}", path.display()),
+        }
+        println!(
+            "  {:<24} {:>10} {:>7} {:>10} {:>11} {:>11} {:>11} {:>8}",
+            "link", "geometry", "spheres", "bound r m", "overshoot m", "geom m³", "spheres m³", "added"
+        );
+        let (mut geom_sum, mut union_sum) = (0.0, 0.0);
+        for (li, (l, s)) in r.links.iter().zip(&m.spheres.links).enumerate() {
+            let kinds: Vec<&str> = l.collisions.iter().map(|c| c.shape.kind()).collect();
+            let geom = coverage::geometry_volume(&l.collisions);
+            let union = coverage::union_volume(&s.fine, 48);
+            geom_sum += geom;
+            union_sum += union;
+            let uncovered = match &m.sphere_source {
+                SphereSource::File { coverage, .. } if coverage[li].uncovered > 0 => {
+                    format!(
+                        "  WARNING {} of {} samples uncovered (gap {:.4} m)",
+                        coverage[li].uncovered, coverage[li].samples, coverage[li].worst_gap_m
+                    )
+                }
+                _ => String::new(),
+            };
+            println!(
+                "  {:<24} {:>10} {:>7} {:>10} {:>11} {:>11.6} {:>11.6} {:>8}{}",
+                l.name,
+                if kinds.is_empty() { "-".to_string() } else { kinds.join("+") },
+                s.fine.len(),
+                s.bounding.map(|b| format!("{:.4}", b.radius)).unwrap_or_else(|| "-".into()),
+                if s.overshoot_bound_m.is_nan() { "n/a".into() } else { format!("{:.4}", s.overshoot_bound_m) },
+                geom,
+                union,
+                percent(union - geom, geom),
+                uncovered
+            );
+        }
+        println!(
+            "  total: {} spheres; sphere volume {:.6} m³ over {:.6} m³ of geometry: spheres add {:.6} m³ ({})",
+            m.spheres.fine_count(),
+            union_sum,
+            geom_sum,
+            union_sum - geom_sum,
+            percent(union_sum - geom_sum, geom_sum)
+        );
+        all_geom += geom_sum;
+        all_union += union_sum;
+    }
+    println!(
+        "\nadded volume, all manipulators: {:.6} m³ over {:.6} m³ of geometry ({})",
+        all_union - all_geom,
+        all_geom,
+        percent(all_union - all_geom, all_geom)
+    );
+    if let Some(p) = &wc.platen {
+        println!(
+            "\nplaten: {} × {} m surface at {} m cells, {} units",
+            p.size_xy_m[0],
+            p.size_xy_m[1],
+            p.cell_m,
+            p.units.len()
+        );
+        for u in &p.units {
+            println!(
+                "  unit `{}`: {}-gon footprint, umbilical anchor {:?}, max {} m/s, starts at {:?}",
+                u.name,
+                u.footprint_xy_m.len(),
+                u.umbilical_anchor_xy_m,
+                u.max_speed_mps,
+                u.initial_pose
+            );
+        }
+    }
+    println!("\nobstacles: {}", wc.obstacles.len());
+    for o in &wc.obstacles {
+        println!("  `{}`: {} at {:?}", o.name, o.shape.kind(), o.pose.trans.as_slice());
+    }
+    println!("allowed contacts: {}", wc.allowed_contacts.len());
+}
+
+fn percent(part: f64, whole: f64) -> String {
+    if whole > 0.0 { format!("+{:.0} %", 100.0 * part / whole) } else { "n/a".into() }
+}
+
+fn model(
+    path: &std::path::Path,
+    joints: &[String],
+    json: bool,
+    params: SphereParams,
+    sphere_path: Option<PathBuf>,
+) -> Result<(), AnyError> {
+    if !(params.max_overshoot_m.is_finite() && params.max_overshoot_m > 0.0) || params.max_spheres == 0 {
+        return Err(format!(
+            "--max-overshoot-m must be positive and --max-spheres at least 1 (got {} and {})",
+            params.max_overshoot_m, params.max_spheres
+        )
+        .into());
+    }
+    let robot = urdf::load(path)?;
+    let mut q = vec![0.0; robot.dof()];
+    for spec in joints {
+        let (name, value) = spec.split_once('=').ok_or_else(|| format!("--joint `{spec}`: expected NAME=VALUE"))?;
+        let v: f64 = value.trim().parse().map_err(|_| format!("--joint `{spec}`: `{value}` is not a number"))?;
+        if !v.is_finite() {
+            return Err(format!("--joint `{spec}`: value must be finite").into());
+        }
+        let Some(d) = robot.dof_index(name) else {
+            let why = if robot.joint_index(name).is_some() {
+                "is fixed or a mimic joint"
+            } else {
+                "is not a joint of this robot"
+            };
+            return Err(
+                format!("--joint `{spec}`: `{name}` {why} (actuated joints: {})", robot.dof_names.join(", ")).into()
+            );
+        };
+        q[d] = v;
+    }
+    let spheres = match &sphere_path {
+        Some(p) => sphere_file::read(p, &robot)?,
+        None => SphereModel::fit(&robot, |_| params),
+    };
+    let poser = SpherePoser::new(&robot, &spheres, Frame::IDENTITY);
+    let mut posed = poser.posed();
+    poser.pose(&q, &mut posed)?;
+
+    if json {
+        let links: Vec<_> = robot
+            .links
+            .iter()
+            .zip(&posed.frames)
+            .map(|(l, f)| serde_json::json!({ "name": l.name, "pose": f.to_row_major() }))
+            .collect();
+        let spheres: Vec<_> = (0..posed.len())
+            .map(|i| serde_json::json!({ "link": robot.links[posed.link[i] as usize].name, "center": [f64::from(posed.x[i]), f64::from(posed.y[i]), f64::from(posed.z[i])], "radius": f64::from(posed.r[i]) }))
+            .collect();
+        let joints: serde_json::Map<String, serde_json::Value> =
+            robot.dof_names.iter().zip(&q).map(|(n, v)| (n.clone(), serde_json::json!(v))).collect();
+        let doc = serde_json::json!({ "robot": robot.name, "root_link": robot.links[0].name, "joints": joints, "links": links, "spheres": spheres });
+        println!("{}", serde_json::to_string_pretty(&doc)?);
+    } else {
+        println!(
+            "robot `{}`: {} links, {} actuated joints, {} spheres",
+            robot.name,
+            robot.links.len(),
+            robot.dof(),
+            posed.len()
+        );
+        for (l, f) in robot.links.iter().zip(&posed.frames) {
+            let t = f.trans;
+            println!("  {:<28} xyz [{:+.6}, {:+.6}, {:+.6}]", l.name, t.x, t.y, t.z);
+        }
+    }
+    Ok(())
+}
+
+fn write_spheres(path: &std::path::Path, robot: &str, out: &std::path::Path) -> Result<(), AnyError> {
+    let wc = workcell::load(path)?;
+    let m = wc
+        .manipulators
+        .iter()
+        .find(|m| m.name == robot)
+        .ok_or_else(|| format!("no manipulator `{robot}` in {}", path.display()))?;
+    sphere_file::write(out, &m.robot, &m.spheres)?;
+    println!("wrote {} spheres of `{}` to {}", m.spheres.fine_count(), robot, out.display());
+    Ok(())
+}

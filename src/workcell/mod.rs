@@ -1,0 +1,711 @@
+//! The workcell description: what is in the cell and how to guard it.
+//!
+//! Read in stages, as the STYLE notes ask: the YAML is parsed into raw
+//! structs that refuse unknown keys ([`raw`]), then [`load`] validates every
+//! value and cross-reference and builds the core objects (URDFs loaded,
+//! sphere models fitted or read). Every error names the file, the key path
+//! and the bad value. Safety-relevant values (margins, decelerations,
+//! reaction times, priorities, the grid) have no defaults.
+//!
+//! Units are in the key names: `_m`, `_s`, `_rad`, `_mps`, `_radps2`,
+//! `_mps2`. Decelerations are per actuated joint, `max_decel_radps2` for
+//! rotational joints and `max_decel_mps2` for prismatic ones; every actuated
+//! joint must have one, and naming a joint the URDF lacks is an error.
+
+mod raw;
+
+use crate::frame::Frame;
+use crate::model::coverage::{self, CoverageReport};
+use crate::model::geometry::Shape;
+use crate::model::mesh;
+use crate::model::urdf::{self, ModelError};
+use crate::model::{Robot, SphereModel, SphereParams, sphere_file};
+use crate::resolve;
+use raw::*;
+use std::collections::{BTreeMap, HashSet};
+use std::fmt::Debug;
+use std::path::{Path, PathBuf};
+
+/// A workcell file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("{file}: cannot read: {source}")]
+    Io {
+        /// The file.
+        file: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The YAML is malformed, has an unknown key, or a value of the wrong type.
+    #[error("{file}: {key}: {message}")]
+    Parse {
+        /// The file.
+        file: PathBuf,
+        /// Key path, e.g. `manipulators[0].joints`.
+        key: String,
+        /// The parser's message (with line and column).
+        message: String,
+    },
+    /// A value is out of range, or names something that does not exist.
+    #[error("{file}: {key} = {value}: {problem}")]
+    Invalid {
+        /// The file.
+        file: PathBuf,
+        /// Key path.
+        key: String,
+        /// The value as read.
+        value: String,
+        /// What is wrong.
+        problem: String,
+    },
+    /// A robot description named by the file cannot be used.
+    #[error("{file}: {key}: {source}")]
+    Model {
+        /// The workcell file.
+        file: PathBuf,
+        /// Key path of the reference.
+        key: String,
+        /// Why.
+        source: Box<ModelError>,
+    },
+    /// A sphere file named by the workcell cannot be used.
+    #[error("{file}: {key}: {source}")]
+    SphereFile {
+        /// The workcell file.
+        file: PathBuf,
+        /// Key path of the reference.
+        key: String,
+        /// Why.
+        source: Box<sphere_file::SphereFileError>,
+    },
+}
+
+/// Parses YAML into `T`, reporting `(key path, message)` on failure.
+pub fn parse_yaml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, (String, String)> {
+    let mut path = String::new();
+    serde_saphyr::with_deserializer_from_str(text, |de| {
+        serde_path_to_error::deserialize(de).map_err(|e| {
+            path = e.path().to_string();
+            e.into_inner()
+        })
+    })
+    .map_err(|e| (if path.is_empty() || path == "." { "(document)".into() } else { path }, e.to_string()))
+}
+
+/// Margins, metres.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Margins {
+    /// Spheres closer than this to anything count as colliding.
+    pub clearance_m: f64,
+    /// A stopped robot is released only when clear by this much.
+    pub release_m: f64,
+}
+
+/// The voxel grid of the cell.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct VoxelGrid {
+    /// Cell-frame position of the grid's minimum corner.
+    pub origin_m: [f64; 3],
+    /// Edge length of a voxel.
+    pub resolution_m: f64,
+    /// Voxels along x, y, z.
+    pub dims: [usize; 3],
+}
+
+/// Where a manipulator's spheres came from.
+#[derive(Clone, Debug)]
+pub enum SphereSource {
+    /// Fitted from the URDF geometry with these parameters per link.
+    Fitted(Vec<SphereParams>),
+    /// Read from a hand-tuned file, with a coverage check per link.
+    File {
+        /// The sphere file.
+        path: PathBuf,
+        /// Coverage of each link's geometry by the file's spheres.
+        coverage: Vec<CoverageReport>,
+    },
+}
+
+/// A manipulator of the cell.
+#[derive(Clone, Debug)]
+pub struct Manipulator {
+    /// Unique name, used in topics and messages.
+    pub name: String,
+    /// The URDF file, resolved.
+    pub urdf_path: PathBuf,
+    /// The robot model.
+    pub robot: Robot,
+    /// Pose of the robot's root link in the cell frame.
+    pub base: Frame,
+    /// Topic of its `sensor_msgs/JointState`.
+    pub joint_state_topic: String,
+    /// Topic of its planned `trajectory_msgs/JointTrajectory`.
+    pub trajectory_topic: String,
+    /// Higher proceeds first; unique in the cell.
+    pub priority: i64,
+    /// Time from a stop decision to braking, s.
+    pub reaction_time_s: f64,
+    /// Maximum deceleration per actuated joint (rad/s² or m/s²), in
+    /// `robot.dof_names` order.
+    pub max_decel: Vec<f64>,
+    /// Sphere model.
+    pub spheres: SphereModel,
+    /// How the sphere model was obtained.
+    pub sphere_source: SphereSource,
+}
+
+/// A static obstacle.
+#[derive(Clone, Debug)]
+pub struct Obstacle {
+    /// Unique name.
+    pub name: String,
+    /// Pose in the cell frame.
+    pub pose: Frame,
+    /// Shape (meshes loaded).
+    pub shape: Shape,
+}
+
+/// The platen surface and its planar units.
+#[derive(Clone, Debug)]
+pub struct Platen {
+    /// Pose of the surface's corner frame (x, y along the edges, z up).
+    pub pose: Frame,
+    /// Surface size, metres.
+    pub size_xy_m: [f64; 2],
+    /// Allocation cell edge, metres.
+    pub cell_m: f64,
+    /// The units.
+    pub units: Vec<PlatenUnit>,
+}
+
+/// A planar unit on the platen.
+#[derive(Clone, Debug)]
+pub struct PlatenUnit {
+    /// Unique name.
+    pub name: String,
+    /// Footprint polygon in the unit frame, counter-clockwise.
+    pub footprint_xy_m: Vec<[f64; 2]>,
+    /// Where its umbilical cord is anchored, surface frame.
+    pub umbilical_anchor_xy_m: [f64; 2],
+    /// Maximum speed, m/s.
+    pub max_speed_mps: f64,
+    /// Initial pose (x, y, θ) on the surface.
+    pub initial_pose: [f64; 3],
+}
+
+/// Something that can touch something else.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BodyRef {
+    /// A link of a manipulator.
+    Link {
+        /// Manipulator index.
+        robot: usize,
+        /// Link index.
+        link: usize,
+    },
+    /// A static obstacle.
+    Obstacle(usize),
+    /// A platen unit.
+    PlatenUnit(usize),
+}
+
+/// A validated workcell.
+#[derive(Clone, Debug)]
+pub struct Workcell {
+    /// The file it was read from.
+    pub file: PathBuf,
+    /// Name of the cell frame (tf).
+    pub cell_frame: String,
+    /// Margins.
+    pub margins: Margins,
+    /// Voxel grid.
+    pub voxel_grid: VoxelGrid,
+    /// Manipulators.
+    pub manipulators: Vec<Manipulator>,
+    /// Platen, if the cell has one.
+    pub platen: Option<Platen>,
+    /// Static obstacles.
+    pub obstacles: Vec<Obstacle>,
+    /// Pairs allowed to touch.
+    pub allowed_contacts: Vec<(BodyRef, BodyRef)>,
+}
+
+/// Largest voxel grid accepted (voxels), to fail early on a unit mistake.
+pub const MAX_VOXELS: usize = 1 << 30;
+
+struct Ctx<'a> {
+    file: &'a Path,
+}
+
+impl Ctx<'_> {
+    fn invalid(&self, key: impl Into<String>, value: impl Debug, problem: impl Into<String>) -> ConfigError {
+        ConfigError::Invalid {
+            file: self.file.to_path_buf(),
+            key: key.into(),
+            value: format!("{value:?}"),
+            problem: problem.into(),
+        }
+    }
+    fn finite(&self, key: &str, v: f64) -> Result<f64, ConfigError> {
+        if v.is_finite() { Ok(v) } else { Err(self.invalid(key, v, "must be a finite number")) }
+    }
+    fn positive(&self, key: &str, v: f64) -> Result<f64, ConfigError> {
+        if v.is_finite() && v > 0.0 { Ok(v) } else { Err(self.invalid(key, v, "must be positive and finite")) }
+    }
+    fn non_negative(&self, key: &str, v: f64) -> Result<f64, ConfigError> {
+        if v.is_finite() && v >= 0.0 {
+            Ok(v)
+        } else {
+            Err(self.invalid(key, v, "must be zero or positive, and finite"))
+        }
+    }
+    fn finite_n<const N: usize>(&self, key: &str, v: [f64; N]) -> Result<[f64; N], ConfigError> {
+        if v.iter().all(|c| c.is_finite()) {
+            Ok(v)
+        } else {
+            Err(self.invalid(key, v, "every entry must be a finite number"))
+        }
+    }
+    fn pose(&self, key: &str, p: &RawPose) -> Result<Frame, ConfigError> {
+        let xyz = self.finite_n(&format!("{key}.xyz_m"), p.xyz_m)?;
+        let rpy = self.finite_n(&format!("{key}.rpy_rad"), p.rpy_rad)?;
+        Ok(Frame::from_xyz_rpy(xyz, rpy))
+    }
+    fn name(&self, key: &str, name: &str, seen: &mut HashSet<String>) -> Result<String, ConfigError> {
+        let ok = !name.is_empty()
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !name.starts_with(|c: char| c.is_ascii_digit());
+        if !ok {
+            return Err(self.invalid(
+                key,
+                name,
+                "names are letters, digits and '_', not starting with a digit (they become ROS topic names)",
+            ));
+        }
+        if !seen.insert(name.to_string()) {
+            return Err(self.invalid(key, name, "this name is used twice in the cell"));
+        }
+        Ok(name.to_string())
+    }
+    fn topic(&self, key: &str, t: &str) -> Result<String, ConfigError> {
+        let ok = !t.is_empty()
+            && t.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '/' || c == '~')
+            && !t.contains("//")
+            && !t.ends_with('/');
+        if ok { Ok(t.to_string()) } else { Err(self.invalid(key, t, "not a valid ROS topic name")) }
+    }
+}
+
+/// Reads and validates a workcell file.
+pub fn load(file: &Path) -> Result<Workcell, ConfigError> {
+    let text = std::fs::read_to_string(file).map_err(|source| ConfigError::Io { file: file.to_path_buf(), source })?;
+    load_str(&text, file)
+}
+
+/// Validates workcell YAML; `file` names it in errors and anchors relative paths.
+pub fn load_str(text: &str, file: &Path) -> Result<Workcell, ConfigError> {
+    let raw: RawWorkcell =
+        parse_yaml(text).map_err(|(key, message)| ConfigError::Parse { file: file.to_path_buf(), key, message })?;
+    let cx = Ctx { file };
+    validate(&cx, raw)
+}
+
+fn validate(cx: &Ctx, raw: RawWorkcell) -> Result<Workcell, ConfigError> {
+    if raw.cell_frame.is_empty() || raw.cell_frame.contains(char::is_whitespace) {
+        return Err(cx.invalid("cell_frame", &raw.cell_frame, "must be a tf frame name"));
+    }
+    let margins = Margins {
+        clearance_m: cx.non_negative("margins.clearance_m", raw.margins.clearance_m)?,
+        release_m: cx.non_negative("margins.release_m", raw.margins.release_m)?,
+    };
+    if margins.release_m < margins.clearance_m {
+        return Err(cx.invalid(
+            "margins.release_m",
+            margins.release_m,
+            format!(
+                "must be at least margins.clearance_m ({}), or a released robot would stop again at once",
+                margins.clearance_m
+            ),
+        ));
+    }
+    let voxel_grid = voxel_grid(cx, &raw.voxel_grid)?;
+
+    let mut names = HashSet::new();
+    if raw.manipulators.is_empty() {
+        return Err(cx.invalid("manipulators", "[]", "a workcell needs at least one manipulator"));
+    }
+    let mut manipulators = Vec::new();
+    let mut priorities = BTreeMap::new();
+    for (i, m) in raw.manipulators.iter().enumerate() {
+        let key = format!("manipulators[{i}]");
+        let man = manipulator(cx, &key, m, &mut names)?;
+        if let Some(other) = priorities.insert(man.priority, man.name.clone()) {
+            return Err(cx.invalid(
+                format!("{key}.priority"),
+                man.priority,
+                format!("`{other}` has the same priority; priorities decide who proceeds and must differ"),
+            ));
+        }
+        manipulators.push(man);
+    }
+
+    let platen = raw.platen.as_ref().map(|p| platen(cx, p, &mut names)).transpose()?;
+
+    let mut obstacles = Vec::new();
+    for (i, o) in raw.obstacles.iter().enumerate() {
+        let key = format!("obstacles[{i}]");
+        obstacles.push(Obstacle {
+            name: cx.name(&format!("{key}.name"), &o.name, &mut names)?,
+            pose: cx.pose(&format!("{key}.pose"), &o.pose)?,
+            shape: obstacle_shape(cx, &format!("{key}.geometry"), &o.geometry)?,
+        });
+    }
+
+    let mut allowed_contacts = Vec::new();
+    for (i, [a, b]) in raw.allowed_contacts.iter().enumerate() {
+        let key = format!("allowed_contacts[{i}]");
+        let ra = body_ref(cx, &format!("{key}[0]"), a, &manipulators, &obstacles, platen.as_ref())?;
+        let rb = body_ref(cx, &format!("{key}[1]"), b, &manipulators, &obstacles, platen.as_ref())?;
+        if ra == rb {
+            return Err(cx.invalid(&key, [a, b], "a body cannot be allowed to touch itself"));
+        }
+        allowed_contacts.push((ra, rb));
+    }
+
+    Ok(Workcell {
+        file: cx.file.to_path_buf(),
+        cell_frame: raw.cell_frame,
+        margins,
+        voxel_grid,
+        manipulators,
+        platen,
+        obstacles,
+        allowed_contacts,
+    })
+}
+
+fn voxel_grid(cx: &Ctx, g: &RawVoxelGrid) -> Result<VoxelGrid, ConfigError> {
+    let origin_m = cx.finite_n("voxel_grid.origin_m", g.origin_m)?;
+    let res = cx.positive("voxel_grid.resolution_m", g.resolution_m)?;
+    let mut dims = [0usize; 3];
+    for (k, s) in g.size_m.iter().enumerate() {
+        let s = cx.positive(&format!("voxel_grid.size_m[{k}]"), *s)?;
+        let n = (s / res - 1e-9).ceil();
+        if n < 1.0 || n > MAX_VOXELS as f64 {
+            return Err(cx.invalid(
+                format!("voxel_grid.size_m[{k}]"),
+                s,
+                "gives no voxel or too many at this resolution",
+            ));
+        }
+        dims[k] = n as usize;
+    }
+    let total = dims.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d));
+    if total.is_none_or(|t| t > MAX_VOXELS) {
+        return Err(cx.invalid(
+            "voxel_grid",
+            format!("{dims:?} voxels"),
+            format!("more than {MAX_VOXELS} voxels; raise resolution_m or shrink size_m"),
+        ));
+    }
+    Ok(VoxelGrid { origin_m, resolution_m: res, dims })
+}
+
+fn manipulator(
+    cx: &Ctx,
+    key: &str,
+    m: &RawManipulator,
+    names: &mut HashSet<String>,
+) -> Result<Manipulator, ConfigError> {
+    let name = cx.name(&format!("{key}.name"), &m.name, names)?;
+    let urdf_key = format!("{key}.urdf");
+    let urdf_path = resolve::resolve(&m.urdf, cx.file).map_err(|e| cx.invalid(&urdf_key, &m.urdf, e.to_string()))?;
+    let robot = urdf::load(&urdf_path).map_err(|source| ConfigError::Model {
+        file: cx.file.to_path_buf(),
+        key: urdf_key.clone(),
+        source: Box::new(source),
+    })?;
+    let base = cx.pose(&format!("{key}.base_pose"), &m.base_pose)?;
+    let reaction_time_s = cx.non_negative(&format!("{key}.reaction_time_s"), m.reaction_time_s)?;
+
+    // Decelerations: one per actuated joint, the right unit for its kind.
+    for jname in m.joints.keys() {
+        let jkey = format!("{key}.joints.{jname}");
+        let Some(ji) = robot.joint_index(jname) else {
+            return Err(cx.invalid(
+                jkey,
+                jname,
+                format!(
+                    "URDF {} has no joint of this name (actuated joints: {})",
+                    urdf_path.display(),
+                    robot.dof_names.join(", ")
+                ),
+            ));
+        };
+        if robot.joints[ji].dof.is_none() {
+            return Err(cx.invalid(jkey, jname, "is fixed or a mimic joint: it has no deceleration of its own"));
+        }
+    }
+    let mut max_decel = Vec::with_capacity(robot.dof());
+    for dof in 0..robot.dof() {
+        let j = robot.dof_joint(dof);
+        let jkey = format!("{key}.joints.{}", j.name);
+        let Some(spec) = m.joints.get(&j.name) else {
+            return Err(cx.invalid(
+                format!("{key}.joints"),
+                m.joints.keys().collect::<Vec<_>>(),
+                format!(
+                    "actuated joint `{}` has no entry; every actuated joint needs its maximum deceleration",
+                    j.name
+                ),
+            ));
+        };
+        let (want, wrong) = if j.kind.is_rotational() {
+            ("max_decel_radps2", spec.max_decel_mps2)
+        } else {
+            ("max_decel_mps2", spec.max_decel_radps2)
+        };
+        if wrong.is_some() {
+            return Err(cx.invalid(&jkey, &j.name, format!("joint is {:?}: give `{want}`", j.kind).to_lowercase()));
+        }
+        let v = if j.kind.is_rotational() { spec.max_decel_radps2 } else { spec.max_decel_mps2 };
+        let Some(v) = v else {
+            return Err(cx.invalid(&jkey, &j.name, format!("missing `{want}`")));
+        };
+        max_decel.push(cx.positive(&format!("{jkey}.{want}"), v)?);
+    }
+
+    let priority = m.priority;
+    let joint_state_topic = cx.topic(&format!("{key}.joint_state_topic"), &m.joint_state_topic)?;
+    let trajectory_topic = cx.topic(&format!("{key}.trajectory_topic"), &m.trajectory_topic)?;
+
+    let raw_spheres = m.spheres.as_ref();
+    let (spheres, sphere_source) = match raw_spheres.and_then(|s| s.file.as_ref()) {
+        Some(f) => {
+            let skey = format!("{key}.spheres.file");
+            if raw_spheres
+                .is_some_and(|s| s.max_overshoot_m.is_some() || s.max_spheres_per_link.is_some() || !s.links.is_empty())
+            {
+                return Err(cx.invalid(
+                    &skey,
+                    f,
+                    "a sphere file replaces fitting: remove max_overshoot_m, max_spheres_per_link and links",
+                ));
+            }
+            let path = resolve::resolve(f, cx.file).map_err(|e| cx.invalid(&skey, f, e.to_string()))?;
+            let model = sphere_file::read(&path, &robot).map_err(|source| ConfigError::SphereFile {
+                file: cx.file.to_path_buf(),
+                key: skey.clone(),
+                source: Box::new(source),
+            })?;
+            let coverage = robot
+                .links
+                .iter()
+                .zip(&model.links)
+                .map(|(l, s)| coverage::check(&l.collisions, &s.fine, 20_000.0, 7))
+                .collect::<Vec<_>>();
+            for (l, c) in robot.links.iter().zip(&coverage) {
+                if c.uncovered > 0 {
+                    tracing::warn!(robot = %name, link = %l.name, uncovered = c.uncovered, samples = c.samples, worst_gap_m = c.worst_gap_m,
+                        "hand-edited sphere set does not cover the link's geometry");
+                }
+            }
+            (model, SphereSource::File { path, coverage })
+        }
+        None => {
+            let default = SphereParams::default();
+            let s = raw_spheres.map(|s| (s.max_overshoot_m, s.max_spheres_per_link, &s.links));
+            let base_params = SphereParams {
+                max_overshoot_m: match s.and_then(|s| s.0) {
+                    Some(v) => cx.positive(&format!("{key}.spheres.max_overshoot_m"), v)?,
+                    None => default.max_overshoot_m,
+                },
+                max_spheres: match s.and_then(|s| s.1) {
+                    Some(v) => count(cx, &format!("{key}.spheres.max_spheres_per_link"), v)?,
+                    None => default.max_spheres,
+                },
+            };
+            let mut per_link = vec![base_params; robot.links.len()];
+            if let Some((_, _, links)) = s {
+                for (lname, lp) in links {
+                    let lkey = format!("{key}.spheres.links.{lname}");
+                    let Some(li) = robot.link_index(lname) else {
+                        return Err(cx.invalid(lkey, lname, "no link of this name in the URDF"));
+                    };
+                    if let Some(v) = lp.max_overshoot_m {
+                        per_link[li].max_overshoot_m = cx.positive(&format!("{lkey}.max_overshoot_m"), v)?;
+                    }
+                    if let Some(v) = lp.max_spheres {
+                        per_link[li].max_spheres = count(cx, &format!("{lkey}.max_spheres"), v)?;
+                    }
+                }
+            }
+            let model = SphereModel::fit(&robot, |l| per_link[robot.link_index(l).expect("own link")]);
+            (model, SphereSource::Fitted(per_link))
+        }
+    };
+
+    Ok(Manipulator {
+        name,
+        urdf_path,
+        robot,
+        base,
+        joint_state_topic,
+        trajectory_topic,
+        priority,
+        reaction_time_s,
+        max_decel,
+        spheres,
+        sphere_source,
+    })
+}
+
+fn count(cx: &Ctx, key: &str, v: i64) -> Result<usize, ConfigError> {
+    if (1..=4096).contains(&v) { Ok(v as usize) } else { Err(cx.invalid(key, v, "must be between 1 and 4096")) }
+}
+
+fn obstacle_shape(cx: &Ctx, key: &str, g: &RawGeometry) -> Result<Shape, ConfigError> {
+    Ok(match g {
+        RawGeometry::Box { size_m } => {
+            let k = format!("{key}.box.size_m");
+            let s = cx.finite_n(&k, *size_m)?;
+            for v in s {
+                cx.positive(&k, v)?;
+            }
+            Shape::Box { half_extents: s.map(|v| v / 2.0) }
+        }
+        RawGeometry::Sphere { radius_m } => {
+            Shape::Sphere { radius: cx.positive(&format!("{key}.sphere.radius_m"), *radius_m)? }
+        }
+        RawGeometry::Cylinder { radius_m, length_m } => Shape::Cylinder {
+            radius: cx.positive(&format!("{key}.cylinder.radius_m"), *radius_m)?,
+            length: cx.positive(&format!("{key}.cylinder.length_m"), *length_m)?,
+        },
+        RawGeometry::Mesh { uri, scale } => {
+            let k = format!("{key}.mesh.uri");
+            let path = resolve::resolve(uri, cx.file).map_err(|e| cx.invalid(&k, uri, e.to_string()))?;
+            let scale = cx.finite_n(&format!("{key}.mesh.scale"), scale.unwrap_or([1.0; 3]))?;
+            Shape::Mesh(mesh::load(&path, scale).map_err(|e| cx.invalid(&k, uri, e.to_string()))?)
+        }
+    })
+}
+
+fn platen(cx: &Ctx, p: &RawPlaten, names: &mut HashSet<String>) -> Result<Platen, ConfigError> {
+    let pose = cx.pose("platen.surface.pose", &p.surface.pose)?;
+    let size = cx.finite_n("platen.surface.size_xy_m", p.surface.size_xy_m)?;
+    for v in size {
+        cx.positive("platen.surface.size_xy_m", v)?;
+    }
+    let cell_m = cx.positive("platen.surface.cell_m", p.surface.cell_m)?;
+    if size.iter().any(|s| s / cell_m > 65_536.0) {
+        return Err(cx.invalid("platen.surface.cell_m", cell_m, "more than 65536 cells along an edge"));
+    }
+    let inside = |q: [f64; 2]| q[0] >= 0.0 && q[1] >= 0.0 && q[0] <= size[0] && q[1] <= size[1];
+    let mut units = Vec::new();
+    for (i, u) in p.units.iter().enumerate() {
+        let key = format!("platen.units[{i}]");
+        let name = cx.name(&format!("{key}.name"), &u.name, names)?;
+        let fkey = format!("{key}.footprint_xy_m");
+        let mut fp: Vec<[f64; 2]> =
+            u.footprint_xy_m.iter().map(|v| cx.finite_n(&fkey, *v)).collect::<Result<_, _>>()?;
+        if fp.len() < 3 {
+            return Err(cx.invalid(&fkey, &fp, "a footprint needs at least three vertices"));
+        }
+        let area2: f64 = (0..fp.len())
+            .map(|k| {
+                let (a, b) = (fp[k], fp[(k + 1) % fp.len()]);
+                a[0] * b[1] - b[0] * a[1]
+            })
+            .sum();
+        if area2.abs() < 1e-12 {
+            return Err(cx.invalid(&fkey, &fp, "footprint has no area"));
+        }
+        if let Some((a, b)) = self_intersection(&fp) {
+            return Err(cx.invalid(&fkey, &fp, format!("footprint edges {a} and {b} cross; give a simple polygon")));
+        }
+        if area2 < 0.0 {
+            fp.reverse();
+        }
+        let anchor = cx.finite_n(&format!("{key}.umbilical_anchor_xy_m"), u.umbilical_anchor_xy_m)?;
+        if !inside(anchor) {
+            return Err(cx.invalid(
+                format!("{key}.umbilical_anchor_xy_m"),
+                anchor,
+                format!("outside the surface (0..{}, 0..{})", size[0], size[1]),
+            ));
+        }
+        let ip = &u.initial_pose;
+        let pk = format!("{key}.initial_pose");
+        let pose3 = [
+            cx.finite(&format!("{pk}.x_m"), ip.x_m)?,
+            cx.finite(&format!("{pk}.y_m"), ip.y_m)?,
+            cx.finite(&format!("{pk}.theta_rad"), ip.theta_rad)?,
+        ];
+        let (s, c) = pose3[2].sin_cos();
+        for v in &fp {
+            let w = [pose3[0] + c * v[0] - s * v[1], pose3[1] + s * v[0] + c * v[1]];
+            if !inside(w) {
+                return Err(cx.invalid(
+                    &pk,
+                    [pose3[0], pose3[1], pose3[2]],
+                    format!("footprint vertex {w:?} lies outside the surface"),
+                ));
+            }
+        }
+        units.push(PlatenUnit {
+            name,
+            footprint_xy_m: fp,
+            umbilical_anchor_xy_m: anchor,
+            max_speed_mps: cx.positive(&format!("{key}.max_speed_mps"), u.max_speed_mps)?,
+            initial_pose: pose3,
+        });
+    }
+    Ok(Platen { pose, size_xy_m: size, cell_m, units })
+}
+
+/// First pair of non-adjacent polygon edges that intersect.
+fn self_intersection(p: &[[f64; 2]]) -> Option<(usize, usize)> {
+    let n = p.len();
+    let cross = |o: [f64; 2], a: [f64; 2], b: [f64; 2]| (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0]);
+    for i in 0..n {
+        for j in i + 1..n {
+            if j == i + 1 || (i == 0 && j == n - 1) {
+                continue;
+            }
+            let (a, b, c, d) = (p[i], p[(i + 1) % n], p[j], p[(j + 1) % n]);
+            let (d1, d2, d3, d4) = (cross(c, d, a), cross(c, d, b), cross(a, b, c), cross(a, b, d));
+            if d1 * d2 <= 0.0 && d3 * d4 <= 0.0 {
+                return Some((i, j));
+            }
+        }
+    }
+    None
+}
+
+fn body_ref(
+    cx: &Ctx,
+    key: &str,
+    s: &str,
+    mans: &[Manipulator],
+    obs: &[Obstacle],
+    platen: Option<&Platen>,
+) -> Result<BodyRef, ConfigError> {
+    if let Some((robot, link)) = s.split_once('/') {
+        let Some(ri) = mans.iter().position(|m| m.name == robot) else {
+            return Err(cx.invalid(key, s, format!("no manipulator `{robot}`")));
+        };
+        let Some(li) = mans[ri].robot.link_index(link) else {
+            return Err(cx.invalid(key, s, format!("manipulator `{robot}` has no link `{link}`")));
+        };
+        return Ok(BodyRef::Link { robot: ri, link: li });
+    }
+    if let Some(i) = obs.iter().position(|o| o.name == s) {
+        return Ok(BodyRef::Obstacle(i));
+    }
+    if let Some(i) = platen.and_then(|p| p.units.iter().position(|u| u.name == s)) {
+        return Ok(BodyRef::PlatenUnit(i));
+    }
+    Err(cx.invalid(key, s, "names no `robot/link`, obstacle or platen unit"))
+}

@@ -1,0 +1,136 @@
+//! The command line on the bundled sample cell: `check`, `model --json` and
+//! writing, reading and hand-editing a sphere file.
+
+mod common;
+
+use std::process::Command;
+use workcell_guard::Frame;
+use workcell_guard::model::{Kinematics, urdf};
+use workcell_guard::workcell::{self, SphereSource};
+
+fn run(args: &[&str]) -> (bool, String, String) {
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_workcell_guard")).args(args).current_dir(common::repo()).output().unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+#[test]
+fn check_validates_the_sample_cell_and_prints_the_added_volume() {
+    let (ok, out, err) = run(&["check", "config/workcell.yaml"]);
+    assert!(ok, "{err}");
+    for needle in [
+        "manipulator `arm_left`",
+        "manipulator `arm_right`",
+        "spheres add",
+        "added volume, all manipulators",
+        "platen: 1 × 1 m",
+        "obstacles: 6",
+        "allowed contacts: 4",
+    ] {
+        assert!(out.contains(needle), "missing `{needle}` in:\n{out}");
+    }
+    let wc = workcell::load(&common::repo().join("config/workcell.yaml")).unwrap();
+    assert_eq!(wc.manipulators.len(), 2);
+    assert_eq!(wc.platen.as_ref().unwrap().units.len(), 2);
+    assert!(wc.manipulators.iter().all(|m| m.spheres.fine_count() >= 50));
+}
+
+#[test]
+fn check_fails_with_the_key_on_a_bad_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("bad.yaml");
+    std::fs::write(
+        &f,
+        common::minimal_workcell(&common::repo().join("urdf/wg_arm7.urdf")).replace("priority: 1", "priority: one"),
+    )
+    .unwrap();
+    let (ok, _, err) = run(&["check", f.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(err.contains("manipulators[0].priority"), "{err}");
+}
+
+#[test]
+fn model_json_gives_every_link_pose_and_the_posed_spheres() {
+    let (ok, out, err) =
+        run(&["model", "urdf/wg_arm6.urdf", "--joint", "elbow=0.7", "--joint", "finger_left=0.02", "--json"]);
+    assert!(ok, "{err}");
+    let doc: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let robot = urdf::load(&common::repo().join("urdf/wg_arm6.urdf")).unwrap();
+    let links = doc["links"].as_array().unwrap();
+    assert_eq!(links.len(), robot.links.len());
+    let mut q = vec![0.0; robot.dof()];
+    q[robot.dof_index("elbow").unwrap()] = 0.7;
+    q[robot.dof_index("finger_left").unwrap()] = 0.02;
+    let mut frames = vec![Frame::IDENTITY; robot.links.len()];
+    Kinematics::new(&robot, Frame::IDENTITY).forward(&q, &mut frames).unwrap();
+    for (l, f) in links.iter().zip(&frames) {
+        let pose: Vec<f64> = serde_json::from_value(l["pose"].clone()).unwrap();
+        assert_eq!(pose.len(), 16);
+        for (a, b) in pose.iter().zip(f.to_row_major()) {
+            assert!((a - b).abs() < 1e-12);
+        }
+    }
+    // Mirror fingers: the mimic finger moved the opposite way.
+    let g = frames[robot.link_index("gripper_base").unwrap()].inverse();
+    let x = |name: &str| g.compose(&frames[robot.link_index(name).unwrap()]).trans.x;
+    assert!((x("finger_left_link") - 0.025).abs() < 1e-12, "{}", x("finger_left_link"));
+    assert!((x("finger_right_link") + 0.025).abs() < 1e-12, "{}", x("finger_right_link"));
+    let spheres = doc["spheres"].as_array().unwrap();
+    assert!(spheres.len() > 20);
+    assert!(spheres.iter().all(|s| s["radius"].as_f64().unwrap() > 0.0 && s["center"].as_array().unwrap().len() == 3));
+}
+
+#[test]
+fn model_refuses_unknown_and_mimic_joints() {
+    let (ok, _, err) = run(&["model", "urdf/wg_arm6.urdf", "--joint", "nope=1"]);
+    assert!(!ok && err.contains("`nope` is not a joint of this robot"), "{err}");
+    let (ok, _, err) = run(&["model", "urdf/wg_arm6.urdf", "--joint", "finger_right=0.01"]);
+    assert!(!ok && err.contains("is fixed or a mimic joint"), "{err}");
+    let (ok, _, err) = run(&["model", "urdf/wg_arm6.urdf", "--joint", "elbow=NaN"]);
+    assert!(!ok && err.contains("finite"), "{err}");
+}
+
+#[test]
+fn a_written_sphere_file_reads_back_and_a_hand_edit_that_uncovers_is_warned() {
+    let dir = tempfile::tempdir().unwrap();
+    let spheres = dir.path().join("arm.yaml");
+    let (ok, out, err) =
+        run(&["spheres", "config/workcell.yaml", "--robot", "arm_right", "--out", spheres.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    assert!(out.contains("wrote"));
+
+    let base = common::minimal_workcell(&common::repo().join("urdf/wg_arm7.urdf"));
+    let cell = dir.path().join("cell.yaml");
+    std::fs::write(
+        &cell,
+        base.replace("    joints:\n", &format!("    spheres: {{file: {}}}\n    joints:\n", spheres.display())),
+    )
+    .unwrap();
+    let wc = workcell::load(&cell).unwrap();
+    let m = &wc.manipulators[0];
+    let reference = workcell::load(&common::repo().join("config/workcell.yaml")).unwrap();
+    assert_eq!(m.spheres.fine_count(), reference.manipulators[1].spheres.fine_count());
+    match &m.sphere_source {
+        SphereSource::File { coverage, .. } => assert!(coverage.iter().all(|c| c.uncovered == 0)),
+        other => panic!("expected a file source, got {other:?}"),
+    }
+
+    // Shrink every sphere of one link by hand: the check must say so.
+    let text = std::fs::read_to_string(&spheres).unwrap();
+    let start = text.find("link: link_4").unwrap();
+    let end = text[start..].find("- link:").map(|e| start + e).unwrap_or(text.len());
+    let shrunk = text[start..end].replace("radius_m: 0.", "radius_m: 0.0");
+    std::fs::write(&spheres, format!("{}{}{}", &text[..start], shrunk, &text[end..])).unwrap();
+    let wc = workcell::load(&cell).unwrap();
+    let link4 = wc.manipulators[0].robot.link_index("link_4").unwrap();
+    match &wc.manipulators[0].sphere_source {
+        SphereSource::File { coverage, .. } => {
+            assert!(coverage[link4].uncovered > 0 && coverage[link4].worst_gap_m > 0.0);
+            assert!(coverage.iter().enumerate().all(|(i, c)| i == link4 || c.uncovered == 0));
+        }
+        other => panic!("expected a file source, got {other:?}"),
+    }
+    let (ok, out, err) = run(&["check", cell.to_str().unwrap()]);
+    assert!(ok);
+    assert!(out.contains("WARNING") && err.contains("does not cover"), "{out}\n{err}");
+}
