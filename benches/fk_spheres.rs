@@ -14,7 +14,7 @@ use std::time::Instant;
 use workcell_guard::Frame;
 use workcell_guard::model::coverage::Rng;
 use workcell_guard::model::posed::LANES;
-use workcell_guard::model::{JointKind, Robot, SphereModel, SphereParams, SpherePoser, urdf};
+use workcell_guard::model::{BATCH, JointKind, Robot, SphereModel, SphereParams, SpherePoser, urdf};
 
 struct Setup {
     robot: Robot,
@@ -153,25 +153,42 @@ fn main() {
             black_box(&naive_out);
         })
     });
+    let mut batch = s.poser.posed_batch();
+    g.bench_function(BenchmarkId::new("flat_arrays_batch_of_8_per_batch", n), |b| {
+        b.iter(|| {
+            i = (i + BATCH) & 1023;
+            let refs: [&[f64]; BATCH] = std::array::from_fn(|k| s.configs[(i + k) & 1023].as_slice());
+            s.poser.pose_batch(black_box(&refs), &mut batch).unwrap();
+            black_box(&batch.x);
+        })
+    });
     g.finish();
 
     let flat = median_ns(|i| {
         s.poser.pose(black_box(&s.configs[i & 1023]), &mut posed).unwrap();
         black_box(&posed.x);
     });
+    let batched = median_ns(|i| {
+        let refs: [&[f64]; BATCH] = std::array::from_fn(|k| s.configs[(i * BATCH + k) & 1023].as_slice());
+        s.poser.pose_batch(black_box(&refs), &mut batch).unwrap();
+        black_box(&batch.x);
+    }) / BATCH as f64;
     let base = median_ns(|i| {
         naive.pose(black_box(&s.configs[i & 1023]), &mut naive_out);
         black_box(&naive_out);
     });
     println!(
-        "fk_spheres summary: {} DOF, {} links, {} spheres ({} slots padded): flat arrays {:.0} ns/config (goal <= 250), naive Isometry3 baseline {:.0} ns/config, {:.1}x faster",
+        "fk_spheres summary: {} DOF, {} links, {} spheres ({} slots padded): one at a time {:.0} ns/config, in batches of {} {:.0} ns/config (goal <= 250); naive Isometry3 baseline {:.0} ns/config: {:.1}x and {:.1}x faster",
         s.robot.dof(),
         s.robot.links.len(),
         real,
         n,
         flat,
+        BATCH,
+        batched,
         base,
-        base / flat
+        base / flat,
+        base / batched
     );
     c.final_summary();
 }

@@ -141,13 +141,29 @@ pub fn sin_cos(x: f64) -> (f64, f64) {
     if x.is_nan() || x.abs() >= 1.0e5 {
         return x.sin_cos();
     }
+    let (s, c, quadrant) = sin_cos_kernel(x);
+    match quadrant {
+        0 => (s, c),
+        1 => (c, -s),
+        2 => (-s, -c),
+        _ => (-c, s),
+    }
+}
+
+/// The reduction and polynomials of [`sin_cos`] for `|x| < 1e5`: the sine
+/// and cosine of the reduced angle and the quadrant (0–3), with no branch.
+#[inline(always)]
+pub(crate) fn sin_cos_kernel(x: f64) -> (f64, f64, u64) {
     use std::f64::consts::FRAC_2_PI;
     const PIO2_1: f64 = 1.570_796_326_734_125_6; // first 33 bits of π/2
     const PIO2_2: f64 = 6.077_100_506_303_966e-11; // next 33 bits
     const PIO2_3: f64 = 2.022_266_248_795_950_6e-21; // the rest
     // Round to nearest by the 1.5·2^52 trick: no libm call on baseline x86-64.
     const ROUND: f64 = 6_755_399_441_055_744.0;
-    let k = (x * FRAC_2_PI + ROUND) - ROUND;
+    let shifted = x * FRAC_2_PI + ROUND;
+    let k = shifted - ROUND;
+    // The low bits of the shifted value's mantissa are k mod 4, also for negative k.
+    let quadrant = shifted.to_bits() & 3;
     let r = ((x - k * PIO2_1) - k * PIO2_2) - k * PIO2_3;
     let z = r * r;
     let s = r + r
@@ -164,12 +180,7 @@ pub fn sin_cos(x: f64) -> (f64, f64) {
                     + z * (2.480_158_728_947_673e-5
                         + z * (-2.755_731_435_139_066_3e-7
                             + z * (2.087_572_321_298_175e-9 + z * -1.135_964_755_778_819_5e-11)))));
-    match (k as i64) & 3 {
-        0 => (s, c),
-        1 => (c, -s),
-        2 => (-s, -c),
-        _ => (-c, s),
-    }
+    (s, c, quadrant)
 }
 
 #[cfg(test)]

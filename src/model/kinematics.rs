@@ -34,8 +34,9 @@ pub enum KinematicsError {
     },
 }
 
+/// How a joint moves its child (axis signs folded into the position source).
 #[derive(Clone, Copy, Debug)]
-enum Motion {
+pub(crate) enum Motion {
     Fixed,
     RotX,
     RotY,
@@ -115,6 +116,13 @@ impl Kinematics {
     /// The base pose.
     pub fn base(&self) -> &Frame {
         &self.base
+    }
+
+    /// Joint `j`: parent link, origin as 12 column-major values, motion,
+    /// whether the origin is a pure translation, and its position source.
+    #[inline(always)]
+    pub(crate) fn joint_parts(&self, j: usize) -> (usize, [f64; 12], Motion, bool, (u32, f64, f64)) {
+        (self.parent[j] as usize, flat(&self.origin[j]), self.motion[j], self.pure_translation[j], self.source[j])
     }
 
     /// Writes every link's pose, in the base's frame, into `out` (one entry

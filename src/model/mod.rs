@@ -14,6 +14,7 @@
 //! - [`posed`] poses the fine spheres of a robot into flat `x, y, z, r`
 //!   arrays allocated once per robot.
 
+pub mod batch;
 pub mod coverage;
 pub mod geometry;
 pub mod kinematics;
@@ -24,6 +25,7 @@ pub mod sphere_file;
 pub mod spheres;
 pub mod urdf;
 
+pub use batch::{BATCH, PosedBatch};
 pub use geometry::{Collision, Shape};
 pub use kinematics::Kinematics;
 pub use posed::{PosedSpheres, SpherePoser};

@@ -99,6 +99,16 @@ impl SpherePoser {
         p
     }
 
+    /// Link-frame sphere centres, one entry per slot.
+    pub(crate) fn local(&self) -> (&[f32], &[f32], &[f32]) {
+        (&self.lx, &self.ly, &self.lz)
+    }
+
+    /// (link, first slot, one past the last slot) for links with spheres.
+    pub(crate) fn ranges(&self) -> &[(u32, u32, u32)] {
+        &self.ranges
+    }
+
     /// The compiled kinematics.
     pub fn kinematics(&self) -> &Kinematics {
         &self.kin
