@@ -81,8 +81,12 @@ pub fn resolve_unchecked(uri: &str, referrer: &Path) -> Result<PathBuf, ResolveE
 /// `PREFIX/share/PKG` for the first prefix in `AMENT_PREFIX_PATH` whose ament
 /// index lists `PKG`.
 pub fn package_share_dir(package: &str) -> Option<PathBuf> {
-    let prefixes = env::var_os("AMENT_PREFIX_PATH")?;
-    env::split_paths(&prefixes).find_map(|prefix| {
+    package_share_dir_in(&env::var_os("AMENT_PREFIX_PATH")?, package)
+}
+
+/// [`package_share_dir`] over an explicit prefix list (`:`-separated).
+pub fn package_share_dir_in(prefixes: &std::ffi::OsStr, package: &str) -> Option<PathBuf> {
+    env::split_paths(prefixes).find_map(|prefix| {
         let marker = prefix.join("share/ament_index/resource_index/packages").join(package);
         marker.is_file().then(|| prefix.join("share").join(package))
     })
@@ -124,6 +128,21 @@ mod tests {
         fs::write(&urdf, "").unwrap();
         let p = resolve_unchecked("package:///my_pkg/meshes/a.STL", &urdf).unwrap();
         assert!(p.ends_with("my_pkg/meshes/a.STL"), "{p:?}");
+    }
+
+    #[test]
+    fn the_ament_index_finds_a_package_share_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("ws_a/install"), dir.path().join("ws_b/install"));
+        fs::create_dir_all(a.join("share/ament_index/resource_index/packages")).unwrap();
+        fs::create_dir_all(b.join("share/ament_index/resource_index/packages")).unwrap();
+        fs::create_dir_all(b.join("share/cell_pkg/urdf")).unwrap();
+        fs::write(b.join("share/ament_index/resource_index/packages/cell_pkg"), "").unwrap();
+        let prefixes = env::join_paths([&a, &b]).unwrap();
+        assert_eq!(package_share_dir_in(&prefixes, "cell_pkg"), Some(b.join("share/cell_pkg")));
+        // A share folder without its index marker is not a package.
+        fs::create_dir_all(a.join("share/other_pkg")).unwrap();
+        assert_eq!(package_share_dir_in(&prefixes, "other_pkg"), None);
     }
 
     #[test]
