@@ -8,6 +8,8 @@
 //! - [`spheres`] covers each link's collision geometry by spheres,
 //!   conservatively: every point of the geometry lies in at least one sphere.
 //!   Two levels: one bounding sphere per link, then the fine set.
+//! - [`exact`] is level 3: each link's geometry as parry3d shapes, for exact
+//!   distances.
 //! - [`coverage`] samples geometry to check that claim, and measures the
 //!   volume the spheres add.
 //! - [`sphere_file`] writes and reads sphere sets as YAML for hand-tuning.
@@ -16,6 +18,7 @@
 
 pub mod batch;
 pub mod coverage;
+pub mod exact;
 pub mod geometry;
 pub mod kinematics;
 pub mod mesh;

@@ -1,0 +1,83 @@
+//! Level 3: a link's exact collision geometry as a parry3d shape, for exact
+//! distances where the spheres say two links are close.
+//!
+//! parry3d works in `f32` with glam types; poses cross over from [`Frame`]
+//! here and nowhere else. URDF cylinders run along z, parry's along y: the
+//! cylinder is turned a quarter about x. Meshes are surfaces (`TriMesh`), so a
+//! distance is measured between surfaces; where one link could sit wholly
+//! inside another, the sphere level (which covers surfaces) is what answers.
+
+use super::geometry::{Collision, Shape};
+use crate::frame::Frame;
+use parry3d::math::{Pose, Vec3};
+use parry3d::shape::SharedShape;
+
+/// A link whose geometry parry3d cannot take.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ExactError {
+    /// A mesh parry3d refused (degenerate triangles, no triangles, …).
+    #[error("mesh {path}: {message}")]
+    Mesh {
+        /// The mesh file.
+        path: std::path::PathBuf,
+        /// parry3d's reason.
+        message: String,
+    },
+}
+
+/// The exact shape of a link: its collision elements as parry3d shapes with
+/// their poses in the link frame. (A parry `Compound` cannot hold meshes,
+/// so the parts stay separate and a distance is the least over part pairs.)
+#[derive(Clone)]
+pub struct LinkShape {
+    parts: Vec<(Frame, SharedShape)>,
+}
+
+/// The exact shape of a link in its own frame (`None` without geometry).
+pub fn link_shape(collisions: &[Collision]) -> Result<Option<LinkShape>, ExactError> {
+    if collisions.is_empty() {
+        return Ok(None);
+    }
+    let mut parts = Vec::with_capacity(collisions.len());
+    for c in collisions {
+        let quarter_x = Frame::from_xyz_rpy([0.0; 3], [std::f64::consts::FRAC_PI_2, 0.0, 0.0]);
+        let (shape, local) = match &c.shape {
+            Shape::Box { half_extents: h } => (SharedShape::cuboid(h[0] as f32, h[1] as f32, h[2] as f32), c.origin),
+            Shape::Sphere { radius } => (SharedShape::ball(*radius as f32), c.origin),
+            Shape::Cylinder { radius, length } => {
+                (SharedShape::cylinder((*length / 2.0) as f32, *radius as f32), c.origin.compose(&quarter_x))
+            }
+            Shape::Capsule { radius, length } => {
+                (SharedShape::capsule_z((*length / 2.0) as f32, *radius as f32), c.origin)
+            }
+            Shape::Mesh(m) => {
+                let vertices = m.vertices.iter().map(|v| Vec3::new(v.x as f32, v.y as f32, v.z as f32)).collect();
+                let shape = SharedShape::trimesh(vertices, m.triangles.clone())
+                    .map_err(|e| ExactError::Mesh { path: m.path.clone(), message: format!("{e:?}") })?;
+                (shape, c.origin)
+            }
+        };
+        parts.push((local, shape));
+    }
+    Ok(Some(LinkShape { parts }))
+}
+
+/// A [`Frame`] as a parry3d pose (through glamx's nalgebra bridge).
+pub fn pose(f: &Frame) -> Pose {
+    Pose::from(f.to_isometry().cast::<f32>())
+}
+
+/// Distance between two posed shapes, metres (0 when they touch or overlap);
+/// `None` for a pair parry3d does not support.
+pub fn distance(a: &LinkShape, pose_a: &Frame, b: &LinkShape, pose_b: &Frame) -> Option<f64> {
+    let mut best = f64::INFINITY;
+    for (la, sa) in &a.parts {
+        let pa = pose(&pose_a.compose(la));
+        for (lb, sb) in &b.parts {
+            let d = parry3d::query::distance(&pa, sa.as_ref(), &pose(&pose_b.compose(lb)), sb.as_ref()).ok()?;
+            best = best.min(f64::from(d.distance));
+        }
+    }
+    Some(best)
+}
