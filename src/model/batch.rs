@@ -8,7 +8,7 @@
 //! at `s * BATCH + b`, so the checks read a sphere's eight positions in one
 //! load.
 
-use super::kinematics::{Kinematics, KinematicsError, Motion};
+use super::kinematics::{Kinematics, KinematicsError, Motion, flat};
 use super::posed::SpherePoser;
 use crate::frame::sin_cos;
 
@@ -107,10 +107,7 @@ fn forward_batch(k: &Kinematics, qs: &[&[f64]; BATCH], out: &mut [[Lanes; 12]]) 
     if out.len() != k.link_count() {
         return Err(KinematicsError::LinkCount { expected: k.link_count(), got: out.len() });
     }
-    let base = k.base();
-    let b = base.rot.as_slice();
-    let flat = [b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], base.trans.x, base.trans.y, base.trans.z];
-    out[0] = flat.map(|v| [v; BATCH]);
+    out[0] = flat(k.base()).map(|v| [v; BATCH]);
     for j in 0..k.link_count() - 1 {
         let (parent, origin, motion, pure, (d, mult, off)) = k.joint_parts(j);
         let o = origin;

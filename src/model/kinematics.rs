@@ -216,8 +216,9 @@ impl Kinematics {
     }
 }
 
+/// A frame as 12 values: column-major rotation, then translation.
 #[inline(always)]
-fn flat(f: &Frame) -> [f64; 12] {
+pub(crate) fn flat(f: &Frame) -> [f64; 12] {
     let r = f.rot.as_slice();
     [r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], f.trans.x, f.trans.y, f.trans.z]
 }
