@@ -18,6 +18,7 @@
 //! - [`resolve`]: `package://` and relative path resolution (ament index first).
 #![warn(missing_docs)]
 
+pub mod field;
 pub mod frame;
 pub mod model;
 pub mod resolve;
