@@ -38,14 +38,14 @@ pub struct PosedBatch {
 impl SpherePoser {
     /// An output buffer for [`pose_batch`](Self::pose_batch) (allocate once).
     pub fn posed_batch(&self) -> PosedBatch {
-        let single = self.posed();
-        let n = single.len();
+        let (r, link) = self.slots();
+        let n = r.len();
         PosedBatch {
             x: vec![0.0; n * BATCH],
             y: vec![0.0; n * BATCH],
             z: vec![0.0; n * BATCH],
-            r: single.r,
-            link: single.link,
+            r: r.to_vec(),
+            link: link.to_vec(),
             frames: vec![[[0.0; BATCH]; 12]; self.kinematics().link_count()],
         }
     }

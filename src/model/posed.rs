@@ -104,6 +104,11 @@ impl SpherePoser {
         (&self.lx, &self.ly, &self.lz)
     }
 
+    /// Radius and link index of every slot.
+    pub(crate) fn slots(&self) -> (&[f32], &[u32]) {
+        (&self.r, &self.link)
+    }
+
     /// (link, first slot, one past the last slot) for links with spheres.
     pub(crate) fn ranges(&self) -> &[(u32, u32, u32)] {
         &self.ranges
