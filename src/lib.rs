@@ -13,6 +13,8 @@
 //!   the value.
 //! - [`model`]: URDF loading, forward kinematics over any tree, conservative
 //!   sphere models of each link and posing them into flat arrays.
+//! - [`field`]: the cell's voxel distance field: exact distance transform,
+//!   conservative sphere queries, incremental updates, `.npy` import/export.
 //! - [`frame`]: the rigid transform used everywhere (rotation matrix plus
 //!   translation, nalgebra fixed-size types, no heap).
 //! - [`resolve`]: `package://` and relative path resolution (ament index first).

@@ -5,11 +5,15 @@
 //!   spheres for one configuration, for comparison with other tools.
 //! - `spheres <workcell.yaml> --robot NAME --out FILE`: write a robot's
 //!   fitted sphere set as YAML for hand-tuning.
+//! - `field [<workcell.yaml>] [--occupancy in.npy] --out dist.npy`: the
+//!   cell's distance field, or the exact distance transform of a raw
+//!   occupancy grid, as a NumPy array indexed `[x, y, z]`.
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use workcell_guard::Frame;
+use workcell_guard::field::{self, DistanceField, edt, npy};
 use workcell_guard::model::{SphereModel, SphereParams, SpherePoser, coverage, sphere_file, urdf};
 use workcell_guard::workcell::{self, SphereSource, Workcell};
 
@@ -62,6 +66,37 @@ enum Command {
         #[arg(long)]
         out: PathBuf,
     },
+    /// Write the distance field as a NumPy .npy array indexed [x, y, z].
+    ///
+    /// With a workcell: its obstacles (plus --occupancy, if given, as sensed
+    /// voxels of the same grid), its saturation and outside policy. With only
+    /// --occupancy: the exact, untruncated distance transform of that grid
+    /// (nonzero = occupied), the outside counting as free.
+    Field {
+        /// The workcell YAML.
+        workcell: Option<PathBuf>,
+        /// A 3-D .npy occupancy grid (bool, int or float; nonzero = occupied).
+        #[arg(long)]
+        occupancy: Option<PathBuf>,
+        /// Output .npy file.
+        #[arg(long)]
+        out: PathBuf,
+        /// What to write: distance in metres, in voxels, the integer layer
+        /// value (0 occupied, n where n-1 <= d < n), or the occupancy (0/1).
+        #[arg(long, value_enum, default_value_t = Units::Metres)]
+        units: Units,
+        /// Voxel edge in metres, for --units metres without a workcell.
+        #[arg(long)]
+        resolution_m: Option<f64>,
+    },
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Units {
+    Metres,
+    Voxels,
+    Layers,
+    Occupancy,
 }
 
 fn main() -> ExitCode {
@@ -76,6 +111,9 @@ fn main() -> ExitCode {
             model(&urdf, &joints, json, SphereParams { max_overshoot_m, max_spheres }, spheres)
         }
         Command::Spheres { workcell, robot, out } => write_spheres(&workcell, &robot, &out),
+        Command::Field { workcell, occupancy, out, units, resolution_m } => {
+            field(workcell.as_deref(), occupancy.as_deref(), &out, units, resolution_m)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -88,9 +126,116 @@ fn main() -> ExitCode {
 
 type AnyError = Box<dyn std::error::Error>;
 
+fn field(
+    cell: Option<&std::path::Path>,
+    occupancy: Option<&std::path::Path>,
+    out: &std::path::Path,
+    units: Units,
+    resolution_m: Option<f64>,
+) -> Result<(), AnyError> {
+    let start = std::time::Instant::now();
+    let occ = occupancy.map(npy::read).transpose()?;
+    let (dims, dist, res, occupied): (_, Vec<f32>, Option<f64>, Vec<bool>) = match (cell, &occ) {
+        (Some(path), _) => {
+            let wc = workcell::load(path)?;
+            let mut f = DistanceField::from_workcell(&wc);
+            if let Some(g) = &occ {
+                if g.dims != f.dims() {
+                    return Err(format!(
+                        "{}: shape {:?} does not match the workcell's grid {:?}",
+                        occupancy.expect("given").display(),
+                        g.dims,
+                        f.dims()
+                    )
+                    .into());
+                }
+                f.set_sensed_occupancy(&g.occupancy())?;
+            }
+            if let Some(r) = resolution_m
+                && r != wc.voxel_grid.resolution_m
+            {
+                return Err(
+                    format!("--resolution-m {r} contradicts the workcell's {}", wc.voxel_grid.resolution_m).into()
+                );
+            }
+            let dims = f.dims();
+            let occupied = (0..dims[2])
+                .flat_map(|z| (0..dims[1]).flat_map(move |y| (0..dims[0]).map(move |x| [x, y, z])))
+                .map(|v| f.occupied(v))
+                .collect();
+            println!(
+                "field of {}: {:?} voxels at {} m, {} occupied, saturated at {} m, outside = {:?}",
+                path.display(),
+                dims,
+                wc.voxel_grid.resolution_m,
+                f.occupied_count(),
+                f.cap_voxels() as f64 * wc.voxel_grid.resolution_m,
+                wc.voxel_grid.outside
+            );
+            (dims, f.voxel_distances().to_vec(), Some(wc.voxel_grid.resolution_m), occupied)
+        }
+        (None, Some(g)) => {
+            if g.dims.iter().any(|&n| n > edt::MAX_AXIS) {
+                return Err(format!("shape {:?}: at most {} voxels per axis", g.dims, edt::MAX_AXIS).into());
+            }
+            let occupied = g.occupancy();
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let d = edt::distances(&occupied, g.dims, threads);
+            println!(
+                "exact distance transform of {:?} voxels, {} occupied",
+                g.dims,
+                occupied.iter().filter(|&&o| o).count()
+            );
+            (g.dims, d, resolution_m, occupied)
+        }
+        (None, None) => return Err("give a workcell, an --occupancy grid, or both".into()),
+    };
+    match units {
+        Units::Voxels => npy::write_f32(out, dims, &dist)?,
+        Units::Metres => {
+            let r = res.ok_or("--units metres needs a workcell or --resolution-m")? as f32;
+            let m: Vec<f32> = dist.iter().map(|d| d * r).collect();
+            npy::write_f32(out, dims, &m)?
+        }
+        Units::Layers => {
+            let l: Vec<u32> = dist.iter().map(|&d| field::layer_of(d)).collect();
+            npy::write_u32(out, dims, &l)?
+        }
+        Units::Occupancy => npy::write_bool(out, dims, &occupied)?,
+    }
+    println!("wrote {} ({:?}, indexed [x, y, z]) in {:.2} s", out.display(), units, start.elapsed().as_secs_f64());
+    Ok(())
+}
+
 fn check(path: &std::path::Path) -> Result<(), AnyError> {
     let wc = workcell::load(path)?;
     print_summary(&wc);
+    let start = std::time::Instant::now();
+    let f = DistanceField::from_workcell(&wc);
+    println!(
+        "\ndistance field: {} occupied of {} voxels, {:.1} MB, built in {:.1} ms",
+        f.occupied_count(),
+        f.voxel_distances().len(),
+        f.memory_bytes() as f64 / 1e6,
+        start.elapsed().as_secs_f64() * 1e3
+    );
+    for m in &wc.manipulators {
+        let poser = SpherePoser::new(&m.robot, &m.spheres, m.base);
+        let mut posed = poser.posed();
+        poser.pose(&vec![0.0; m.robot.dof()], &mut posed)?;
+        let (c, i) = f.min_clearance(&posed);
+        let link = &m.robot.links[posed.link[i] as usize].name;
+        println!(
+            "  `{}` at zero joint positions: least conservative clearance to the cell {:.3} m (link `{link}`){}",
+            m.name,
+            c,
+            if c <= wc.margins.clearance_m as f32 {
+                " - within the margin (allowed contacts are applied by the guard)"
+            } else {
+                ""
+            }
+        );
+    }
     Ok(())
 }
 
@@ -98,13 +243,15 @@ fn print_summary(wc: &Workcell) {
     let g = &wc.voxel_grid;
     println!("workcell {}: valid", wc.file.display());
     println!(
-        "cell frame `{}`; voxel grid {}×{}×{} at {} m from {:?}; margins: clearance {} m, release {} m",
+        "cell frame `{}`; voxel grid {}×{}×{} at {} m from {:?}, distances exact to {} m, outside counts as {:?}; margins: clearance {} m, release {} m",
         wc.cell_frame,
         g.dims[0],
         g.dims[1],
         g.dims[2],
         g.resolution_m,
         g.origin_m,
+        g.max_distance_m,
+        g.outside,
         wc.margins.clearance_m,
         wc.margins.release_m
     );

@@ -14,6 +14,7 @@
 
 mod raw;
 
+use crate::field::Outside;
 use crate::frame::Frame;
 use crate::model::coverage::{self, CoverageReport};
 use crate::model::geometry::Shape;
@@ -112,6 +113,12 @@ pub struct VoxelGrid {
     pub resolution_m: f64,
     /// Voxels along x, y, z.
     pub dims: [usize; 3],
+    /// Distances are kept exactly up to this value and saturate beyond it
+    /// (a saturated value means "at least this far"); it bounds the region an
+    /// incremental update touches.
+    pub max_distance_m: f64,
+    /// What the space outside the grid counts as (default: collision).
+    pub outside: Outside,
 }
 
 /// Where a manipulator's spheres came from.
@@ -393,11 +400,14 @@ fn voxel_grid(cx: &Ctx, g: &RawVoxelGrid) -> Result<VoxelGrid, ConfigError> {
     for (k, s) in g.size_m.iter().enumerate() {
         let s = cx.positive(&format!("voxel_grid.size_m[{k}]"), *s)?;
         let n = (s / res - 1e-9).ceil();
-        if n < 1.0 || n > MAX_VOXELS as f64 {
+        if n < 1.0 || n > crate::field::edt::MAX_AXIS as f64 {
             return Err(cx.invalid(
                 format!("voxel_grid.size_m[{k}]"),
                 s,
-                "gives no voxel or too many at this resolution",
+                format!(
+                    "gives no voxel, or more than {} voxels along this axis, at this resolution",
+                    crate::field::edt::MAX_AXIS
+                ),
             ));
         }
         dims[k] = n as usize;
@@ -410,7 +420,15 @@ fn voxel_grid(cx: &Ctx, g: &RawVoxelGrid) -> Result<VoxelGrid, ConfigError> {
             format!("more than {MAX_VOXELS} voxels; raise resolution_m or shrink size_m"),
         ));
     }
-    Ok(VoxelGrid { origin_m, resolution_m: res, dims })
+    let max_distance_m = cx.positive("voxel_grid.max_distance_m", g.max_distance_m)?;
+    if max_distance_m < 2.0 * res {
+        return Err(cx.invalid(
+            "voxel_grid.max_distance_m",
+            max_distance_m,
+            format!("below two voxels ({} m): the field could not tell any sphere clear", 2.0 * res),
+        ));
+    }
+    Ok(VoxelGrid { origin_m, resolution_m: res, dims, max_distance_m, outside: g.outside.unwrap_or_default() })
 }
 
 fn manipulator(

@@ -2,6 +2,8 @@
 //! Nothing here is checked beyond types; see [`super::validate`].
 
 use serde::Deserialize;
+
+use crate::field::Outside;
 use std::collections::BTreeMap;
 
 #[derive(Deserialize, Debug)]
@@ -32,6 +34,9 @@ pub(crate) struct RawVoxelGrid {
     pub origin_m: [f64; 3],
     pub size_m: [f64; 3],
     pub resolution_m: f64,
+    pub max_distance_m: f64,
+    #[serde(default)]
+    pub outside: Option<Outside>,
 }
 
 #[derive(Deserialize, Debug, Clone, Copy)]

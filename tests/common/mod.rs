@@ -57,7 +57,7 @@ pub fn minimal_workcell(urdf: &Path) -> String {
     format!(
         r#"cell_frame: world
 margins: {{clearance_m: 0.02, release_m: 0.05}}
-voxel_grid: {{origin_m: [-1.0, -1.0, 0.0], size_m: [2.0, 2.0, 2.0], resolution_m: 0.05}}
+voxel_grid: {{origin_m: [-1.0, -1.0, 0.0], size_m: [2.0, 2.0, 2.0], resolution_m: 0.05, max_distance_m: 0.3}}
 manipulators:
   - name: arm
     urdf: {}
