@@ -146,7 +146,7 @@ fn main() {
     let mut k = 0;
     c.bench_function("incremental_add_remove_10cm_box", |b| {
         b.iter(|| {
-            let id = field.add_obstacle(boxes[k % boxes.len()], cube.clone());
+            let id = field.add_obstacle(boxes[k % boxes.len()], cube.clone()).expect("valid box");
             field.remove_obstacle(id);
             k += 1;
         })
@@ -163,7 +163,7 @@ fn main() {
         let (mut adds, mut removes) = (Vec::new(), Vec::new());
         for pose in boxes.iter().cycle().take(192) {
             let s = Instant::now();
-            let id = f.add_obstacle(*pose, cube.clone());
+            let id = f.add_obstacle(*pose, cube.clone()).expect("valid box");
             adds.push(s.elapsed().as_secs_f64());
             let s = Instant::now();
             f.remove_obstacle(id);

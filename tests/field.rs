@@ -151,7 +151,7 @@ fn no_miss_round(seed: u64, margin: f32, outside: Outside, v: &mut Verdicts) {
     let mut shapes = Vec::new();
     for _ in 0..1 + (rng.unit() * 4.0) as usize {
         let (pose, s) = random_obstacle(&mut rng, origin.map(|o| o + inset), hi.map(|h| h - inset));
-        f.add_obstacle(pose, s.clone());
+        f.add_obstacle(pose, s.clone()).unwrap();
         let c = Collision { origin: Frame::from_xyz_rpy([0.0; 3], [0.0; 3]), shape: s };
         shapes.push((pose, exact::link_shape(&[c]).unwrap().unwrap()));
     }
@@ -272,7 +272,7 @@ fn incremental_updates_equal_full_rebuilds() {
                 } else {
                     random_obstacle(&mut rng, [-0.7, -0.7, -0.1], hi)
                 };
-                let id = f.add_obstacle(pose, shape.clone());
+                let id = f.add_obstacle(pose, shape.clone()).unwrap();
                 held.push((id, Obstacle { name: format!("o{step}"), pose, shape }));
             } else {
                 let (id, _) = held.remove((rng.unit() * held.len() as f64) as usize);
@@ -316,7 +316,14 @@ fn outside_policy_nan_and_grid_faces() {
 fn a_256_cubed_field_fits_in_70_mb() {
     let g = grid([0.0; 3], 0.01, [256; 3], 0.2, Outside::Collision);
     let mut f = DistanceField::new(&g);
-    f.add_obstacle(Frame::from_xyz_rpy([1.28; 3], [0.3, 0.2, 0.1]), Shape::Box { half_extents: [0.1; 3] });
+    f.add_obstacle(Frame::from_xyz_rpy([1.28; 3], [0.3, 0.2, 0.1]), Shape::Box { half_extents: [0.1; 3] }).unwrap();
+    // Bad obstacles are refused with the reason and change nothing.
+    let before = f.voxel_distances().to_vec();
+    let e = f.add_obstacle(Frame::from_xyz_rpy([f64::NAN, 0.0, 0.0], [0.0; 3]), Shape::Sphere { radius: 0.1 });
+    assert!(e.unwrap_err().to_string().contains("pose is not finite"));
+    let e = f.add_obstacle(Frame::from_xyz_rpy([1.0; 3], [0.0; 3]), Shape::Sphere { radius: f64::NAN });
+    assert!(e.unwrap_err().to_string().contains("finite and positive"));
+    assert!(f.voxel_distances() == &before[..]);
     println!("256³ field: {:.1} MB", f.memory_bytes() as f64 / 1e6);
     assert!(f.memory_bytes() <= 70_000_000, "{} bytes", f.memory_bytes());
     assert!(f.occupied_count() > 0);

@@ -58,6 +58,14 @@ pub enum Outside {
     Free,
 }
 
+/// Why an obstacle was refused.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FieldError {
+    /// The pose or the shape holds a NaN, an infinity, or a size that is not positive.
+    #[error("obstacle refused: {0}")]
+    BadObstacle(String),
+}
+
 /// Handle of an obstacle in a [`DistanceField`], for removing it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ObstacleId(u64);
@@ -311,12 +319,15 @@ impl DistanceField {
     /// Adds an obstacle (pose in the cell frame) and updates only the voxels
     /// within the saturation distance of it. The result equals a full
     /// rebuild exactly.
-    pub fn add_obstacle(&mut self, pose: Frame, shape: Shape) -> ObstacleId {
+    /// A pose or shape that is not finite, or a size that is not positive,
+    /// is refused (nothing changes).
+    pub fn add_obstacle(&mut self, pose: Frame, shape: Shape) -> Result<ObstacleId, FieldError> {
+        check_obstacle(&pose, &shape)?;
         let placed = Placed::new(pose, shape, &self.grid);
         let vb = placed.voxels;
         let id = self.insert_placed(placed);
         if is_empty(&vb) {
-            return id;
+            return Ok(id);
         }
         let k = self.reach();
         let r = grow(&vb, k, self.dims);
@@ -359,7 +370,7 @@ impl DistanceField {
                 }
             }
         }
-        id
+        Ok(id)
     }
 
     /// Removes an obstacle and recomputes only the voxels within the
@@ -556,6 +567,30 @@ impl DistanceField {
             }
         }
     }
+}
+
+fn check_obstacle(pose: &Frame, shape: &Shape) -> Result<(), FieldError> {
+    if !pose.is_finite() {
+        return Err(FieldError::BadObstacle(format!("pose is not finite: {pose:?}")));
+    }
+    let sizes: Vec<f64> = match shape {
+        Shape::Box { half_extents } => half_extents.to_vec(),
+        Shape::Sphere { radius } => vec![*radius],
+        Shape::Cylinder { radius, length } | Shape::Capsule { radius, length } => vec![*radius, *length],
+        Shape::Mesh(m) => {
+            if m.vertices.iter().any(|v| !v.coords.iter().all(|c| c.is_finite())) {
+                return Err(FieldError::BadObstacle(format!(
+                    "mesh {} has a vertex that is not finite",
+                    m.path.display()
+                )));
+            }
+            return Ok(());
+        }
+    };
+    if sizes.iter().any(|s| !(s.is_finite() && *s > 0.0)) {
+        return Err(FieldError::BadObstacle(format!("{} sizes must be finite and positive: {sizes:?}", shape.kind())));
+    }
+    Ok(())
 }
 
 /// Squared voxel distance → stored distance: the walls (when the outside
