@@ -181,25 +181,17 @@ fn main() {
     println!("full EDT 256³, 1 % occupied: ours {:.1} ms on 2 threads ({:.1} ms on 1)", ours_2 * 1e3, ours_1 * 1e3);
     match base {
         Some(b) => {
-            if let Some(e) = b["edt_s"].as_f64() {
-                println!(
-                    "  edt package (2 threads): {:.1} ms -> ours is {:.2}x faster (max diff {:.1e} voxels)",
-                    e * 1e3,
-                    e / ours_2,
-                    b["edt_max_diff"].as_f64().unwrap_or(f64::NAN)
-                );
-            } else {
-                println!("  edt package: not installed (pip install edt)");
-            }
-            if let Some(s) = b["scipy_s"].as_f64() {
-                println!(
-                    "  scipy.ndimage.distance_transform_edt: {:.1} ms -> ours is {:.1}x faster (max diff {:.1e} voxels)",
-                    s * 1e3,
-                    s / ours_2,
-                    b["scipy_max_diff"].as_f64().unwrap_or(f64::NAN)
-                );
-            } else {
-                println!("  scipy: not installed");
+            for (key, label) in [("edt", "edt package (2 threads)"), ("scipy", "scipy.ndimage.distance_transform_edt")]
+            {
+                match b[format!("{key}_s")].as_f64() {
+                    Some(t) => println!(
+                        "  {label}: {:.1} ms -> ours is {:.2}x faster (max diff {:.1e} voxels)",
+                        t * 1e3,
+                        t / ours_2,
+                        b[format!("{key}_max_diff")].as_f64().unwrap_or(f64::NAN)
+                    ),
+                    None => println!("  {label}: not installed (pip install -r tests/oracle/requirements.txt)"),
+                }
             }
         }
         None => println!("  python baselines unavailable (python3 with numpy, edt, scipy needed)"),

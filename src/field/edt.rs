@@ -284,10 +284,20 @@ pub fn transform_with<P: Fn(f32, [usize; 3]) -> f32 + Sync>(
 /// Euclidean distance (voxels) from every voxel to the nearest occupied one;
 /// [`FAR`]'s square root (1e10) where a grid has no obstacle at all.
 pub fn distances(occupied: &[bool], dims: [usize; 3], threads: usize) -> Vec<f32> {
+    whole_grid(occupied, dims, threads, &|v, _| v.sqrt())
+}
+
+/// The untruncated transform of a whole occupancy grid, then `post`.
+fn whole_grid<P: Fn(f32, [usize; 3]) -> f32 + Sync>(
+    occupied: &[bool],
+    dims: [usize; 3],
+    threads: usize,
+    post: &P,
+) -> Vec<f32> {
     assert_eq!(occupied.len(), dims.iter().product::<usize>(), "occupancy does not match the grid");
     let mut d: Vec<f32> = occupied.iter().map(|&o| if o { 0.0 } else { FAR }).collect();
     let all = [[0, dims[0]], [0, dims[1]], [0, dims[2]]];
-    transform_with(&mut d, dims, &all, FAR, threads, &mut Work::default(), &|v, _| v.sqrt());
+    transform_with(&mut d, dims, &all, FAR, threads, &mut Work::default(), post);
     d
 }
 
@@ -295,11 +305,7 @@ pub fn distances(occupied: &[bool], dims: [usize; 3], threads: usize) -> Vec<f32
 /// occupied one, for an `x`-fastest grid of `dims`. Free space in a grid
 /// without obstacles stays [`FAR`]. Untruncated, on `threads` threads.
 pub fn squared_edt(occupied: &[bool], dims: [usize; 3], threads: usize) -> Vec<f32> {
-    assert_eq!(occupied.len(), dims.iter().product::<usize>(), "occupancy does not match the grid");
-    let mut d: Vec<f32> = occupied.iter().map(|&o| if o { 0.0 } else { FAR }).collect();
-    let all = [[0, dims[0]], [0, dims[1]], [0, dims[2]]];
-    squared_edt_in_place(&mut d, dims, &all, FAR, threads, &mut Work::default());
-    d
+    whole_grid(occupied, dims, threads, &|v, _| v)
 }
 
 #[cfg(test)]
