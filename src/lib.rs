@@ -15,15 +15,25 @@
 //!   sphere models of each link and posing them into flat arrays.
 //! - [`field`]: the cell's voxel distance field: exact distance transform,
 //!   conservative sphere queries, incremental updates, `.npy` import/export.
+//! - [`forecast`]: joint velocity/acceleration from the last joint states and
+//!   the configurations on the way to a stop.
+//! - [`hash`]: the spatial hash for robot-vs-robot checks.
+//! - [`guard`]: [`guard::Guard::step`], from joint states to stop decisions,
+//!   with the automatic collision matrix and allowed contacts.
 //! - [`frame`]: the rigid transform used everywhere (rotation matrix plus
 //!   translation, nalgebra fixed-size types, no heap).
+//! - [`sim`]: closed-loop simulation of a cell's arms under the guard.
 //! - [`resolve`]: `package://` and relative path resolution (ament index first).
 #![warn(missing_docs)]
 
 pub mod field;
+pub mod forecast;
 pub mod frame;
+pub mod guard;
+pub mod hash;
 pub mod model;
 pub mod resolve;
+pub mod sim;
 pub mod workcell;
 
 pub use frame::Frame;

@@ -207,6 +207,12 @@ impl DistanceField {
         self.occ[i / 64] >> (i % 64) & 1 == 1
     }
 
+    /// True when sensed points or a sensed occupancy grid are in the field
+    /// (then a voxel may be occupied by something that is no obstacle).
+    pub fn has_sensed(&self) -> bool {
+        !self.sensed.is_empty()
+    }
+
     /// Number of occupied voxels.
     pub fn occupied_count(&self) -> usize {
         self.occ.iter().map(|w| w.count_ones() as usize).sum()

@@ -81,3 +81,31 @@ pub fn distance(a: &LinkShape, pose_a: &Frame, b: &LinkShape, pose_b: &Frame) ->
     }
     Some(best)
 }
+
+/// A shape placed once (a static obstacle): its parts' parry3d poses are
+/// computed here, not per query.
+#[derive(Clone)]
+pub struct PlacedShape {
+    parts: Vec<(Pose, SharedShape)>,
+}
+
+impl PlacedShape {
+    /// Places `shape` at `pose`.
+    pub fn new(shape: &LinkShape, pose_of: &Frame) -> PlacedShape {
+        PlacedShape { parts: shape.parts.iter().map(|(l, s)| (pose(&pose_of.compose(l)), s.clone())).collect() }
+    }
+
+    /// Distance to a sphere (cell-frame centre, radius), metres (0 when
+    /// they touch or overlap); `None` for a pair parry3d does not support.
+    /// No allocation.
+    pub fn ball_distance(&self, center: [f32; 3], radius: f32) -> Option<f32> {
+        let ball = parry3d::shape::Ball::new(radius);
+        let pb = Pose::translation(center[0], center[1], center[2]);
+        let mut best = f32::INFINITY;
+        for (p, s) in &self.parts {
+            let d = parry3d::query::distance(p, s.as_ref(), &pb, &ball).ok()?;
+            best = best.min(d.distance);
+        }
+        Some(best)
+    }
+}

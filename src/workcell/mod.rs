@@ -161,6 +161,45 @@ pub struct Manipulator {
     pub spheres: SphereModel,
     /// How the sphere model was obtained.
     pub sphere_source: SphereSource,
+    /// Use the velocities the controller reports in its joint states
+    /// instead of differentiating positions (default: false).
+    pub trust_reported_velocity: bool,
+}
+
+/// How the guard runs (the `guard:` section; every key optional, the
+/// defaults are printed by `workcell_guard check`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GuardSettings {
+    /// A robot whose newest joint state is older than this is stopped, s.
+    pub watchdog_s: f64,
+    /// A stopped robot is released after staying clear by `margins.release_m`
+    /// this long, s.
+    pub release_hold_s: f64,
+    /// Running-average window over velocity and acceleration estimates
+    /// (1 = no filter; every extra sample adds half a sample of lag).
+    pub velocity_filter_window: usize,
+    /// Most configurations checked along one robot's stopping path per
+    /// cycle; a path that needs more is checked with inflated spheres.
+    pub max_path_samples: usize,
+    /// Random configurations sampled per robot (and per robot pair) for the
+    /// automatic collision matrix.
+    pub matrix_samples: usize,
+    /// A link pair is "never in collision" only if every sampled
+    /// configuration kept it apart by more than this, m.
+    pub matrix_never_slack_m: f64,
+}
+
+impl Default for GuardSettings {
+    fn default() -> Self {
+        GuardSettings {
+            watchdog_s: 0.05,
+            release_hold_s: 0.5,
+            velocity_filter_window: 1,
+            max_path_samples: 64,
+            matrix_samples: 5000,
+            matrix_never_slack_m: 0.05,
+        }
+    }
 }
 
 /// A static obstacle.
@@ -237,6 +276,8 @@ pub struct Workcell {
     pub obstacles: Vec<Obstacle>,
     /// Pairs allowed to touch.
     pub allowed_contacts: Vec<(BodyRef, BodyRef)>,
+    /// How the guard runs.
+    pub guard: GuardSettings,
 }
 
 /// Largest voxel grid accepted (voxels), to fail early on a unit mistake.
@@ -390,7 +431,40 @@ fn validate(cx: &Ctx, raw: RawWorkcell) -> Result<Workcell, ConfigError> {
         platen,
         obstacles,
         allowed_contacts,
+        guard: guard_settings(cx, raw.guard.as_ref())?,
     })
+}
+
+fn guard_settings(cx: &Ctx, g: Option<&RawGuard>) -> Result<GuardSettings, ConfigError> {
+    let mut s = GuardSettings::default();
+    let Some(g) = g else { return Ok(s) };
+    if let Some(v) = g.watchdog_s {
+        s.watchdog_s = cx.positive("guard.watchdog_s", v)?;
+    }
+    if let Some(v) = g.release_hold_s {
+        s.release_hold_s = cx.non_negative("guard.release_hold_s", v)?;
+    }
+    if let Some(v) = g.velocity_filter_window {
+        s.velocity_filter_window = bounded(cx, "guard.velocity_filter_window", v, 1, 64)?;
+    }
+    if let Some(v) = g.max_path_samples {
+        s.max_path_samples = bounded(cx, "guard.max_path_samples", v, 1, 1024)?;
+    }
+    if let Some(v) = g.matrix_samples {
+        s.matrix_samples = bounded(cx, "guard.matrix_samples", v, 100, 1_000_000)?;
+    }
+    if let Some(v) = g.matrix_never_slack_m {
+        s.matrix_never_slack_m = cx.non_negative("guard.matrix_never_slack_m", v)?;
+    }
+    Ok(s)
+}
+
+fn bounded(cx: &Ctx, key: &str, v: i64, lo: i64, hi: i64) -> Result<usize, ConfigError> {
+    if (lo..=hi).contains(&v) {
+        Ok(v as usize)
+    } else {
+        Err(cx.invalid(key, v, format!("must be between {lo} and {hi}")))
+    }
 }
 
 fn voxel_grid(cx: &Ctx, g: &RawVoxelGrid) -> Result<VoxelGrid, ConfigError> {
@@ -577,6 +651,7 @@ fn manipulator(
         max_decel,
         spheres,
         sphere_source,
+        trust_reported_velocity: m.trust_reported_velocity.unwrap_or(false),
     })
 }
 

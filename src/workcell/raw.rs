@@ -19,6 +19,25 @@ pub(crate) struct RawWorkcell {
     pub obstacles: Vec<RawObstacle>,
     #[serde(default)]
     pub allowed_contacts: Vec<[String; 2]>,
+    #[serde(default)]
+    pub guard: Option<RawGuard>,
+}
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawGuard {
+    #[serde(default)]
+    pub watchdog_s: Option<f64>,
+    #[serde(default)]
+    pub release_hold_s: Option<f64>,
+    #[serde(default)]
+    pub velocity_filter_window: Option<i64>,
+    #[serde(default)]
+    pub max_path_samples: Option<i64>,
+    #[serde(default)]
+    pub matrix_samples: Option<i64>,
+    #[serde(default)]
+    pub matrix_never_slack_m: Option<f64>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -59,6 +78,8 @@ pub(crate) struct RawManipulator {
     pub joints: BTreeMap<String, RawJoint>,
     #[serde(default)]
     pub spheres: Option<RawSpheres>,
+    #[serde(default)]
+    pub trust_reported_velocity: Option<bool>,
 }
 
 #[derive(Deserialize, Debug)]

@@ -1,0 +1,1291 @@
+//! The guard: one deterministic step from joint states to stop decisions.
+//!
+//! Per cycle, for every manipulator ([`Guard::step`]):
+//! 1. the joint states that arrived are validated and buffered
+//!    ([`crate::forecast::Estimator`]);
+//! 2. data problems (no state yet, a refused sample, a state older than the
+//!    watchdog, not enough samples to estimate motion) stop the robot at
+//!    once, with the reason;
+//! 3. otherwise its stopping path is planned and sampled
+//!    ([`crate::forecast::plan`]), and every sample is posed in batches of
+//!    eight ([`crate::model::PosedBatch`]);
+//! 4. every sampled sphere, inflated by half the step between samples, is
+//!    checked against the cell's distance field, against the robot's own
+//!    non-adjacent links (pairs the [`CollisionMatrix`] keeps), and against
+//!    every other robot's samples through the [`SpatialHash`];
+//! 5. a robot whose check comes within `margins.clearance_m` stops
+//!    (`immediate` if its current configuration is already that close,
+//!    `on_path` otherwise, with the time to contact); a stopped robot is
+//!    released only after its check stays clear by `margins.release_m` for
+//!    `guard.release_hold_s`.
+//!
+//! The robot-vs-robot check is over swept volumes, not time-matched: any
+//! sample of one robot against any sample of the other. That holds whatever
+//! the two robots' stamps and latencies are, at the price of stopping some
+//! crossings that timing would have separated.
+//!
+//! Allowed contacts (a gripper and its workpiece) are pairs the check skips;
+//! they can be set and broken at run time ([`Guard::allow_contact`],
+//! [`Guard::forbid_contact`]). A link allowed to touch an obstacle is checked
+//! against the other obstacles exactly (parry3d) wherever the field, which
+//! does not know which obstacle is near, says it is close.
+//!
+//! `step` allocates nothing; the same inputs give the same decisions.
+
+pub mod matrix;
+
+use crate::field::{DistanceField, Outside};
+use crate::forecast::{self, Estimator, SampleError, StopPlan};
+use crate::frame::Frame;
+use crate::hash::SpatialHash;
+use crate::model::exact::{self, PlacedShape};
+use crate::model::{BATCH, Collision, PosedBatch, SpherePoser};
+use crate::workcell::{BodyRef, GuardSettings, Margins, Workcell};
+pub use matrix::{CacheOutcome, CollisionMatrix, PairClass};
+use std::path::Path;
+
+/// A body named in a decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Body {
+    /// Link `link` of manipulator `robot`.
+    Link {
+        /// Manipulator index.
+        robot: u16,
+        /// Link index.
+        link: u16,
+    },
+    /// The static cell as the distance field holds it (obstacles, walls,
+    /// sensed points).
+    Cell,
+}
+
+/// Why a robot is stopped.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Reason {
+    /// Its stopping path comes too close to the cell.
+    Cell,
+    /// Its stopping path comes too close to another robot's.
+    Robot {
+        /// The other manipulator.
+        other: u16,
+    },
+    /// Two of its own links come too close.
+    SelfCollision,
+    /// No joint state has arrived yet.
+    NoJointState,
+    /// The newest joint state is older than the watchdog.
+    StaleJointState {
+        /// Its age, s.
+        age_s: f32,
+    },
+    /// A joint state was refused this cycle.
+    BadJointState(SampleError),
+    /// Too few joint states yet to estimate velocity and acceleration.
+    WarmingUp {
+        /// Samples so far.
+        have: u16,
+        /// Samples needed.
+        need: u16,
+    },
+    /// Another robot's whereabouts are unknown (it never reported).
+    OtherRobotUnknown {
+        /// That manipulator.
+        other: u16,
+    },
+    /// Stopped earlier and not yet clear by the release margin for the hold time.
+    Holding {
+        /// How long it has been clear, s.
+        clear_for_s: f32,
+    },
+}
+
+/// Stop along the path (controlled deceleration) or at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopKind {
+    /// A forecast conflict: decelerate along the path.
+    OnPath,
+    /// Already within the margin, or the data cannot be trusted.
+    Immediate,
+}
+
+/// A stop decision.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stop {
+    /// How.
+    pub kind: StopKind,
+    /// Why.
+    pub reason: Reason,
+    /// The closest pair found this cycle (this robot's link first).
+    pub pair: Option<(Body, Body)>,
+    /// Least clearance over the checked stopping path, m (negative =
+    /// overlap; `+∞` when nothing was checked).
+    pub clearance_m: f32,
+    /// Time from the newest joint state to the first sample within the
+    /// margin, s.
+    pub time_to_contact_s: Option<f32>,
+}
+
+/// The decision for one manipulator.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Decision {
+    /// Keep going.
+    Continue {
+        /// Least clearance over the checked stopping path, m.
+        clearance_m: f32,
+        /// The pair that has it.
+        pair: Option<(Body, Body)>,
+    },
+    /// Stop.
+    Stop(Stop),
+}
+
+impl Decision {
+    /// True for a stop.
+    pub fn is_stop(&self) -> bool {
+        matches!(self, Decision::Stop(_))
+    }
+}
+
+/// A joint state for the core: positions (and velocities) in the robot's
+/// actuated-joint order ([`crate::model::Robot::dof_names`]).
+#[derive(Clone, Copy, Debug)]
+pub struct JointStateIn<'a> {
+    /// Manipulator index.
+    pub robot: usize,
+    /// Stamp, s (the guard's clock).
+    pub stamp_s: f64,
+    /// Positions.
+    pub positions: &'a [f64],
+    /// Velocities, if the source reports them.
+    pub velocities: Option<&'a [f64]>,
+}
+
+/// Something that cannot be allowed or forbidden to touch.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ContactError {
+    /// The body does not exist in this cell.
+    #[error("no such body: {0:?}")]
+    UnknownBody(BodyRef),
+    /// A body and itself.
+    #[error("a body cannot be allowed to touch itself")]
+    SameBody,
+    /// Neither body is a manipulator link (nothing the guard checks).
+    #[error("at least one of the two bodies must be a manipulator link")]
+    NoLink,
+    /// Platen units are not part of the manipulator guard.
+    #[error("platen units are not checked by the manipulator guard")]
+    PlatenUnit,
+}
+
+/// The guard could not be built.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GuardError {
+    /// An obstacle's exact shape could not be built.
+    #[error("obstacle `{name}`: {source}")]
+    Obstacle {
+        /// The obstacle.
+        name: String,
+        /// Why.
+        source: exact::ExactError,
+    },
+}
+
+/// The [`BATCH`] lanes of slot `i` in a batch array.
+#[inline(always)]
+fn lanes(v: &[f32], i: usize) -> &[f32; BATCH] {
+    v[i * BATCH..(i + 1) * BATCH].try_into().expect("batch arrays hold whole slots")
+}
+
+/// The least clearance of a cycle and its earliest conflict.
+#[derive(Clone, Copy, Debug)]
+struct Track {
+    best: f32,
+    best_pair: Option<(Body, Body)>,
+    conflict_k: usize,
+    conflict_clearance: f32,
+    conflict_pair: Option<(Body, Body)>,
+    conflict_reason: Reason,
+}
+
+impl Track {
+    const NONE: Track = Track {
+        best: f32::INFINITY,
+        best_pair: None,
+        conflict_k: usize::MAX,
+        conflict_clearance: f32::INFINITY,
+        conflict_pair: None,
+        conflict_reason: Reason::Cell,
+    };
+}
+
+/// Per-robot state and buffers.
+#[derive(Clone, Debug)]
+struct Arm {
+    poser: SpherePoser,
+    est: Estimator,
+    decel: Vec<f64>,
+    lever: Vec<f64>,
+    /// Per link, this cycle's inflation, m.
+    link_e: Vec<f64>,
+    /// Per slot, radius plus its link's inflation, this cycle.
+    rin: Vec<f32>,
+    reaction_s: f64,
+    /// (link, first slot, end slot).
+    ranges: Vec<(u32, u32, u32)>,
+    self_pairs: Vec<(u32, u32)>,
+    /// Per self pair, per dof: the lever of that joint on the pair's
+    /// relative motion (joints above their common ancestor move both
+    /// alike and count 0), flat at `pair * dof + joint`.
+    pair_lever: Vec<f64>,
+    /// Per self pair, this cycle's inflation (both links together), m.
+    pair_e: Vec<f32>,
+    /// This cycle's per-dof speed bound, and the time between samples.
+    speed: Vec<f64>,
+    /// Scratch: candidate spheres of one link (capacity: all slots).
+    cand: Vec<u32>,
+    /// Slot range of every link (empty for links without spheres).
+    link_slots: Vec<(usize, usize)>,
+    /// Links whose pose no joint moves (checked against the cell once).
+    fixed_link: Vec<bool>,
+    /// Their least clearance to the cell and which link has it.
+    fixed_best: (f32, u32),
+    slots: usize,
+    qbuf: Vec<f64>,
+    batches: Vec<PosedBatch>,
+    /// Per link, per lane: [lo x, lo y, lo z, hi x, hi y, hi z] of its spheres.
+    lbox: Vec<[[f32; BATCH]; 6]>,
+    // This cycle.
+    n_cfg: usize,
+    plan: StopPlan,
+    inflate: f32,
+    bounds: [f32; 6],
+    present: bool,
+    problem: Option<(Reason, StopKind)>,
+    rejected: Option<SampleError>,
+    track: Track,
+    // Hysteresis.
+    stopped: bool,
+    clear_since: Option<f64>,
+}
+
+/// The manipulator guard of one cell.
+pub struct Guard {
+    settings: GuardSettings,
+    margins: Margins,
+    field: DistanceField,
+    arms: Vec<Arm>,
+    matrix: CollisionMatrix,
+    /// Link–link allowed contacts, bitset over global link pairs.
+    allowed: Vec<u64>,
+    /// Per global link: bitset of obstacles it may touch.
+    allowed_obstacles: Vec<u64>,
+    obstacle_words: usize,
+    obstacles: Vec<PlacedShape>,
+    /// Bounding sphere (centre, radius) of each obstacle.
+    obstacle_bounds: Vec<([f32; 3], f32)>,
+    hash: SpatialHash,
+    hash_base_cell: f32,
+    decisions: Vec<Decision>,
+    unknown_inputs: usize,
+    grid_lo: [f64; 3],
+    grid_hi: [f64; 3],
+    /// The fixed links' cell clearance must be recomputed (field changed).
+    fixed_dirty: bool,
+    /// Robot-vs-robot by all pairs instead of the hash (benchmark baseline).
+    all_pairs: bool,
+}
+
+impl Guard {
+    /// Builds the guard of `cell` over its distance field. The collision
+    /// matrix is read from `matrix_cache` when it holds this geometry's,
+    /// computed (and written there) otherwise.
+    pub fn new(
+        cell: &Workcell,
+        field: DistanceField,
+        matrix_cache: Option<&Path>,
+    ) -> Result<(Guard, CacheOutcome), GuardError> {
+        let posers: Vec<SpherePoser> =
+            cell.manipulators.iter().map(|m| SpherePoser::new(&m.robot, &m.spheres, m.base)).collect();
+        let (matrix, outcome) = CollisionMatrix::load_or_compute(cell, &posers, matrix_cache);
+        let settings = cell.guard;
+        let max_cfg = (settings.max_path_samples + 1).div_ceil(BATCH) * BATCH;
+        let mut arms = Vec::new();
+        let mut r_max = 0.0f32;
+        let mut max_items = 0;
+        for (ri, (m, poser)) in cell.manipulators.iter().zip(posers).enumerate() {
+            let ranges = poser.ranges().to_vec();
+            let slots = poser.sphere_count();
+            let mut self_pairs = Vec::new();
+            for (ia, &(la, _, _)) in ranges.iter().enumerate() {
+                for &(lb, _, _) in &ranges[ia + 1..] {
+                    let c = matrix.class(matrix.global(ri, la as usize), matrix.global(ri, lb as usize));
+                    if c == PairClass::Sometimes {
+                        self_pairs.push((la, lb));
+                    }
+                }
+            }
+            let levers = forecast::link_levers(&m.robot, &m.spheres);
+            let dof = m.robot.dof();
+            let ancestors = |l: usize| {
+                let mut v = vec![l];
+                let mut c = l;
+                while let Some(p) = m.robot.parent_link(c) {
+                    v.push(p);
+                    c = p;
+                }
+                v
+            };
+            // Dofs moving each link relative to `c` (joints between c and the link).
+            let dofs_below = |l: usize, c: usize| {
+                let mut out = vec![0.0; dof];
+                let mut cur = l;
+                while cur != c {
+                    let j = &m.robot.joints[m.robot.links[cur].parent_joint.expect("below an ancestor")];
+                    let w = |d: usize, out: &mut Vec<f64>| out[d] = levers[l * dof + d];
+                    if let Some(d) = j.dof {
+                        w(d, &mut out);
+                    } else if let Some(mm) = j.mimic {
+                        w(mm.dof, &mut out);
+                    }
+                    cur = j.parent;
+                }
+                out
+            };
+            let mut pair_lever = Vec::new();
+            for &(la, lb) in &self_pairs {
+                let (aa, ab) = (ancestors(la as usize), ancestors(lb as usize));
+                let common = *aa.iter().find(|x| ab.contains(x)).expect("one tree has one root");
+                let (da, db) = (dofs_below(la as usize, common), dofs_below(lb as usize, common));
+                pair_lever.extend(da.iter().zip(&db).map(|(x, y)| x + y));
+            }
+            let mut link_slots = vec![(0, 0); m.robot.links.len()];
+            for &(l, s, e) in &ranges {
+                link_slots[l as usize] = (s as usize, e as usize);
+            }
+            let mut fixed_link = vec![false; m.robot.links.len()];
+            fixed_link[0] = true;
+            for l in 1..m.robot.links.len() {
+                let j = &m.robot.joints[m.robot.links[l].parent_joint.expect("non-root links have a parent joint")];
+                fixed_link[l] = fixed_link[j.parent] && j.kind == crate::model::JointKind::Fixed;
+            }
+            let posed = poser.posed_batch();
+            r_max = r_max.max(posed.r.iter().copied().fold(0.0, f32::max));
+            max_items = max_items.max(slots * max_cfg);
+            arms.push(Arm {
+                est: Estimator::new(m.robot.dof(), settings.velocity_filter_window, m.trust_reported_velocity),
+                decel: m.max_decel.clone(),
+                lever: forecast::link_levers(&m.robot, &m.spheres),
+                link_e: vec![0.0; m.robot.links.len()],
+                rin: vec![0.0; slots],
+                reaction_s: m.reaction_time_s,
+                pair_e: vec![0.0; self_pairs.len()],
+                cand: Vec::with_capacity(slots),
+                speed: vec![0.0; dof],
+                pair_lever,
+                self_pairs,
+                link_slots,
+                fixed_link,
+                fixed_best: (f32::INFINITY, 0),
+                slots,
+                qbuf: vec![0.0; max_cfg * m.robot.dof()],
+                batches: vec![posed; max_cfg / BATCH],
+                lbox: vec![[[0.0; BATCH]; 6]; m.robot.links.len()],
+                ranges,
+                poser,
+                n_cfg: 0,
+                plan: StopPlan::STILL,
+                inflate: 0.0,
+                bounds: [0.0; 6],
+                present: false,
+                problem: None,
+                rejected: None,
+                track: Track::NONE,
+                stopped: true,
+                clear_since: None,
+            });
+        }
+        let n = matrix.total_links();
+        let obstacle_words = cell.obstacles.len().div_ceil(64).max(1);
+        let mut obstacles = Vec::new();
+        let mut obstacle_bounds = Vec::new();
+        for o in &cell.obstacles {
+            let t = o.pose.trans;
+            obstacle_bounds.push((
+                [t.x as f32, t.y as f32, t.z as f32],
+                crate::model::spheres::bounding_radius(&o.shape) as f32 + 1e-4,
+            ));
+            let shape = exact::link_shape(&[Collision { origin: Frame::IDENTITY, shape: o.shape.clone() }])
+                .map_err(|source| GuardError::Obstacle { name: o.name.clone(), source })?
+                .expect("one collision element gives a shape");
+            obstacles.push(PlacedShape::new(&shape, &o.pose));
+        }
+        let g = *field.grid();
+        let grid_hi = std::array::from_fn(|k| g.origin_m[k] + g.dims[k] as f64 * g.resolution_m);
+        let hash_base_cell = 2.0 * r_max + cell.margins.release_m as f32;
+        let mut guard = Guard {
+            settings,
+            margins: cell.margins,
+            field,
+            decisions: vec![
+                Decision::Stop(Stop {
+                    kind: StopKind::Immediate,
+                    reason: Reason::NoJointState,
+                    pair: None,
+                    clearance_m: f32::INFINITY,
+                    time_to_contact_s: None,
+                });
+                arms.len()
+            ],
+            arms,
+            allowed: vec![0; (n * n).div_ceil(64)],
+            allowed_obstacles: vec![0; n * obstacle_words],
+            obstacle_words,
+            obstacles,
+            obstacle_bounds,
+            hash: SpatialHash::new(max_items.max(1), hash_base_cell.max(1e-3)),
+            hash_base_cell: hash_base_cell.max(1e-3),
+            matrix,
+            unknown_inputs: 0,
+            grid_lo: g.origin_m,
+            grid_hi,
+            fixed_dirty: true,
+            all_pairs: false,
+        };
+        for &(a, b) in &cell.allowed_contacts {
+            match guard.allow_contact(a, b) {
+                Ok(()) | Err(ContactError::PlatenUnit) => {}
+                Err(e) => unreachable!("validated allowed contact {a:?}–{b:?} refused: {e}"),
+            }
+        }
+        Ok((guard, outcome))
+    }
+
+    /// Forgets every joint state and stop (as at start-up).
+    pub fn reset(&mut self) {
+        for a in &mut self.arms {
+            a.est.reset();
+            a.stopped = true;
+            a.clear_since = None;
+        }
+    }
+
+    /// The collision matrix in use.
+    pub fn matrix(&self) -> &CollisionMatrix {
+        &self.matrix
+    }
+
+    /// The distance field in use.
+    pub fn field(&self) -> &DistanceField {
+        &self.field
+    }
+
+    /// The distance field, to add or remove obstacles at run time.
+    pub fn field_mut(&mut self) -> &mut DistanceField {
+        self.fixed_dirty = true;
+        &mut self.field
+    }
+
+    /// Settings in use.
+    pub fn settings(&self) -> &GuardSettings {
+        &self.settings
+    }
+
+    /// Checks robot against robot by testing every sphere pair of the two
+    /// swept volumes instead of through the hash (the benchmark's baseline;
+    /// same answers, slower).
+    pub fn set_all_pairs(&mut self, on: bool) {
+        self.all_pairs = on;
+    }
+
+    /// The spatial hash (for its memory figure).
+    pub fn hash(&self) -> &SpatialHash {
+        &self.hash
+    }
+
+    /// This cycle's stopping-path plan of a manipulator.
+    pub fn plan(&self, robot: usize) -> Option<&StopPlan> {
+        self.arms.get(robot).map(|a| &a.plan)
+    }
+
+    /// Configurations checked for a manipulator this cycle.
+    pub fn samples_checked(&self, robot: usize) -> usize {
+        self.arms.get(robot).map_or(0, |a| a.n_cfg)
+    }
+
+    /// Inputs naming a manipulator that does not exist, since start.
+    pub fn unknown_inputs(&self) -> usize {
+        self.unknown_inputs
+    }
+
+    /// The latest decisions, one per manipulator.
+    pub fn decisions(&self) -> &[Decision] {
+        &self.decisions
+    }
+
+    fn link_global(&self, b: BodyRef) -> Result<Option<usize>, ContactError> {
+        match b {
+            BodyRef::Link { robot, link } => {
+                let arm = self.arms.get(robot).ok_or(ContactError::UnknownBody(b))?;
+                if link >= arm.lbox.len() {
+                    return Err(ContactError::UnknownBody(b));
+                }
+                Ok(Some(self.matrix.global(robot, link)))
+            }
+            BodyRef::Obstacle(i) if i < self.obstacles.len() => Ok(None),
+            BodyRef::Obstacle(_) => Err(ContactError::UnknownBody(b)),
+            BodyRef::PlatenUnit(_) => Err(ContactError::PlatenUnit),
+        }
+    }
+
+    fn set_contact(&mut self, a: BodyRef, b: BodyRef, on: bool) -> Result<(), ContactError> {
+        if a == b {
+            return Err(ContactError::SameBody);
+        }
+        let (ga, gb) = (self.link_global(a)?, self.link_global(b)?);
+        let n = self.matrix.total_links();
+        let set = |words: &mut [u64], bit: usize| {
+            if on {
+                words[bit / 64] |= 1 << (bit % 64);
+            } else {
+                words[bit / 64] &= !(1 << (bit % 64));
+            }
+        };
+        match (ga, gb, a, b) {
+            (Some(x), Some(y), _, _) => {
+                set(&mut self.allowed, x * n + y);
+                set(&mut self.allowed, y * n + x);
+            }
+            (Some(x), None, _, BodyRef::Obstacle(o)) | (None, Some(x), BodyRef::Obstacle(o), _) => {
+                let w = self.obstacle_words;
+                set(&mut self.allowed_obstacles[x * w..(x + 1) * w], o);
+            }
+            _ => return Err(ContactError::NoLink),
+        }
+        Ok(())
+    }
+
+    /// Lets two bodies touch (e.g. a gripper and its workpiece) until
+    /// [`forbid_contact`](Self::forbid_contact).
+    pub fn allow_contact(&mut self, a: BodyRef, b: BodyRef) -> Result<(), ContactError> {
+        self.fixed_dirty = true;
+        self.set_contact(a, b, true)
+    }
+
+    /// Breaks an allowed contact.
+    pub fn forbid_contact(&mut self, a: BodyRef, b: BodyRef) -> Result<(), ContactError> {
+        self.fixed_dirty = true;
+        self.set_contact(a, b, false)
+    }
+
+    /// True when the two bodies may touch.
+    pub fn contact_allowed(&self, a: BodyRef, b: BodyRef) -> Result<bool, ContactError> {
+        let (ga, gb) = (self.link_global(a)?, self.link_global(b)?);
+        let n = self.matrix.total_links();
+        let bit = |words: &[u64], i: usize| words[i / 64] >> (i % 64) & 1 == 1;
+        Ok(match (ga, gb, a, b) {
+            (Some(x), Some(y), _, _) => bit(&self.allowed, x * n + y),
+            (Some(x), None, _, BodyRef::Obstacle(o)) | (None, Some(x), BodyRef::Obstacle(o), _) => {
+                bit(&self.allowed_obstacles[x * self.obstacle_words..], o)
+            }
+            _ => return Err(ContactError::NoLink),
+        })
+    }
+
+    /// One cycle at time `now_s`: takes the joint states that arrived since
+    /// the last cycle and decides, for every manipulator, continue or stop.
+    pub fn step(&mut self, now_s: f64, states: &[JointStateIn<'_>]) -> &[Decision] {
+        for a in &mut self.arms {
+            a.rejected = None;
+        }
+        for s in states {
+            let Some(arm) = self.arms.get_mut(s.robot) else {
+                self.unknown_inputs += 1;
+                continue;
+            };
+            let r = if s.stamp_s > now_s + self.settings.watchdog_s {
+                Err(SampleError::FutureStamp { stamp_s: s.stamp_s, now_s })
+            } else {
+                arm.est.push(s.stamp_s, s.positions, s.velocities)
+            };
+            if let Err(e) = r {
+                arm.rejected = Some(e);
+            }
+        }
+        let m = self.margins.clearance_m as f32;
+        let release = self.margins.release_m as f32;
+        let mut unknown = None;
+        for ri in 0..self.arms.len() {
+            self.prepare(ri, now_s);
+            if !self.arms[ri].present && unknown.is_none() {
+                unknown = Some(ri as u16);
+            }
+        }
+        self.check_field(m, release);
+        self.check_self(m, release);
+        self.check_robots(m, release);
+        for ri in 0..self.arms.len() {
+            let d = self.decide(ri, now_s, release, unknown);
+            self.decisions[ri] = d;
+        }
+        &self.decisions
+    }
+
+    /// Estimates, plans and poses one arm's stopping path.
+    fn prepare(&mut self, ri: usize, now_s: f64) {
+        let settings = self.settings;
+        let step_m = self.margins.clearance_m;
+        let a = &mut self.arms[ri];
+        a.track = Track::NONE;
+        a.problem = None;
+        a.n_cfg = 0;
+        a.inflate = 0.0;
+        a.present = a.est.count() > 0;
+        let dof = a.decel.len();
+        if let Some(e) = a.rejected {
+            a.problem = Some((Reason::BadJointState(e), StopKind::Immediate));
+        }
+        let Some(last) = a.est.last_stamp() else {
+            a.problem = Some((Reason::NoJointState, StopKind::Immediate));
+            return;
+        };
+        let age = now_s - last;
+        if age > settings.watchdog_s && a.problem.is_none() {
+            a.problem = Some((Reason::StaleJointState { age_s: age as f32 }, StopKind::Immediate));
+        }
+        match a.est.motion() {
+            Ok(mo) if a.problem.is_none() => {
+                let react = a.reaction_s + age.max(0.0);
+                a.plan = forecast::plan(
+                    mo.v,
+                    mo.a,
+                    &a.decel,
+                    &a.lever,
+                    react,
+                    step_m,
+                    settings.max_path_samples,
+                    &mut a.link_e,
+                );
+                let dt = a.plan.time(1);
+                for j in 0..dof {
+                    let vr = mo.v[j] + forecast::reaction_accel(mo.v[j], mo.a[j]) * react;
+                    a.speed[j] = mo.v[j].abs().max(vr.abs()) * dt / 2.0;
+                }
+                for (p, e) in a.pair_e.iter_mut().enumerate() {
+                    *e = a.pair_lever[p * dof..(p + 1) * dof].iter().zip(&a.speed).map(|(l, s)| l * s).sum::<f64>()
+                        as f32;
+                }
+                a.n_cfg = a.plan.intervals + 1;
+                for k in 0..a.n_cfg {
+                    forecast::config_at(&mo, &a.decel, react, a.plan.time(k), &mut a.qbuf[k * dof..(k + 1) * dof]);
+                }
+                a.inflate = a.plan.inflation_m as f32;
+            }
+            other => {
+                if let Err(w) = other
+                    && a.problem.is_none()
+                {
+                    a.problem = Some((
+                        Reason::WarmingUp { have: w.have.min(u16::MAX as usize) as u16, need: w.need as u16 },
+                        StopKind::Immediate,
+                    ));
+                }
+                // Still an obstacle to the others: its newest configuration.
+                let q = a.est.last_positions().expect("a sample exists");
+                a.qbuf[..dof].copy_from_slice(q);
+                a.plan = StopPlan::STILL;
+                a.link_e.fill(0.0);
+                a.pair_e.fill(0.0);
+                a.n_cfg = 1;
+            }
+        }
+        {
+            let r = &a.batches[0].r;
+            let link = &a.batches[0].link;
+            for sl in 0..a.slots {
+                a.rin[sl] = r[sl] + a.link_e[link[sl] as usize] as f32;
+            }
+        }
+        // Pad the last batch with the last configuration and pose.
+        let nb = a.n_cfg.div_ceil(BATCH);
+        let last_k = a.n_cfg - 1;
+        a.bounds =
+            [f32::INFINITY, f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY];
+        for bi in 0..nb {
+            let qb = &a.qbuf;
+            let qs: [&[f64]; BATCH] = std::array::from_fn(|l| {
+                let k = (bi * BATCH + l).min(last_k);
+                &qb[k * dof..(k + 1) * dof]
+            });
+            if a.poser.pose_batch(&qs, &mut a.batches[bi]).is_err() {
+                a.problem = Some((Reason::NoJointState, StopKind::Immediate));
+                a.n_cfg = 0;
+                return;
+            }
+            let pb = &a.batches[bi];
+            for sl in 0..a.slots {
+                let r = pb.r[sl];
+                for (c, arr) in [&pb.x, &pb.y, &pb.z].into_iter().enumerate() {
+                    for &v in &arr[sl * BATCH..(sl + 1) * BATCH] {
+                        a.bounds[c] = a.bounds[c].min(v - r);
+                        a.bounds[3 + c] = a.bounds[3 + c].max(v + r);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Records a clearance found at sample `k`: the least one, and the
+    /// earliest sample within the margin `m`.
+    #[inline]
+    fn note(a: &mut Track, clearance: f32, k: usize, pair: (Body, Body), reason: Reason, m: f32) {
+        if clearance < a.best || clearance.is_nan() {
+            a.best = clearance;
+            a.best_pair = Some(pair);
+        }
+        if !matches!(clearance.partial_cmp(&m), Some(std::cmp::Ordering::Greater))
+            && (k < a.conflict_k || (k == a.conflict_k && clearance < a.conflict_clearance))
+        {
+            a.conflict_k = k;
+            a.conflict_clearance = clearance;
+            a.conflict_pair = Some(pair);
+            a.conflict_reason = reason;
+        }
+    }
+
+    /// Clearance of a sphere of robot `robot`'s link `link` to the cell, as
+    /// the guard judges it: the field, refined exactly against the
+    /// obstacles the link may not touch where it has allowed contacts.
+    pub fn cell_clearance(&self, robot: usize, link: usize, c: [f32; 3], r: f32) -> f32 {
+        let gl = self.matrix.global(robot, link);
+        let w = self.obstacle_words;
+        let field = self.field.clearance(c[0], c[1], c[2], r);
+        let refine = !self.field.has_sensed() && self.allowed_obstacles[gl * w..(gl + 1) * w].iter().any(|&x| x != 0);
+        let release = self.margins.release_m as f32;
+        if refine && field <= release && self.near_allowed_obstacle(gl, c, r, release) {
+            self.exact_cell_clearance(gl, c, r)
+        } else {
+            field
+        }
+    }
+
+    /// Exact clearance of a sphere of robot `robot`'s link `link` to the
+    /// obstacles it may not touch and (under `outside: collision`) the
+    /// grid's faces: parry3d distances, no field. Sensed points are not
+    /// included. For oracles and diagnostics; not on the per-cycle path.
+    pub fn exact_cell_clearance_of(&self, robot: usize, link: usize, c: [f32; 3], r: f32) -> f32 {
+        self.exact_cell_clearance(self.matrix.global(robot, link), c, r)
+    }
+
+    /// True when the link pair (robot `ra` link `la`, robot `rb` link `lb`)
+    /// is checked: not adjacent, not always touching, not allowed to touch.
+    /// `never` pairs count as checked here (an oracle should look at them).
+    pub fn pair_matters(&self, ra: usize, la: usize, rb: usize, lb: usize) -> bool {
+        let (ga, gb) = (self.matrix.global(ra, la), self.matrix.global(rb, lb));
+        let n = self.matrix.total_links();
+        let bit = ga * n + gb;
+        let allowed = self.allowed[bit / 64] >> (bit % 64) & 1 == 1;
+        !allowed && ga != gb && matches!(self.matrix.class(ga, gb), PairClass::Sometimes | PairClass::Never)
+    }
+
+    /// Exact clearance of a sphere to every obstacle the link may not touch
+    /// (and to the grid's faces under `outside: collision`).
+    fn exact_cell_clearance(&self, gl: usize, c: [f32; 3], r: f32) -> f32 {
+        let w = self.obstacle_words;
+        let mask = &self.allowed_obstacles[gl * w..(gl + 1) * w];
+        let mut best = f32::INFINITY;
+        if self.field.grid().outside == Outside::Collision {
+            for ((&ck, lo), hi) in c.iter().zip(self.grid_lo).zip(self.grid_hi) {
+                best = best.min((f64::from(ck) - lo).min(hi - f64::from(ck)) as f32 - r);
+            }
+        }
+        for (o, shape) in self.obstacles.iter().enumerate() {
+            if mask[o / 64] >> (o % 64) & 1 == 1 {
+                continue;
+            }
+            // ball_distance is 0 on overlap: count it as full contact.
+            let d = shape.ball_distance(c, r).unwrap_or(f32::NEG_INFINITY);
+            best = best.min(if d <= 0.0 { -r } else { d });
+        }
+        best
+    }
+
+    /// True when a sphere lies within `reach` of an obstacle link `gl` may
+    /// touch (only then can refining the field change its verdict).
+    #[inline]
+    fn near_allowed_obstacle(&self, gl: usize, c: [f32; 3], r: f32, reach: f32) -> bool {
+        let w = self.obstacle_words;
+        let mask = &self.allowed_obstacles[gl * w..(gl + 1) * w];
+        self.obstacle_bounds.iter().enumerate().any(|(o, (p, rad))| {
+            let d2 = (c[0] - p[0]).powi(2) + (c[1] - p[1]).powi(2) + (c[2] - p[2]).powi(2);
+            let lim = rad + r + reach;
+            mask[o / 64] >> (o % 64) & 1 == 1 && d2 <= lim * lim
+        })
+    }
+
+    fn check_field(&mut self, m: f32, release: f32) {
+        let w = self.obstacle_words;
+        let refine_ok = !self.field.has_sensed();
+        for ri in 0..self.arms.len() {
+            let n_cfg = self.arms[ri].n_cfg;
+            if n_cfg == 0 {
+                continue;
+            }
+            // Links no joint moves: once per change of the field or contacts.
+            if self.fixed_dirty || self.arms[ri].fixed_best.0.is_infinite() {
+                let mut best = (f32::INFINITY, 0u32);
+                for &(l, s, en) in &self.arms[ri].ranges {
+                    if !self.arms[ri].fixed_link[l as usize] {
+                        continue;
+                    }
+                    let gl = self.matrix.global(ri, l as usize);
+                    let refine = refine_ok && self.allowed_obstacles[gl * w..(gl + 1) * w].iter().any(|&x| x != 0);
+                    let pb = &self.arms[ri].batches[0];
+                    for sl in s as usize..en as usize {
+                        let i = sl * BATCH;
+                        let mut c = self.field.clearance(pb.x[i], pb.y[i], pb.z[i], pb.r[sl]);
+                        let at = [pb.x[i], pb.y[i], pb.z[i]];
+                        if refine && c <= release && self.near_allowed_obstacle(gl, at, pb.r[sl], release) {
+                            c = self.exact_cell_clearance(gl, at, pb.r[sl]);
+                        }
+                        if c < best.0 || c.is_nan() {
+                            best = (c, l);
+                        }
+                    }
+                }
+                self.arms[ri].fixed_best = best;
+            }
+            let (fc, fl) = self.arms[ri].fixed_best;
+            if fc.is_finite() || fc.is_nan() || fc == f32::NEG_INFINITY {
+                let pair = (Body::Link { robot: ri as u16, link: fl as u16 }, Body::Cell);
+                Self::note(&mut self.arms[ri].track, fc, 0, pair, Reason::Cell, m);
+            }
+            for bi in 0..n_cfg.div_ceil(BATCH) {
+                for ki in 0..self.arms[ri].ranges.len() {
+                    let (l, s, en) = self.arms[ri].ranges[ki];
+                    if self.arms[ri].fixed_link[l as usize] {
+                        continue;
+                    }
+                    let gl = self.matrix.global(ri, l as usize);
+                    let refine = refine_ok && self.allowed_obstacles[gl * w..(gl + 1) * w].iter().any(|&x| x != 0);
+                    for sl in s as usize..en as usize {
+                        let pb = &self.arms[ri].batches[bi];
+                        let r = self.arms[ri].rin[sl];
+                        let mut lane_c = [0.0f32; BATCH];
+                        for (lane, c) in lane_c.iter_mut().enumerate() {
+                            let i = sl * BATCH + lane;
+                            *c = self.field.clearance(pb.x[i], pb.y[i], pb.z[i], r);
+                        }
+                        let lo = lane_c.iter().copied().fold(f32::INFINITY, f32::min);
+                        if lo > m && lo >= self.arms[ri].track.best {
+                            continue;
+                        }
+                        for (lane, &c0) in lane_c.iter().enumerate() {
+                            let k = bi * BATCH + lane;
+                            if k >= n_cfg {
+                                break;
+                            }
+                            let mut c = c0;
+                            if refine && c <= release {
+                                let i = sl * BATCH + lane;
+                                let pb = &self.arms[ri].batches[bi];
+                                let at = [pb.x[i], pb.y[i], pb.z[i]];
+                                if self.near_allowed_obstacle(gl, at, r, release) {
+                                    c = self.exact_cell_clearance(gl, at, r);
+                                }
+                            }
+                            let pair = (Body::Link { robot: ri as u16, link: l as u16 }, Body::Cell);
+                            Self::note(&mut self.arms[ri].track, c, k, pair, Reason::Cell, m);
+                        }
+                    }
+                }
+            }
+        }
+        self.fixed_dirty = false;
+    }
+
+    fn check_self(&mut self, m: f32, release: f32) {
+        let nl = self.matrix.total_links();
+        for ri in 0..self.arms.len() {
+            let a = &mut self.arms[ri];
+            if a.n_cfg == 0 || a.self_pairs.is_empty() {
+                continue;
+            }
+            let e2 = 2.0 * a.inflate;
+            let reach = release.max(m) + e2;
+            let Arm { batches, lbox, track, ranges, self_pairs, link_slots, n_cfg, pair_e, cand, .. } = a;
+            let n_cfg = *n_cfg;
+            for (bi, pb) in batches.iter().enumerate().take(n_cfg.div_ceil(BATCH)) {
+                // Per-lane boxes of each link in this batch.
+                for &(l, s, e) in ranges.iter() {
+                    let bx = &mut lbox[l as usize];
+                    *bx = [
+                        [f32::INFINITY; BATCH],
+                        [f32::INFINITY; BATCH],
+                        [f32::INFINITY; BATCH],
+                        [f32::NEG_INFINITY; BATCH],
+                        [f32::NEG_INFINITY; BATCH],
+                        [f32::NEG_INFINITY; BATCH],
+                    ];
+                    for sl in s as usize..e as usize {
+                        let r = pb.r[sl];
+                        for (c, arr) in [&pb.x, &pb.y, &pb.z].into_iter().enumerate() {
+                            for lane in 0..BATCH {
+                                let v = arr[sl * BATCH + lane];
+                                bx[c][lane] = bx[c][lane].min(v - r);
+                                bx[3 + c][lane] = bx[3 + c][lane].max(v + r);
+                            }
+                        }
+                    }
+                }
+                for pi in 0..self_pairs.len() {
+                    let (la, lb) = self_pairs[pi];
+                    let (la, lb) = (la as usize, lb as usize);
+                    let bit = self.matrix.global(ri, la) * nl + self.matrix.global(ri, lb);
+                    if self.allowed[bit / 64] >> (bit % 64) & 1 == 1 {
+                        continue;
+                    }
+                    let (ba, bb) = (&lbox[la], &lbox[lb]);
+                    let near = (0..BATCH).any(|lane| {
+                        (0..3).all(|c| ba[c][lane] - bb[3 + c][lane] <= reach && bb[c][lane] - ba[3 + c][lane] <= reach)
+                    });
+                    if !near {
+                        continue;
+                    }
+                    let (ra, rb) = (link_slots[la], link_slots[lb]);
+                    let mut lane_min = [f32::INFINITY; BATCH];
+                    // Spheres of each link near the other link's box in some lane.
+                    let near_box = |i: usize, bx: &[[f32; BATCH]; 6]| {
+                        let ri = pb.r[i] + reach;
+                        let (x, y, z) = (lanes(&pb.x, i), lanes(&pb.y, i), lanes(&pb.z, i));
+                        (0..BATCH).any(|l| {
+                            x[l] + ri >= bx[0][l]
+                                && x[l] - ri <= bx[3][l]
+                                && y[l] + ri >= bx[1][l]
+                                && y[l] - ri <= bx[4][l]
+                                && z[l] + ri >= bx[2][l]
+                                && z[l] - ri <= bx[5][l]
+                        })
+                    };
+                    cand.clear();
+                    cand.extend((rb.0..rb.1).filter(|&j| near_box(j, ba)).map(|j| j as u32));
+                    if cand.is_empty() {
+                        continue;
+                    }
+                    for i in ra.0..ra.1 {
+                        if !near_box(i, bb) {
+                            continue;
+                        }
+                        let (xi, yi, zi) = (lanes(&pb.x, i), lanes(&pb.y, i), lanes(&pb.z, i));
+                        for &j in cand.iter() {
+                            let j = j as usize;
+                            let rr = pb.r[i] + pb.r[j] + pair_e[pi];
+                            let (xj, yj, zj) = (lanes(&pb.x, j), lanes(&pb.y, j), lanes(&pb.z, j));
+                            for l in 0..BATCH {
+                                let (dx, dy, dz) = (xi[l] - xj[l], yi[l] - yj[l], zi[l] - zj[l]);
+                                lane_min[l] = lane_min[l].min((dx * dx + dy * dy + dz * dz).sqrt() - rr);
+                            }
+                        }
+                    }
+                    let pair = (
+                        Body::Link { robot: ri as u16, link: la as u16 },
+                        Body::Link { robot: ri as u16, link: lb as u16 },
+                    );
+                    for (lane, &g) in lane_min.iter().enumerate() {
+                        let k = bi * BATCH + lane;
+                        if k < n_cfg {
+                            Self::note(track, g, k, pair, Reason::SelfCollision, m);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn check_robots(&mut self, m: f32, release: f32) {
+        let n = self.arms.len();
+        let r_max_e = self.arms.iter().filter(|a| a.n_cfg > 0).map(|a| a.inflate).fold(0.0, f32::max);
+        let cell = self.hash_base_cell + 2.0 * r_max_e;
+        for ia in 0..n {
+            for ib in (ia + 1)..n {
+                let (a, b) = (&self.arms[ia], &self.arms[ib]);
+                if a.n_cfg == 0 || b.n_cfg == 0 {
+                    continue;
+                }
+                let thr = release.max(m);
+                let grow = thr + a.inflate + b.inflate;
+                let overlap =
+                    (0..3).all(|c| a.bounds[c] - b.bounds[3 + c] <= grow && b.bounds[c] - a.bounds[3 + c] <= grow);
+                if !overlap {
+                    continue;
+                }
+                if self.all_pairs {
+                    self.robots_all_pairs(ia, ib, thr, m);
+                    continue;
+                }
+                // Deposit a's spheres near b's box, then look up b's spheres near a's box.
+                self.hash.set_cell_m(cell);
+                self.hash.clear();
+                let near = |bx: &[f32; 6], x: f32, y: f32, z: f32, r: f32| {
+                    x + r >= bx[0] - grow
+                        && x - r <= bx[3] + grow
+                        && y + r >= bx[1] - grow
+                        && y - r <= bx[4] + grow
+                        && z + r >= bx[2] - grow
+                        && z - r <= bx[5] + grow
+                };
+                let slots_a = a.slots;
+                for bi in 0..a.n_cfg.div_ceil(BATCH) {
+                    let pb = &a.batches[bi];
+                    for sl in 0..slots_a {
+                        for lane in 0..BATCH {
+                            let i = sl * BATCH + lane;
+                            if bi * BATCH + lane < a.n_cfg && near(&b.bounds, pb.x[i], pb.y[i], pb.z[i], a.rin[sl]) {
+                                self.hash.insert(
+                                    pb.x[i],
+                                    pb.y[i],
+                                    pb.z[i],
+                                    a.rin[sl],
+                                    ((bi * slots_a + sl) * BATCH + lane) as u32,
+                                );
+                            }
+                        }
+                    }
+                }
+                if self.hash.is_empty() {
+                    continue;
+                }
+                let mut best = (f32::INFINITY, 0u32, 0u32, usize::MAX, usize::MAX);
+                let mut first_a = (usize::MAX, 0.0f32, 0u32, 0u32);
+                let mut first_b = (usize::MAX, 0.0f32, 0u32, 0u32);
+                for bi in 0..b.n_cfg.div_ceil(BATCH) {
+                    let pb = &b.batches[bi];
+                    for sl in 0..b.slots {
+                        let lb = pb.link[sl];
+                        let gb = self.matrix.global(ib, lb as usize);
+                        for lane in 0..BATCH {
+                            let kb = bi * BATCH + lane;
+                            let i = sl * BATCH + lane;
+                            if kb >= b.n_cfg || !near(&a.bounds, pb.x[i], pb.y[i], pb.z[i], b.rin[sl]) {
+                                continue;
+                            }
+                            let (arms, matrix, allowed) = (&self.arms, &self.matrix, &self.allowed);
+                            self.hash.for_each_near(pb.x[i], pb.y[i], pb.z[i], b.rin[sl], thr, |label, gap| {
+                                let lane_a = label as usize % BATCH;
+                                let rest = label as usize / BATCH;
+                                let (bia, sla) = (rest / slots_a, rest % slots_a);
+                                let la = arms[ia].batches[bia].link[sla];
+                                let ga = matrix.global(ia, la as usize);
+                                let nl = matrix.total_links();
+                                let bit = ga * nl + gb;
+                                if allowed[bit / 64] >> (bit % 64) & 1 == 1
+                                    || matrix.class(ga, gb) != PairClass::Sometimes
+                                {
+                                    return;
+                                }
+                                let g = gap;
+                                let ka = bia * BATCH + lane_a;
+                                if g < best.0 {
+                                    best = (g, la, lb, ka, kb);
+                                }
+                                if g <= m {
+                                    if ka < first_a.0 || (ka == first_a.0 && g < first_a.1) {
+                                        first_a = (ka, g, la, lb);
+                                    }
+                                    if kb < first_b.0 || (kb == first_b.0 && g < first_b.1) {
+                                        first_b = (kb, g, la, lb);
+                                    }
+                                }
+                            });
+                        }
+                    }
+                }
+                if best.0.is_finite() || best.0.is_nan() {
+                    let link = |r: usize, l: u32| Body::Link { robot: r as u16, link: l as u16 };
+                    let (g, la, lb, ka, kb) = best;
+                    Self::note(
+                        &mut self.arms[ia].track,
+                        g,
+                        ka,
+                        (link(ia, la), link(ib, lb)),
+                        Reason::Robot { other: ib as u16 },
+                        m,
+                    );
+                    Self::note(
+                        &mut self.arms[ib].track,
+                        g,
+                        kb,
+                        (link(ib, lb), link(ia, la)),
+                        Reason::Robot { other: ia as u16 },
+                        m,
+                    );
+                    if first_a.0 != usize::MAX {
+                        let (k, g1, l1, l2) = first_a;
+                        Self::note(
+                            &mut self.arms[ia].track,
+                            g1,
+                            k,
+                            (link(ia, l1), link(ib, l2)),
+                            Reason::Robot { other: ib as u16 },
+                            m,
+                        );
+                        let (k, g1, l1, l2) = first_b;
+                        Self::note(
+                            &mut self.arms[ib].track,
+                            g1,
+                            k,
+                            (link(ib, l2), link(ia, l1)),
+                            Reason::Robot { other: ia as u16 },
+                            m,
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// The baseline: every sphere of `ia`'s samples against every sphere of `ib`'s.
+    fn robots_all_pairs(&mut self, ia: usize, ib: usize, thr: f32, m: f32) {
+        let (a, b) = (&self.arms[ia], &self.arms[ib]);
+        let nl = self.matrix.total_links();
+        let mut best = (f32::INFINITY, 0u32, 0u32, 0usize, 0usize);
+        let mut first_a = (usize::MAX, 0.0f32, 0u32, 0u32);
+        let mut first_b = (usize::MAX, 0.0f32, 0u32, 0u32);
+        for bia in 0..a.n_cfg.div_ceil(BATCH) {
+            let pa = &a.batches[bia];
+            for sa in 0..a.slots {
+                let ga = self.matrix.global(ia, pa.link[sa] as usize);
+                for bib in 0..b.n_cfg.div_ceil(BATCH) {
+                    let pb = &b.batches[bib];
+                    for sb in 0..b.slots {
+                        let gb = self.matrix.global(ib, pb.link[sb] as usize);
+                        let bit = ga * nl + gb;
+                        if self.allowed[bit / 64] >> (bit % 64) & 1 == 1
+                            || self.matrix.class(ga, gb) != PairClass::Sometimes
+                        {
+                            continue;
+                        }
+                        for la in 0..BATCH {
+                            let ka = bia * BATCH + la;
+                            if ka >= a.n_cfg {
+                                break;
+                            }
+                            let i = sa * BATCH + la;
+                            for lb in 0..BATCH {
+                                let kb = bib * BATCH + lb;
+                                if kb >= b.n_cfg {
+                                    break;
+                                }
+                                let j = sb * BATCH + lb;
+                                let (dx, dy, dz) = (pa.x[i] - pb.x[j], pa.y[i] - pb.y[j], pa.z[i] - pb.z[j]);
+                                let g = (dx * dx + dy * dy + dz * dz).sqrt() - a.rin[sa] - b.rin[sb];
+                                if g > thr {
+                                    continue;
+                                }
+                                if g < best.0 {
+                                    best = (g, pa.link[sa], pb.link[sb], ka, kb);
+                                }
+                                if g <= m {
+                                    if ka < first_a.0 || (ka == first_a.0 && g < first_a.1) {
+                                        first_a = (ka, g, pa.link[sa], pb.link[sb]);
+                                    }
+                                    if kb < first_b.0 || (kb == first_b.0 && g < first_b.1) {
+                                        first_b = (kb, g, pa.link[sa], pb.link[sb]);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if best.0.is_finite() {
+            let link = |r: usize, l: u32| Body::Link { robot: r as u16, link: l as u16 };
+            let (g, la, lb, ka, kb) = best;
+            Self::note(
+                &mut self.arms[ia].track,
+                g,
+                ka,
+                (link(ia, la), link(ib, lb)),
+                Reason::Robot { other: ib as u16 },
+                m,
+            );
+            Self::note(
+                &mut self.arms[ib].track,
+                g,
+                kb,
+                (link(ib, lb), link(ia, la)),
+                Reason::Robot { other: ia as u16 },
+                m,
+            );
+            if first_a.0 != usize::MAX {
+                let (k, g1, l1, l2) = first_a;
+                Self::note(
+                    &mut self.arms[ia].track,
+                    g1,
+                    k,
+                    (link(ia, l1), link(ib, l2)),
+                    Reason::Robot { other: ib as u16 },
+                    m,
+                );
+                let (k, g1, l1, l2) = first_b;
+                Self::note(
+                    &mut self.arms[ib].track,
+                    g1,
+                    k,
+                    (link(ib, l2), link(ia, l1)),
+                    Reason::Robot { other: ia as u16 },
+                    m,
+                );
+            }
+        }
+    }
+
+    fn decide(&mut self, ri: usize, now_s: f64, release: f32, unknown: Option<u16>) -> Decision {
+        let hold = self.settings.release_hold_s;
+        let a = &mut self.arms[ri];
+        let stop = |kind, reason, a: &Arm| {
+            let conflict = a.track.conflict_k != usize::MAX;
+            Decision::Stop(Stop {
+                kind,
+                reason,
+                pair: if conflict { a.track.conflict_pair } else { a.track.best_pair },
+                clearance_m: a.track.best,
+                time_to_contact_s: conflict.then(|| a.plan.time(a.track.conflict_k) as f32),
+            })
+        };
+        if let Some((reason, kind)) = a.problem {
+            a.stopped = true;
+            a.clear_since = None;
+            return stop(kind, reason, a);
+        }
+        if let Some(other) = unknown.filter(|&o| o as usize != ri) {
+            a.stopped = true;
+            a.clear_since = None;
+            return stop(StopKind::Immediate, Reason::OtherRobotUnknown { other }, a);
+        }
+        if a.track.conflict_k != usize::MAX {
+            a.stopped = true;
+            a.clear_since = None;
+            let kind = if a.track.conflict_k == 0 { StopKind::Immediate } else { StopKind::OnPath };
+            return stop(kind, a.track.conflict_reason, a);
+        }
+        if a.stopped {
+            if a.track.best >= release {
+                let since = *a.clear_since.get_or_insert(now_s);
+                if now_s - since >= hold {
+                    a.stopped = false;
+                    a.clear_since = None;
+                } else {
+                    return stop(StopKind::OnPath, Reason::Holding { clear_for_s: (now_s - since) as f32 }, a);
+                }
+            } else {
+                a.clear_since = None;
+                return stop(StopKind::OnPath, Reason::Holding { clear_for_s: 0.0 }, a);
+            }
+        }
+        Decision::Continue { clearance_m: a.track.best, pair: a.track.best_pair }
+    }
+}

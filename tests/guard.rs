@@ -1,0 +1,380 @@
+//! The manipulator guard: spatial hash, collision matrix, allowed contacts,
+//! data-problem stops, determinism and the closed-loop simulation.
+
+mod common;
+
+use proptest::prelude::*;
+use std::sync::OnceLock;
+use workcell_guard::field::DistanceField;
+use workcell_guard::forecast::SampleError;
+use workcell_guard::guard::{
+    Body, CacheOutcome, ContactError, Decision, Guard, JointStateIn, PairClass, Reason, StopKind,
+};
+use workcell_guard::hash::SpatialHash;
+use workcell_guard::model::coverage::Rng;
+use workcell_guard::sim::{self, Sim, SimOptions, SimReport};
+use workcell_guard::workcell::{self, BodyRef, Workcell};
+
+fn sample_cell() -> &'static Workcell {
+    static CELL: OnceLock<Workcell> = OnceLock::new();
+    CELL.get_or_init(|| workcell::load(&common::repo().join("config/workcell.yaml")).expect("sample cell loads"))
+}
+
+fn sample_field() -> DistanceField {
+    static FIELD: OnceLock<DistanceField> = OnceLock::new();
+    FIELD.get_or_init(|| DistanceField::from_workcell(sample_cell())).clone()
+}
+
+/// The matrix cache shared by the tests of this file (computed once).
+fn cache_dir() -> &'static std::path::Path {
+    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
+}
+
+fn guard() -> Guard {
+    Guard::new(sample_cell(), sample_field(), Some(cache_dir())).unwrap().0
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+    /// Every pair within the threshold is reported, with the right gap, and
+    /// nothing else: the hash equals all pairs.
+    #[test]
+    fn the_hash_finds_exactly_the_pairs_all_pairs_finds(
+        a in prop::collection::vec((-1.0f32..1.0, -1.0f32..1.0, -1.0f32..1.0, 0.005f32..0.08), 1..120),
+        b in prop::collection::vec((-1.0f32..1.0, -1.0f32..1.0, -1.0f32..1.0, 0.005f32..0.08), 1..120),
+        threshold in 0.0f32..0.1,
+        extra_cell in 0.0f32..0.3,
+    ) {
+        let r_max = a.iter().chain(&b).map(|s| s.3).fold(0.0, f32::max);
+        let mut h = SpatialHash::new(a.len(), 2.0 * r_max + threshold + extra_cell);
+        for (i, s) in a.iter().enumerate() {
+            prop_assert!(h.insert(s.0, s.1, s.2, s.3, i as u32));
+        }
+        h.assert_invariants();
+        for s in &b {
+            let mut got = Vec::new();
+            h.for_each_near(s.0, s.1, s.2, s.3, threshold, |l, g| got.push((l, g)));
+            got.sort_by_key(|x| x.0);
+            let mut want = Vec::new();
+            for (i, t) in a.iter().enumerate() {
+                let d = ((s.0 - t.0).powi(2) + (s.1 - t.1).powi(2) + (s.2 - t.2).powi(2)).sqrt();
+                let reach = s.3 + t.3 + threshold;
+                if d * d <= reach * reach {
+                    want.push((i as u32, d - s.3 - t.3));
+                }
+            }
+            prop_assert_eq!(got.len(), want.len());
+            for (g, w) in got.iter().zip(&want) {
+                prop_assert_eq!(g.0, w.0);
+                prop_assert!((g.1 - w.1).abs() < 1e-5);
+            }
+        }
+        h.clear();
+        h.assert_invariants();
+        prop_assert!(h.is_empty());
+    }
+}
+
+#[test]
+fn the_collision_matrix_is_cached_by_geometry_and_recomputed_when_it_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let cell = sample_cell();
+    let (g1, first) = Guard::new(cell, sample_field(), Some(dir.path())).unwrap();
+    let CacheOutcome::Written(file) = first else { panic!("first run computes and writes: {first:?}") };
+    let (g2, second) = Guard::new(cell, sample_field(), Some(dir.path())).unwrap();
+    assert!(matches!(second, CacheOutcome::Loaded(ref f) if *f == file), "{second:?}");
+    let n = g1.matrix().total_links();
+    for a in 0..n {
+        for b in 0..n {
+            assert_eq!(g1.matrix().class(a, b), g2.matrix().class(a, b), "pair {a} {b}");
+        }
+    }
+    // Geometry change: a base moved by 1 mm is a new key and a new file.
+    let mut moved = cell.clone();
+    moved.manipulators[1].base.trans.x += 0.001;
+    let (_, third) = Guard::new(&moved, sample_field(), Some(dir.path())).unwrap();
+    assert!(matches!(third, CacheOutcome::Written(ref f) if *f != file), "{third:?}");
+    // A corrupt cache is ignored, not trusted.
+    std::fs::write(&file, "{\"format\": 1}").unwrap();
+    let (_, fourth) = Guard::new(cell, sample_field(), Some(dir.path())).unwrap();
+    assert!(matches!(fourth, CacheOutcome::Written(_)), "{fourth:?}");
+
+    // What it found on the sample cell: neighbours are adjacent, a robot's
+    // base and its far links sometimes meet, the two bases never do.
+    let m = g1.matrix();
+    let (left, right) = (&cell.manipulators[0].robot, &cell.manipulators[1].robot);
+    let gl = |r: usize, name: &str| {
+        let robot = if r == 0 { left } else { right };
+        m.global(r, robot.link_index(name).unwrap())
+    };
+    assert_eq!(m.class(gl(0, "base_link"), gl(0, "shoulder_link")), PairClass::Adjacent);
+    assert_eq!(m.class(gl(0, "base_link"), gl(1, "base_link")), PairClass::Never);
+    assert_eq!(m.class(gl(0, "wrist_3_link"), gl(1, "link_7")), PairClass::Sometimes);
+    let (within, across) = m.counts();
+    println!(
+        "collision matrix of the sample cell [sometimes, adjacent, always, never, rigid, default]: within robots {within:?}, across {across:?}"
+    );
+}
+
+#[test]
+fn contacts_can_be_allowed_and_forbidden_at_run_time() {
+    let mut g = guard();
+    let (gripper, forearm) = (BodyRef::Link { robot: 0, link: 8 }, BodyRef::Link { robot: 1, link: 3 });
+    assert_eq!(g.contact_allowed(gripper, forearm), Ok(false));
+    g.allow_contact(gripper, forearm).unwrap();
+    assert_eq!(g.contact_allowed(forearm, gripper), Ok(true));
+    g.forbid_contact(forearm, gripper).unwrap();
+    assert_eq!(g.contact_allowed(gripper, forearm), Ok(false));
+    // From the workcell file: the left fingers may touch the fixture jig.
+    let jig = sample_cell().obstacles.iter().position(|o| o.name == "fixture_jig").unwrap();
+    assert_eq!(g.contact_allowed(BodyRef::Link { robot: 0, link: 9 }, BodyRef::Obstacle(jig)), Ok(true));
+    assert_eq!(g.allow_contact(gripper, gripper), Err(ContactError::SameBody));
+    assert_eq!(g.allow_contact(BodyRef::Obstacle(0), BodyRef::Obstacle(1)), Err(ContactError::NoLink));
+    let ghost = BodyRef::Link { robot: 7, link: 0 };
+    assert_eq!(g.allow_contact(ghost, gripper), Err(ContactError::UnknownBody(ghost)));
+}
+
+/// A configuration of the sample arms clear by the release margin (found by
+/// the simulation's seeded sampler).
+fn clear_configs() -> Vec<Vec<f64>> {
+    static Q: OnceLock<Vec<Vec<f64>>> = OnceLock::new();
+    Q.get_or_init(|| {
+        let mut s = Sim::new(sample_cell().clone(), SimOptions::default(), Some(cache_dir())).unwrap();
+        s.clear_start(&mut Rng::new(11)).expect("a clear start exists")
+    })
+    .clone()
+}
+
+fn feed(g: &mut Guard, qs: &[Vec<f64>], t: f64) -> Vec<Decision> {
+    let inputs: Vec<JointStateIn> = qs
+        .iter()
+        .enumerate()
+        .map(|(r, q)| JointStateIn { robot: r, stamp_s: t, positions: q, velocities: None })
+        .collect();
+    g.step(t, &inputs).to_vec()
+}
+
+#[test]
+fn data_problems_stop_the_robot_at_once_with_the_reason() {
+    let mut g = guard();
+    let qs = clear_configs();
+    // Nothing yet.
+    let d = g.step(0.0, &[]).to_vec();
+    assert!(matches!(d[0], Decision::Stop(s) if s.reason == Reason::NoJointState && s.kind == StopKind::Immediate));
+    // History builds up: warming up first.
+    let d = feed(&mut g, &qs, 0.0);
+    assert!(matches!(d[1], Decision::Stop(s) if matches!(s.reason, Reason::WarmingUp { have: 1, need: 9 })), "{d:?}");
+    let mut t = 0.0;
+    for _ in 0..400 {
+        t += 0.002;
+        feed(&mut g, &qs, t);
+    }
+    let d = feed(&mut g, &qs, t + 0.002);
+    assert!(d.iter().all(|d| !d.is_stop()), "clear, still arms are released after the hold: {d:?}");
+    t += 0.002;
+    // A NaN position: stop, with the joint named.
+    let mut bad = qs[1].clone();
+    bad[3] = f64::NAN;
+    t += 0.002;
+    let d = g.step(t, &[JointStateIn { robot: 1, stamp_s: t, positions: &bad, velocities: None }]).to_vec();
+    match d[1] {
+        Decision::Stop(s) => match s.reason {
+            Reason::BadJointState(SampleError::NonFinitePosition { joint: 3, .. }) => {}
+            other => panic!("{other:?}"),
+        },
+        other => panic!("{other:?}"),
+    }
+    // A stamp going backwards.
+    let d = g.step(t, &[JointStateIn { robot: 0, stamp_s: t - 1.0, positions: &qs[0], velocities: None }]).to_vec();
+    assert!(
+        matches!(d[0], Decision::Stop(s) if matches!(s.reason, Reason::BadJointState(SampleError::OutOfOrder { .. })))
+    );
+    // A stamp from the future.
+    let d = g.step(t, &[JointStateIn { robot: 0, stamp_s: t + 5.0, positions: &qs[0], velocities: None }]).to_vec();
+    assert!(
+        matches!(d[0], Decision::Stop(s) if matches!(s.reason, Reason::BadJointState(SampleError::FutureStamp { .. })))
+    );
+    // Too few positions.
+    let d =
+        g.step(t, &[JointStateIn { robot: 0, stamp_s: t + 0.001, positions: &qs[0][..3], velocities: None }]).to_vec();
+    assert!(
+        matches!(d[0], Decision::Stop(s) if matches!(s.reason, Reason::BadJointState(SampleError::PositionCount { expected: 7, got: 3 })))
+    );
+    // Silence: the watchdog.
+    let d = g.step(t + 0.2, &[]).to_vec();
+    assert!(
+        d.iter().all(|d| matches!(d, Decision::Stop(s) if matches!(s.reason, Reason::StaleJointState { .. }))),
+        "{d:?}"
+    );
+    // Unknown robot indices are counted, not trusted.
+    g.step(t + 0.2, &[JointStateIn { robot: 9, stamp_s: t + 0.2, positions: &qs[0], velocities: None }]);
+    assert_eq!(g.unknown_inputs(), 1);
+}
+
+#[test]
+fn a_moving_arm_is_stopped_on_its_path_before_contact_and_released_once_clear() {
+    let mut g = guard();
+    let mut qs = clear_configs();
+    let mut t = 0.0;
+    for _ in 0..300 {
+        t += 0.002;
+        feed(&mut g, &qs, t);
+    }
+    assert!(feed(&mut g, &qs, t + 0.002).iter().all(|d| !d.is_stop()));
+    t += 0.002;
+    // Swing the left arm's shoulder and elbow at up to 1 rad/s (accelerating
+    // at 4 rad/s²) until something is in the way.
+    let mut stopped_at = None;
+    let mut first = None;
+    let mut w = 0.0f64;
+    for k in 0..3000 {
+        t += 0.002;
+        if stopped_at.is_none() {
+            w = (w + 4.0 * 0.002).min(1.0);
+            qs[0][1] += w * 0.002;
+            qs[0][2] += w * 0.002;
+        }
+        let d = feed(&mut g, &qs, t);
+        if let (None, Decision::Stop(s)) = (stopped_at, d[0]) {
+            stopped_at = Some(k);
+            first = Some(s);
+        }
+        if stopped_at.is_some() && k > stopped_at.unwrap() + 10 {
+            break;
+        }
+    }
+    let s = first.expect("the guard stops the swinging arm");
+    println!("stop: {s:?}");
+    assert_eq!(s.kind, StopKind::OnPath);
+    assert!(s.time_to_contact_s.unwrap() > 0.0);
+    assert!(s.clearance_m <= sample_cell().margins.clearance_m as f32);
+    assert!(matches!(s.reason, Reason::Robot { .. } | Reason::Cell | Reason::SelfCollision));
+    if let Some((a, _)) = s.pair {
+        assert!(matches!(a, Body::Link { robot: 0, .. }));
+    }
+    // Back where it started: released only after the hold time, clear by the release margin.
+    let qs_back = clear_configs();
+    let mut released = None;
+    for k in 0..1000 {
+        t += 0.002;
+        let d = feed(&mut g, &qs_back, t);
+        if !d[0].is_stop() {
+            released = Some(k as f64 * 0.002);
+            break;
+        }
+    }
+    let after = released.expect("released once clear");
+    assert!(after >= sample_cell().guard.release_hold_s - 0.02, "released after {after} s");
+}
+
+#[test]
+fn the_same_inputs_give_the_same_decisions() {
+    let run = || {
+        let mut g = guard();
+        let mut qs = clear_configs();
+        let mut out = Vec::new();
+        for k in 0..600 {
+            let t = k as f64 * 0.002;
+            if k > 300 {
+                qs[0][0] -= 0.002 * (k as f64 * 0.01).sin();
+                qs[1][1] += 0.002;
+            }
+            out.push(feed(&mut g, &qs, t));
+        }
+        out
+    };
+    assert_eq!(run(), run());
+}
+
+/// Episodes for the closed-loop test: `WG_SIM_EPISODES` (CI runs the
+/// default; the 10,000-episode run is `workcell_guard simulate`).
+fn episodes() -> usize {
+    std::env::var("WG_SIM_EPISODES").ok().and_then(|v| v.parse().ok()).unwrap_or(600)
+}
+
+#[test]
+fn closed_loop_arms_never_touch_anything() {
+    let total_eps = episodes();
+    let opts = SimOptions { duration_s: 0.5, ..SimOptions::default() };
+    let mut total = SimReport { min_clearance_m: f64::INFINITY, ..SimReport::default() };
+    let handles: Vec<_> = (2..=4usize)
+        .map(|arms| {
+            let dir = cache_dir().to_path_buf();
+            std::thread::spawn(move || {
+                let mut cell = sim::cell_with_arms(sample_cell(), arms);
+                cell.guard.max_path_samples = 16;
+                let mut s = Sim::new(cell, opts, Some(&dir)).unwrap();
+                let mut r = SimReport { min_clearance_m: f64::INFINITY, ..SimReport::default() };
+                for k in 0..(total_eps / 3) as u64 {
+                    r.merge(&s.episode(arms as u64 * 1_000_000 + k));
+                }
+                (arms, r)
+            })
+        })
+        .collect();
+    for h in handles {
+        let (arms, r) = h.join().unwrap();
+        println!(
+            "{arms} arms: {} episodes, {} cycles, contacts cell/robot/self {}/{}/{}, stops {}, false stops {:.1} % (touch: {:.1} %), least clearance {:.4} m",
+            r.episodes,
+            r.cycles,
+            r.contacts_cell,
+            r.contacts_robot,
+            r.contacts_self,
+            r.stops,
+            100.0 * r.false_stop_rate(),
+            100.0 * r.false_stop_touch_rate(),
+            r.min_clearance_m
+        );
+        total.merge(&r);
+    }
+    println!("false-stop rate {:.1} % over {} stops (goal < 10 %)", 100.0 * total.false_stop_rate(), total.stops);
+    assert!(total.episodes >= total_eps / 3 * 3 * 9 / 10, "too many episodes without a clear start: {total:?}");
+    assert!(total.stops > 0, "the episodes must exercise stops");
+    assert_eq!(total.contacts(), 0, "{total:?}");
+}
+
+#[test]
+fn the_hashed_robot_check_decides_exactly_as_all_pairs() {
+    let mut cell = sim::cell_with_arms(sample_cell(), 4);
+    cell.guard.max_path_samples = 16;
+    let mut s = Sim::new(cell.clone(), SimOptions::default(), Some(cache_dir())).unwrap();
+    let start = s.clear_start(&mut Rng::new(5)).expect("a clear start");
+    let field = DistanceField::from_workcell(&cell);
+    let across = |p: Option<(Body, Body)>| matches!(p, Some((Body::Link { robot: x, .. }, Body::Link { robot: y, .. })) if x != y);
+    let mut robot_stops = 0;
+    for seed in 1..=12u64 {
+        let mut hashed = Guard::new(&cell, field.clone(), Some(cache_dir())).unwrap().0;
+        let mut brute = Guard::new(&cell, field.clone(), Some(cache_dir())).unwrap().0;
+        brute.set_all_pairs(true);
+        let mut rng = Rng::new(seed);
+        let speeds: Vec<Vec<f64>> = start.iter().map(|q| q.iter().map(|_| rng.range(-1.2, 1.2)).collect()).collect();
+        let mut qs = start.clone();
+        for k in 0..320 {
+            let t = k as f64 * 0.002;
+            // Ramp up, then cruise: the arms sweep through each other's space.
+            let w = (t * 4.0).min(1.0);
+            for (q, v) in qs.iter_mut().zip(&speeds) {
+                for (x, s) in q.iter_mut().zip(v) {
+                    *x += w * s * 0.002;
+                }
+            }
+            let a = feed(&mut hashed, &qs, t);
+            let b = feed(&mut brute, &qs, t);
+            assert_eq!(a, b, "seed {seed} cycle {k}");
+            robot_stops += a
+                .iter()
+                .filter(|d| match d {
+                    Decision::Stop(s) => across(s.pair),
+                    Decision::Continue { pair, .. } => across(*pair),
+                })
+                .count();
+        }
+        if robot_stops > 20 {
+            break;
+        }
+    }
+    assert!(robot_stops > 0, "the scene must bring robots close");
+    println!("{robot_stops} decisions whose closest pair is two robots, identical with and without the hash");
+}
