@@ -154,6 +154,17 @@ pub fn key(cell: &Workcell) -> u64 {
     h.0
 }
 
+/// Where each robot's links start in the global numbering, and the total.
+fn link_offsets(cell: &Workcell) -> (Vec<usize>, usize) {
+    let mut offsets = Vec::new();
+    let mut total = 0;
+    for m in &cell.manipulators {
+        offsets.push(total);
+        total += m.robot.links.len();
+    }
+    (offsets, total)
+}
+
 /// Sampling range of each actuated joint: its limits, or ±π for
 /// unbounded rotations and ±1 m for unbounded slides.
 pub fn sample_ranges(robot: &Robot) -> Vec<(f64, f64)> {
@@ -252,12 +263,7 @@ impl CollisionMatrix {
         let slack = cell.guard.matrix_never_slack_m as f32;
         let margin = cell.margins.clearance_m as f32;
         let always = samples - samples / 20;
-        let mut offsets = Vec::new();
-        let mut total = 0;
-        for m in &cell.manipulators {
-            offsets.push(total);
-            total += m.robot.links.len();
-        }
+        let (offsets, total) = link_offsets(cell);
         let n = total;
         let mut contacts = vec![0usize; n * n];
         let mut min_gap = vec![f32::INFINITY; n * n];
@@ -422,12 +428,7 @@ impl CollisionMatrix {
         }
         let names = Self::names(cell);
         let index = |s: &str| names.iter().position(|n| n == s).ok_or_else(|| format!("unknown link {s}"));
-        let mut offsets = Vec::new();
-        let mut total = 0;
-        for m in &cell.manipulators {
-            offsets.push(total);
-            total += m.robot.links.len();
-        }
+        let (offsets, total) = link_offsets(cell);
         let n = total;
         let mut class = vec![PairClass::Sometimes; n * n];
         let mut min_gap = vec![f32::NEG_INFINITY; n * n];

@@ -221,6 +221,58 @@ impl Track {
     };
 }
 
+/// What a robot-vs-robot check found: the least gap, and for each robot
+/// the earliest of its samples within the margin (with the least gap there).
+#[derive(Clone, Copy, Debug)]
+struct PairFinds {
+    /// (gap, link of a, link of b, sample of a, sample of b).
+    best: (f32, u32, u32, usize, usize),
+    /// (sample, gap, link of a, link of b), earliest for a and for b.
+    first_a: (usize, f32, u32, u32),
+    first_b: (usize, f32, u32, u32),
+}
+
+impl PairFinds {
+    const NONE: PairFinds = PairFinds {
+        best: (f32::INFINITY, 0, 0, 0, 0),
+        first_a: (usize::MAX, 0.0, 0, 0),
+        first_b: (usize::MAX, 0.0, 0, 0),
+    };
+
+    #[inline]
+    fn add(&mut self, g: f32, la: u32, lb: u32, ka: usize, kb: usize, m: f32) {
+        if g < self.best.0 {
+            self.best = (g, la, lb, ka, kb);
+        }
+        if g <= m {
+            if ka < self.first_a.0 || (ka == self.first_a.0 && g < self.first_a.1) {
+                self.first_a = (ka, g, la, lb);
+            }
+            if kb < self.first_b.0 || (kb == self.first_b.0 && g < self.first_b.1) {
+                self.first_b = (kb, g, la, lb);
+            }
+        }
+    }
+
+    /// Records the finds in both robots' tracks.
+    fn apply(&self, arms: &mut [Arm], ia: usize, ib: usize, m: f32) {
+        if !(self.best.0.is_finite() || self.best.0.is_nan()) {
+            return;
+        }
+        let link = |r: usize, l: u32| Body::Link { robot: r as u16, link: l as u16 };
+        let (ra, rb) = (Reason::Robot { other: ib as u16 }, Reason::Robot { other: ia as u16 });
+        let (g, la, lb, ka, kb) = self.best;
+        Guard::note(&mut arms[ia].track, g, ka, (link(ia, la), link(ib, lb)), ra, m);
+        Guard::note(&mut arms[ib].track, g, kb, (link(ib, lb), link(ia, la)), rb, m);
+        if self.first_a.0 != usize::MAX {
+            let (k, g, la, lb) = self.first_a;
+            Guard::note(&mut arms[ia].track, g, k, (link(ia, la), link(ib, lb)), ra, m);
+            let (k, g, la, lb) = self.first_b;
+            Guard::note(&mut arms[ib].track, g, k, (link(ib, lb), link(ia, la)), rb, m);
+        }
+    }
+}
+
 /// Per-robot state and buffers.
 #[derive(Clone, Debug)]
 struct Arm {
@@ -1057,9 +1109,7 @@ impl Guard {
                 if self.hash.is_empty() {
                     continue;
                 }
-                let mut best = (f32::INFINITY, 0u32, 0u32, usize::MAX, usize::MAX);
-                let mut first_a = (usize::MAX, 0.0f32, 0u32, 0u32);
-                let mut first_b = (usize::MAX, 0.0f32, 0u32, 0u32);
+                let mut finds = PairFinds::NONE;
                 for bi in 0..b.n_cfg.div_ceil(BATCH) {
                     let pb = &b.batches[bi];
                     for sl in 0..b.slots {
@@ -1085,63 +1135,12 @@ impl Guard {
                                 {
                                     return;
                                 }
-                                let g = gap;
-                                let ka = bia * BATCH + lane_a;
-                                if g < best.0 {
-                                    best = (g, la, lb, ka, kb);
-                                }
-                                if g <= m {
-                                    if ka < first_a.0 || (ka == first_a.0 && g < first_a.1) {
-                                        first_a = (ka, g, la, lb);
-                                    }
-                                    if kb < first_b.0 || (kb == first_b.0 && g < first_b.1) {
-                                        first_b = (kb, g, la, lb);
-                                    }
-                                }
+                                finds.add(gap, la, lb, bia * BATCH + lane_a, kb, m);
                             });
                         }
                     }
                 }
-                if best.0.is_finite() || best.0.is_nan() {
-                    let link = |r: usize, l: u32| Body::Link { robot: r as u16, link: l as u16 };
-                    let (g, la, lb, ka, kb) = best;
-                    Self::note(
-                        &mut self.arms[ia].track,
-                        g,
-                        ka,
-                        (link(ia, la), link(ib, lb)),
-                        Reason::Robot { other: ib as u16 },
-                        m,
-                    );
-                    Self::note(
-                        &mut self.arms[ib].track,
-                        g,
-                        kb,
-                        (link(ib, lb), link(ia, la)),
-                        Reason::Robot { other: ia as u16 },
-                        m,
-                    );
-                    if first_a.0 != usize::MAX {
-                        let (k, g1, l1, l2) = first_a;
-                        Self::note(
-                            &mut self.arms[ia].track,
-                            g1,
-                            k,
-                            (link(ia, l1), link(ib, l2)),
-                            Reason::Robot { other: ib as u16 },
-                            m,
-                        );
-                        let (k, g1, l1, l2) = first_b;
-                        Self::note(
-                            &mut self.arms[ib].track,
-                            g1,
-                            k,
-                            (link(ib, l2), link(ia, l1)),
-                            Reason::Robot { other: ia as u16 },
-                            m,
-                        );
-                    }
-                }
+                finds.apply(&mut self.arms, ia, ib, m);
             }
         }
     }
@@ -1150,9 +1149,7 @@ impl Guard {
     fn robots_all_pairs(&mut self, ia: usize, ib: usize, thr: f32, m: f32) {
         let (a, b) = (&self.arms[ia], &self.arms[ib]);
         let nl = self.matrix.total_links();
-        let mut best = (f32::INFINITY, 0u32, 0u32, 0usize, 0usize);
-        let mut first_a = (usize::MAX, 0.0f32, 0u32, 0u32);
-        let mut first_b = (usize::MAX, 0.0f32, 0u32, 0u32);
+        let mut finds = PairFinds::NONE;
         for bia in 0..a.n_cfg.div_ceil(BATCH) {
             let pa = &a.batches[bia];
             for sa in 0..a.slots {
@@ -1184,63 +1181,14 @@ impl Guard {
                                 if g > thr {
                                     continue;
                                 }
-                                if g < best.0 {
-                                    best = (g, pa.link[sa], pb.link[sb], ka, kb);
-                                }
-                                if g <= m {
-                                    if ka < first_a.0 || (ka == first_a.0 && g < first_a.1) {
-                                        first_a = (ka, g, pa.link[sa], pb.link[sb]);
-                                    }
-                                    if kb < first_b.0 || (kb == first_b.0 && g < first_b.1) {
-                                        first_b = (kb, g, pa.link[sa], pb.link[sb]);
-                                    }
-                                }
+                                finds.add(g, pa.link[sa], pb.link[sb], ka, kb, m);
                             }
                         }
                     }
                 }
             }
         }
-        if best.0.is_finite() {
-            let link = |r: usize, l: u32| Body::Link { robot: r as u16, link: l as u16 };
-            let (g, la, lb, ka, kb) = best;
-            Self::note(
-                &mut self.arms[ia].track,
-                g,
-                ka,
-                (link(ia, la), link(ib, lb)),
-                Reason::Robot { other: ib as u16 },
-                m,
-            );
-            Self::note(
-                &mut self.arms[ib].track,
-                g,
-                kb,
-                (link(ib, lb), link(ia, la)),
-                Reason::Robot { other: ia as u16 },
-                m,
-            );
-            if first_a.0 != usize::MAX {
-                let (k, g1, l1, l2) = first_a;
-                Self::note(
-                    &mut self.arms[ia].track,
-                    g1,
-                    k,
-                    (link(ia, l1), link(ib, l2)),
-                    Reason::Robot { other: ib as u16 },
-                    m,
-                );
-                let (k, g1, l1, l2) = first_b;
-                Self::note(
-                    &mut self.arms[ib].track,
-                    g1,
-                    k,
-                    (link(ib, l2), link(ia, l1)),
-                    Reason::Robot { other: ia as u16 },
-                    m,
-                );
-            }
-        }
+        finds.apply(&mut self.arms, ia, ib, m);
     }
 
     fn decide(&mut self, ri: usize, now_s: f64, release: f32, unknown: Option<u16>) -> Decision {
