@@ -162,6 +162,12 @@ fn data_problems_stop_the_robot_at_once_with_the_reason() {
     // Nothing yet.
     let d = g.step(0.0, &[]).to_vec();
     assert!(matches!(d[0], Decision::Stop(s) if s.reason == Reason::NoJointState && s.kind == StopKind::Immediate));
+    // A first joint state that is refused is named as such.
+    let d = g.step(0.0, &[JointStateIn { robot: 0, stamp_s: 0.0, positions: &[0.0; 2], velocities: None }]).to_vec();
+    assert!(
+        matches!(d[0], Decision::Stop(s) if matches!(s.reason, Reason::BadJointState(SampleError::PositionCount { .. }))),
+        "{d:?}"
+    );
     // History builds up: warming up first.
     let d = feed(&mut g, &qs, 0.0);
     assert!(matches!(d[1], Decision::Stop(s) if matches!(s.reason, Reason::WarmingUp { have: 1, need: 9 })), "{d:?}");

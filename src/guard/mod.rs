@@ -700,7 +700,7 @@ impl Guard {
             a.problem = Some((Reason::BadJointState(e), StopKind::Immediate));
         }
         let Some(last) = a.est.last_stamp() else {
-            a.problem = Some((Reason::NoJointState, StopKind::Immediate));
+            a.problem.get_or_insert((Reason::NoJointState, StopKind::Immediate));
             return;
         };
         let age = now_s - last;
