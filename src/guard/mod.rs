@@ -339,7 +339,11 @@ pub struct Guard {
     /// Bounding sphere (centre, radius) of each obstacle.
     obstacle_bounds: Vec<([f32; 3], f32)>,
     hash: SpatialHash,
-    hash_base_cell: f32,
+    /// For robots `a`, `b` at `a * n + b`: per link of `a`, whether some
+    /// link of `b` is checked against it (only those enter the hash).
+    meets: Vec<Vec<bool>>,
+    /// Largest sphere of `a` among those links, at `a * n + b` (0: none).
+    meet_r: Vec<f32>,
     decisions: Vec<Decision>,
     unknown_inputs: usize,
     grid_lo: [f64; 3],
@@ -498,7 +502,8 @@ impl Guard {
             obstacles,
             obstacle_bounds,
             hash: SpatialHash::new(max_items.max(1), hash_base_cell.max(1e-3)),
-            hash_base_cell: hash_base_cell.max(1e-3),
+            meets: Vec::new(),
+            meet_r: Vec::new(),
             matrix,
             unknown_inputs: 0,
             grid_lo: g.origin_m,
@@ -506,6 +511,29 @@ impl Guard {
             fixed_dirty: true,
             all_pairs: false,
         };
+        let n_arms = guard.arms.len();
+        for ia in 0..n_arms {
+            for ib in 0..n_arms {
+                let links = guard.arms[ia].lbox.len();
+                let other = guard.arms[ib].lbox.len();
+                let meets: Vec<bool> = (0..links)
+                    .map(|la| {
+                        ia != ib
+                            && (0..other).any(|lb| {
+                                guard.matrix.class(guard.matrix.global(ia, la), guard.matrix.global(ib, lb))
+                                    == PairClass::Sometimes
+                            })
+                    })
+                    .collect();
+                let pb = &guard.arms[ia].batches[0];
+                let r = (0..guard.arms[ia].slots)
+                    .filter(|&s| meets[pb.link[s] as usize])
+                    .map(|s| pb.r[s])
+                    .fold(0.0, f32::max);
+                guard.meets.push(meets);
+                guard.meet_r.push(r);
+            }
+        }
         for &(a, b) in &cell.allowed_contacts {
             match guard.allow_contact(a, b) {
                 Ok(()) | Err(ContactError::PlatenUnit) => {}
@@ -1058,8 +1086,6 @@ impl Guard {
 
     fn check_robots(&mut self, m: f32, release: f32) {
         let n = self.arms.len();
-        let r_max_e = self.arms.iter().filter(|a| a.n_cfg > 0).map(|a| a.inflate).fold(0.0, f32::max);
-        let cell = self.hash_base_cell + 2.0 * r_max_e;
         for ia in 0..n {
             for ib in (ia + 1)..n {
                 let (a, b) = (&self.arms[ia], &self.arms[ib]);
@@ -1078,7 +1104,14 @@ impl Guard {
                     continue;
                 }
                 // Deposit a's spheres near b's box, then look up b's spheres near a's box.
-                self.hash.set_cell_m(cell);
+                // Only links that can meet the other robot enter; the cell
+                // edge covers the largest of them, inflated, plus the threshold.
+                let (ra, rb) = (self.meet_r[ia * n + ib], self.meet_r[ib * n + ia]);
+                if ra <= 0.0 || rb <= 0.0 {
+                    continue;
+                }
+                self.hash.set_cell_m(ra + rb + a.inflate + b.inflate + thr);
+                let (meets_a, meets_b) = (&self.meets[ia * n + ib], &self.meets[ib * n + ia]);
                 self.hash.clear();
                 let near = |bx: &[f32; 6], x: f32, y: f32, z: f32, r: f32| {
                     x + r >= bx[0] - grow
@@ -1092,6 +1125,9 @@ impl Guard {
                 for bi in 0..a.n_cfg.div_ceil(BATCH) {
                     let pb = &a.batches[bi];
                     for sl in 0..slots_a {
+                        if !meets_a[pb.link[sl] as usize] {
+                            continue;
+                        }
                         for lane in 0..BATCH {
                             let i = sl * BATCH + lane;
                             if bi * BATCH + lane < a.n_cfg && near(&b.bounds, pb.x[i], pb.y[i], pb.z[i], a.rin[sl]) {
@@ -1114,6 +1150,9 @@ impl Guard {
                     let pb = &b.batches[bi];
                     for sl in 0..b.slots {
                         let lb = pb.link[sl];
+                        if !meets_b[lb as usize] {
+                            continue;
+                        }
                         let gb = self.matrix.global(ib, lb as usize);
                         for lane in 0..BATCH {
                             let kb = bi * BATCH + lane;
