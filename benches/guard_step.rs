@@ -43,7 +43,7 @@ impl Scene {
             .enumerate()
             .map(|(r, q)| JointStateIn { robot: r, stamp_s: self.t, positions: q, velocities: None })
             .collect();
-        black_box(self.guard.step(self.t, &inputs));
+        black_box(self.guard.step_manipulators(self.t, &inputs));
     }
 }
 

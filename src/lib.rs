@@ -22,6 +22,8 @@
 //!   with the automatic collision matrix and allowed contacts.
 //! - [`frame`]: the rigid transform used everywhere (rotation matrix plus
 //!   translation, nalgebra fixed-size types, no heap).
+//! - [`platen`]: allocation of the shared platen surface to its planar units
+//!   from bitmap world maps (grants, partial grants, denials, deallocation).
 //! - [`sim`]: closed-loop simulation of a cell's arms under the guard.
 //! - [`resolve`]: `package://` and relative path resolution (ament index first).
 #![warn(missing_docs)]
@@ -32,6 +34,7 @@ pub mod frame;
 pub mod guard;
 pub mod hash;
 pub mod model;
+pub mod platen;
 pub mod resolve;
 pub mod sim;
 pub mod workcell;

@@ -124,6 +124,13 @@ struct SimulateArgs {
     /// Override guard.max_path_samples.
     #[arg(long)]
     max_path_samples: Option<usize>,
+    /// Platen episodes (when the cell has a platen): its units move to
+    /// random poses under the allocator.
+    #[arg(long, default_value_t = 20)]
+    platen_episodes: usize,
+    /// Length of a platen episode, s.
+    #[arg(long, default_value_t = 10.0)]
+    platen_duration_s: f64,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -212,6 +219,39 @@ fn simulate(a: &SimulateArgs) -> Result<(), AnyError> {
     );
     if total.contacts() > 0 {
         return Err(format!("{} cycles with a contact", total.contacts()).into());
+    }
+    if let (Some(p), true) = (&base.platen, a.platen_episodes > 0) {
+        if !(a.platen_duration_s > 0.0) {
+            return Err("--platen-duration-s must be positive".into());
+        }
+        let dt = 0.01;
+        let mut t = workcell_guard::platen::sim::PlatenSimReport::default();
+        for k in 0..a.platen_episodes as u64 {
+            t.merge(&workcell_guard::platen::sim::episode(p, a.seed + k, a.platen_duration_s, dt)?);
+        }
+        let asked = t.granted + t.partial + t.denied;
+        println!(
+            "\nplaten: {} units, {} episodes of {} s, {} cycles at {} ms; pose updates every cycle",
+            p.units.len(),
+            t.episodes,
+            a.platen_duration_s,
+            t.cycles,
+            dt * 1e3
+        );
+        println!(
+            "requests {asked}: granted {}, partial {}, denied {} (refused {}); {} arrivals, {:.2} m travelled; {:.1} µs per decision on average",
+            t.granted,
+            t.partial,
+            t.denied,
+            t.refused,
+            t.arrivals,
+            t.travelled_m,
+            1e6 * t.decide_s / asked.max(1) as f64
+        );
+        println!("overlaps of real shapes (cycles × pairs): {}; cycles with a unit stopped: {}", t.overlaps, t.stops);
+        if t.overlaps > 0 || t.stops > 0 {
+            return Err(format!("platen: {} overlaps, {} stopped cycles", t.overlaps, t.stops).into());
+        }
     }
     Ok(())
 }
@@ -456,14 +496,47 @@ fn print_summary(wc: &Workcell) {
             p.units.len()
         );
         for u in &p.units {
+            let cord = match &u.umbilical {
+                None => "no umbilical cord".to_string(),
+                Some(c) => format!(
+                    "umbilical cord {} m wide from {:?}{} to {:?} on the unit",
+                    c.width_m,
+                    c.anchor_xy_m,
+                    if c.via_xy_m.is_empty() { String::new() } else { format!(" via {:?}", c.via_xy_m) },
+                    c.attach_xy_m
+                ),
+            };
             println!(
-                "  unit `{}`: {}-gon footprint, umbilical anchor {:?}, max {} m/s, starts at {:?}",
+                "  unit `{}`: {}-gon footprint, {cord}, max {} m/s, starts at {:?}",
                 u.name,
                 u.footprint_xy_m.len(),
-                u.umbilical_anchor_xy_m,
                 u.max_speed_mps,
                 u.initial_pose
             );
+        }
+        for o in &p.obstacles {
+            println!("  fixed obstacle `{}`: {}-gon", o.name, o.polygon_xy_m.len());
+        }
+        let a = &p.allocation;
+        println!(
+            "  allocation: retry after {} s, pose timeout {} s, arrival within {} m / {} rad, release lag {} m",
+            a.retry_after_s, a.pose_timeout_s, a.arrive_tolerance_m, a.arrive_tolerance_rad, a.release_lag_m
+        );
+        match workcell_guard::platen::BitAllocator::new(p) {
+            Ok(al) => {
+                let g = al.grid();
+                println!(
+                    "  maps: {} × {} cells, {} words each; the initial layout is free (world holds {} cells)",
+                    g.cols,
+                    g.rows,
+                    g.cols.div_ceil(64) * g.rows,
+                    workcell_guard::platen::CellMap::count(al.world())
+                );
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                std::process::exit(1);
+            }
         }
     }
     println!("\nobstacles: {}", wc.obstacles.len());

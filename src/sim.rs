@@ -21,7 +21,7 @@
 
 use crate::field::DistanceField;
 use crate::frame::Frame;
-use crate::guard::{Decision, Guard, GuardError, JointStateIn};
+use crate::guard::{Decision, Guard, GuardError, Inputs, JointStateIn};
 use crate::model::coverage::Rng;
 use crate::model::{PosedSpheres, SpherePoser};
 use crate::workcell::{BodyRef, Obstacle, Workcell};
@@ -392,7 +392,7 @@ impl Sim {
                 .map(|(r, s)| JointStateIn { robot: r, stamp_s: t, positions: &s.q, velocities: Some(&s.v) })
                 .collect();
             let started = std::time::Instant::now();
-            let decisions: Vec<Decision> = self.guard.step(t, &inputs).to_vec();
+            let decisions: Vec<Decision> = self.guard.step(t, &Inputs::joints(&inputs)).manipulators.to_vec();
             rep.guard_time_s += started.elapsed().as_secs_f64();
             rep.cycles += 1;
             for r in 0..n {

@@ -250,3 +250,70 @@ fn unsupported_and_broken_mimic_joints_are_refused() {
         matches!(urdf::load_str(mimic, Path::new("m.urdf")), Err(ModelError::Mimic { ref joint, .. }) if joint == "ab")
     );
 }
+
+const PLATEN: &str = r#"platen:
+  surface:
+    pose: {xyz_m: [0.0, 0.0, 0.8], rpy_rad: [0.0, 0.0, 0.0]}
+    size_xy_m: [1.0, 1.0]
+    cell_m: 0.001
+  units:
+    - name: mover
+      footprint_xy_m: [[-0.05, -0.05], [0.05, -0.05], [0.05, 0.05], [-0.05, 0.05]]
+      umbilical: {anchor_xy_m: [0.0, 0.5], width_m: 0.02}
+      max_speed_mps: 0.5
+      initial_pose: {x_m: 0.3, y_m: 0.5, theta_rad: 0.0}
+  obstacles:
+    - name: plate
+      polygon_xy_m: [[0.6, 0.6], [0.7, 0.6], [0.7, 0.7], [0.6, 0.7]]
+  allocation: {retry_after_s: 1.0}
+"#;
+
+fn with_platen(edit: impl Fn(&str) -> String) -> String {
+    common::minimal_workcell(&arm7()) + &edit(PLATEN)
+}
+
+#[test]
+fn a_valid_platen_section_loads_with_its_cords_obstacles_and_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "cell.yaml", &with_platen(|p| p.to_string()));
+    let wc = workcell::load(&f).unwrap();
+    let p = wc.platen.unwrap();
+    assert_eq!(p.units[0].umbilical.as_ref().unwrap().width_m, 0.02);
+    assert_eq!(p.obstacles[0].name, "plate");
+    assert_eq!(p.allocation.retry_after_s, 1.0);
+    assert_eq!(p.allocation.pose_timeout_s, 0.1, "unset settings take the documented defaults");
+}
+
+#[test]
+fn bad_platen_cords_obstacles_and_settings_are_refused_by_key() {
+    let cases: [(&str, &str, &str, &str); 5] = [
+        ("width_m: 0.02", "width_m: 0.0", "platen.units[0].umbilical.width_m", "positive"),
+        (
+            "anchor_xy_m: [0.0, 0.5]",
+            "anchor_xy_m: [1.5, 0.5]",
+            "platen.units[0].umbilical.anchor_xy_m",
+            "outside the surface",
+        ),
+        (
+            "[[0.6, 0.6], [0.7, 0.6], [0.7, 0.7], [0.6, 0.7]]",
+            "[[0.6, 0.6], [0.9, 0.6], [0.9, 0.8], [0.75, 0.5], [0.6, 0.8]]",
+            "platen.obstacles[0].polygon_xy_m",
+            "cross",
+        ),
+        ("retry_after_s: 1.0", "retry_after_s: -1.0", "platen.allocation.retry_after_s", "zero or positive"),
+        ("retry_after_s: 1.0", "pose_timeout_s: .nan", "platen.allocation.pose_timeout_s", "positive"),
+    ];
+    for (from, to, key, problem) in cases {
+        let yaml = with_platen(|p| p.replace(from, to));
+        let (e, _) = workcell_error(&yaml);
+        let (k, _) = invalid_key(&e);
+        assert_eq!(k, key, "{e}");
+        assert!(e.to_string().contains(problem), "{e}");
+    }
+    // An unknown key in the allocation section is refused, not ignored.
+    let yaml = with_platen(|p| p.replace("retry_after_s: 1.0", "retry_after: 1.0"));
+    let dir = tempfile::tempdir().unwrap();
+    let f = write(dir.path(), "cell.yaml", &yaml);
+    let e = workcell::load(&f).expect_err("unknown key");
+    assert!(e.to_string().contains("retry_after"), "{e}");
+}

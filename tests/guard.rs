@@ -152,7 +152,7 @@ fn feed(g: &mut Guard, qs: &[Vec<f64>], t: f64) -> Vec<Decision> {
         .enumerate()
         .map(|(r, q)| JointStateIn { robot: r, stamp_s: t, positions: q, velocities: None })
         .collect();
-    g.step(t, &inputs).to_vec()
+    g.step_manipulators(t, &inputs).to_vec()
 }
 
 #[test]
@@ -160,10 +160,12 @@ fn data_problems_stop_the_robot_at_once_with_the_reason() {
     let mut g = guard();
     let qs = clear_configs();
     // Nothing yet.
-    let d = g.step(0.0, &[]).to_vec();
+    let d = g.step_manipulators(0.0, &[]).to_vec();
     assert!(matches!(d[0], Decision::Stop(s) if s.reason == Reason::NoJointState && s.kind == StopKind::Immediate));
     // A first joint state that is refused is named as such.
-    let d = g.step(0.0, &[JointStateIn { robot: 0, stamp_s: 0.0, positions: &[0.0; 2], velocities: None }]).to_vec();
+    let d = g
+        .step_manipulators(0.0, &[JointStateIn { robot: 0, stamp_s: 0.0, positions: &[0.0; 2], velocities: None }])
+        .to_vec();
     assert!(
         matches!(d[0], Decision::Stop(s) if matches!(s.reason, Reason::BadJointState(SampleError::PositionCount { .. }))),
         "{d:?}"
@@ -183,7 +185,8 @@ fn data_problems_stop_the_robot_at_once_with_the_reason() {
     let mut bad = qs[1].clone();
     bad[3] = f64::NAN;
     t += 0.002;
-    let d = g.step(t, &[JointStateIn { robot: 1, stamp_s: t, positions: &bad, velocities: None }]).to_vec();
+    let d =
+        g.step_manipulators(t, &[JointStateIn { robot: 1, stamp_s: t, positions: &bad, velocities: None }]).to_vec();
     match d[1] {
         Decision::Stop(s) => match s.reason {
             Reason::BadJointState(SampleError::NonFinitePosition { joint: 3, .. }) => {}
@@ -192,29 +195,37 @@ fn data_problems_stop_the_robot_at_once_with_the_reason() {
         other => panic!("{other:?}"),
     }
     // A stamp going backwards.
-    let d = g.step(t, &[JointStateIn { robot: 0, stamp_s: t - 1.0, positions: &qs[0], velocities: None }]).to_vec();
+    let d = g
+        .step_manipulators(t, &[JointStateIn { robot: 0, stamp_s: t - 1.0, positions: &qs[0], velocities: None }])
+        .to_vec();
     assert!(
         matches!(d[0], Decision::Stop(s) if matches!(s.reason, Reason::BadJointState(SampleError::OutOfOrder { .. })))
     );
     // A stamp from the future.
-    let d = g.step(t, &[JointStateIn { robot: 0, stamp_s: t + 5.0, positions: &qs[0], velocities: None }]).to_vec();
+    let d = g
+        .step_manipulators(t, &[JointStateIn { robot: 0, stamp_s: t + 5.0, positions: &qs[0], velocities: None }])
+        .to_vec();
     assert!(
         matches!(d[0], Decision::Stop(s) if matches!(s.reason, Reason::BadJointState(SampleError::FutureStamp { .. })))
     );
     // Too few positions.
-    let d =
-        g.step(t, &[JointStateIn { robot: 0, stamp_s: t + 0.001, positions: &qs[0][..3], velocities: None }]).to_vec();
+    let d = g
+        .step_manipulators(
+            t,
+            &[JointStateIn { robot: 0, stamp_s: t + 0.001, positions: &qs[0][..3], velocities: None }],
+        )
+        .to_vec();
     assert!(
         matches!(d[0], Decision::Stop(s) if matches!(s.reason, Reason::BadJointState(SampleError::PositionCount { expected: 7, got: 3 })))
     );
     // Silence: the watchdog.
-    let d = g.step(t + 0.2, &[]).to_vec();
+    let d = g.step_manipulators(t + 0.2, &[]).to_vec();
     assert!(
         d.iter().all(|d| matches!(d, Decision::Stop(s) if matches!(s.reason, Reason::StaleJointState { .. }))),
         "{d:?}"
     );
     // Unknown robot indices are counted, not trusted.
-    g.step(t + 0.2, &[JointStateIn { robot: 9, stamp_s: t + 0.2, positions: &qs[0], velocities: None }]);
+    g.step_manipulators(t + 0.2, &[JointStateIn { robot: 9, stamp_s: t + 0.2, positions: &qs[0], velocities: None }]);
     assert_eq!(g.unknown_inputs(), 1);
 }
 
@@ -383,4 +394,44 @@ fn the_hashed_robot_check_decides_exactly_as_all_pairs() {
     }
     assert!(robot_stops > 0, "the scene must bring robots close");
     println!("{robot_stops} decisions whose closest pair is two robots, identical with and without the hash");
+}
+
+#[test]
+fn one_step_answers_platen_requests_beside_the_manipulator_decisions() {
+    use workcell_guard::guard::{Inputs, MoveRequest, PlatenPoseIn};
+    use workcell_guard::platen::{Answer, Blocker, UnitStatus};
+    let mut g = guard();
+    let qs = clear_configs();
+    let states: Vec<JointStateIn> = qs
+        .iter()
+        .enumerate()
+        .map(|(r, q)| JointStateIn { robot: r, stamp_s: 0.0, positions: q, velocities: None })
+        .collect();
+    let poses = [
+        PlatenPoseIn { unit: 0, stamp_s: 0.0, pose: [0.2, 0.3, 0.0] },
+        PlatenPoseIn { unit: 1, stamp_s: 0.0, pose: [0.8, 0.7, 0.0] },
+        PlatenPoseIn { unit: 7, stamp_s: 0.0, pose: [0.0; 3] },
+    ];
+    let requests = [
+        // mover_a up 0.2 m: free.
+        MoveRequest { unit: 0, request_id: 1, target: [0.2, 0.5, 0.0] },
+        // mover_b straight onto mover_a's new path: in the way.
+        MoveRequest { unit: 1, request_id: 2, target: [0.2, 0.4, 0.0] },
+    ];
+    let unknown = g.unknown_inputs();
+    let d = g.step(0.0, &Inputs { joint_states: &states, platen_poses: &poses, platen_requests: &requests });
+    assert_eq!(d.manipulators.len(), 2);
+    assert_eq!(d.answers[0], (0, Answer::Granted { request_id: 1, goal: [0.2, 0.5, 0.0] }));
+    assert!(
+        matches!(d.answers[1], (1, Answer::Partial { request_id: 2, blocker: Blocker::Unit(0), .. })),
+        "{:?}",
+        d.answers[1]
+    );
+    assert_eq!(d.platen[0], UnitStatus::Moving { request_id: 1, goal: [0.2, 0.5, 0.0] });
+    assert_eq!(g.unknown_inputs(), unknown + 1, "the pose of unit 7 is counted as unknown");
+    g.platen().unwrap().assert_invariants();
+    // No pose for longer than the timeout: mover_a must stop.
+    let d = g.step(0.5, &Inputs::default());
+    assert!(d.answers.is_empty());
+    assert!(matches!(d.platen[0], UnitStatus::Stopped(_)), "{:?}", d.platen[0]);
 }

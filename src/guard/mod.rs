@@ -40,6 +40,7 @@ use crate::frame::Frame;
 use crate::hash::SpatialHash;
 use crate::model::exact::{self, PlacedShape};
 use crate::model::{BATCH, Collision, PosedBatch, SpherePoser};
+use crate::platen::{Answer, BitAllocator, PlatenError, Pose2, UnitStatus};
 use crate::workcell::{BodyRef, GuardSettings, Margins, Workcell};
 pub use matrix::{CacheOutcome, CollisionMatrix, PairClass};
 use std::path::Path;
@@ -161,6 +162,57 @@ pub struct JointStateIn<'a> {
     pub velocities: Option<&'a [f64]>,
 }
 
+/// A platen unit's pose, as reported.
+#[derive(Clone, Copy, Debug)]
+pub struct PlatenPoseIn {
+    /// Unit index.
+    pub unit: usize,
+    /// Stamp, s (the guard's clock).
+    pub stamp_s: f64,
+    /// x, y (m, surface frame), θ (rad).
+    pub pose: Pose2,
+}
+
+/// A platen unit asks to move.
+#[derive(Clone, Copy, Debug)]
+pub struct MoveRequest {
+    /// Unit index.
+    pub unit: usize,
+    /// The requester's id, echoed in the answer.
+    pub request_id: u64,
+    /// Where to, x, y (m, surface frame), θ (rad).
+    pub target: Pose2,
+}
+
+/// Everything one cycle takes.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Inputs<'a> {
+    /// Joint states that arrived since the last cycle.
+    pub joint_states: &'a [JointStateIn<'a>],
+    /// Platen pose updates, in arrival order (applied before the requests).
+    pub platen_poses: &'a [PlatenPoseIn],
+    /// Platen move requests, answered in order.
+    pub platen_requests: &'a [MoveRequest],
+}
+
+impl<'a> Inputs<'a> {
+    /// Joint states only.
+    pub fn joints(joint_states: &'a [JointStateIn<'a>]) -> Inputs<'a> {
+        Inputs { joint_states, ..Inputs::default() }
+    }
+}
+
+/// Everything one cycle decides.
+#[derive(Clone, Copy, Debug)]
+pub struct Decisions<'a> {
+    /// Per manipulator.
+    pub manipulators: &'a [Decision],
+    /// Per platen unit, its status (stopped ones must stop).
+    pub platen: &'a [UnitStatus],
+    /// The answers to this cycle's move requests: (unit, answer).
+    pub answers: &'a [(usize, Answer)],
+}
+
 /// Something that cannot be allowed or forbidden to touch.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -183,6 +235,9 @@ pub enum ContactError {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum GuardError {
+    /// The platen's initial layout is not free.
+    #[error(transparent)]
+    Platen(#[from] PlatenError),
     /// An obstacle's exact shape could not be built.
     #[error("obstacle `{name}`: {source}")]
     Obstacle {
@@ -352,6 +407,9 @@ pub struct Guard {
     fixed_dirty: bool,
     /// Robot-vs-robot by all pairs instead of the hash (benchmark baseline).
     all_pairs: bool,
+    platen: Option<BitAllocator>,
+    platen_status: Vec<UnitStatus>,
+    answers: Vec<(usize, Answer)>,
 }
 
 impl Guard {
@@ -481,6 +539,7 @@ impl Guard {
         let g = *field.grid();
         let grid_hi = std::array::from_fn(|k| g.origin_m[k] + g.dims[k] as f64 * g.resolution_m);
         let hash_base_cell = 2.0 * r_max + cell.margins.release_m as f32;
+        let platen = cell.platen.as_ref().map(BitAllocator::new).transpose()?;
         let mut guard = Guard {
             settings,
             margins: cell.margins,
@@ -510,6 +569,9 @@ impl Guard {
             grid_hi,
             fixed_dirty: true,
             all_pairs: false,
+            platen_status: Vec::with_capacity(platen.as_ref().map_or(0, |p| p.units())),
+            answers: Vec::with_capacity(64),
+            platen,
         };
         let n_arms = guard.arms.len();
         for ia in 0..n_arms {
@@ -674,9 +736,42 @@ impl Guard {
         })
     }
 
-    /// One cycle at time `now_s`: takes the joint states that arrived since
-    /// the last cycle and decides, for every manipulator, continue or stop.
-    pub fn step(&mut self, now_s: f64, states: &[JointStateIn<'_>]) -> &[Decision] {
+    /// One cycle at time `now_s`: takes what arrived since the last cycle
+    /// (joint states, platen pose updates and move requests) and decides,
+    /// for every manipulator, continue or stop, and for every platen unit,
+    /// its grants and status.
+    pub fn step(&mut self, now_s: f64, inputs: &Inputs<'_>) -> Decisions<'_> {
+        self.step_manipulators(now_s, inputs.joint_states);
+        self.answers.clear();
+        if let Some(p) = &mut self.platen {
+            for u in inputs.platen_poses {
+                if u.unit >= p.units() {
+                    self.unknown_inputs += 1;
+                    continue;
+                }
+                p.pose_update(now_s, u.unit, u.stamp_s, u.pose);
+            }
+            for r in inputs.platen_requests {
+                let answer = p.request(now_s, r.unit, r.request_id, r.target);
+                self.answers.push((r.unit, answer));
+            }
+            self.platen_status.clear();
+            self.platen_status.extend((0..p.units()).map(|i| p.status(i, now_s)));
+        } else {
+            self.unknown_inputs += inputs.platen_poses.len() + inputs.platen_requests.len();
+        }
+        Decisions { manipulators: &self.decisions, platen: &self.platen_status, answers: &self.answers }
+    }
+
+    /// The platen allocator, if the cell has a platen.
+    pub fn platen(&self) -> Option<&BitAllocator> {
+        self.platen.as_ref()
+    }
+
+    /// The manipulator part of [`Guard::step`]: takes the joint states that
+    /// arrived since the last cycle and decides, for every manipulator,
+    /// continue or stop.
+    pub fn step_manipulators(&mut self, now_s: f64, states: &[JointStateIn<'_>]) -> &[Decision] {
         for a in &mut self.arms {
             a.rejected = None;
         }

@@ -224,6 +224,61 @@ pub struct Platen {
     pub cell_m: f64,
     /// The units.
     pub units: Vec<PlatenUnit>,
+    /// Fixed obstacles on the surface.
+    pub obstacles: Vec<PlatenObstacle>,
+    /// How requests and pose updates are handled.
+    pub allocation: AllocationSettings,
+}
+
+/// A fixed obstacle on the platen surface.
+#[derive(Clone, Debug)]
+pub struct PlatenObstacle {
+    /// Unique name.
+    pub name: String,
+    /// Simple polygon, surface frame, counter-clockwise.
+    pub polygon_xy_m: Vec<[f64; 2]>,
+}
+
+/// A unit's umbilical cord: fixed from its anchor through guide points,
+/// then a straight run to the attachment point on the unit.
+#[derive(Clone, Debug)]
+pub struct Umbilical {
+    /// Anchor, surface frame.
+    pub anchor_xy_m: [f64; 2],
+    /// Guide points after the anchor, surface frame.
+    pub via_xy_m: Vec<[f64; 2]>,
+    /// Attachment point, unit frame.
+    pub attach_xy_m: [f64; 2],
+    /// Width of the cord (and its clearance), m.
+    pub width_m: f64,
+}
+
+/// Platen allocation settings (`platen.allocation`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AllocationSettings {
+    /// A denied unit may ask again after this long, s.
+    pub retry_after_s: f64,
+    /// A moving unit with no pose update for this long must stop; requests
+    /// from a unit whose pose is older are refused, s.
+    pub pose_timeout_s: f64,
+    /// A unit is at its goal within this distance, m …
+    pub arrive_tolerance_m: f64,
+    /// … and this angle, rad.
+    pub arrive_tolerance_rad: f64,
+    /// The path freed behind a moving unit lags its pose by this much, m.
+    pub release_lag_m: f64,
+}
+
+impl Default for AllocationSettings {
+    fn default() -> Self {
+        AllocationSettings {
+            retry_after_s: 1.0,
+            pose_timeout_s: 0.1,
+            arrive_tolerance_m: 0.002,
+            arrive_tolerance_rad: 0.01,
+            release_lag_m: 0.005,
+        }
+    }
 }
 
 /// A planar unit on the platen.
@@ -233,8 +288,8 @@ pub struct PlatenUnit {
     pub name: String,
     /// Footprint polygon in the unit frame, counter-clockwise.
     pub footprint_xy_m: Vec<[f64; 2]>,
-    /// Where its umbilical cord is anchored, surface frame.
-    pub umbilical_anchor_xy_m: [f64; 2],
+    /// Its umbilical cord, if it has one.
+    pub umbilical: Option<Umbilical>,
     /// Maximum speed, m/s.
     pub max_speed_mps: f64,
     /// Initial pose (x, y, θ) on the surface.
@@ -696,39 +751,41 @@ fn platen(cx: &Ctx, p: &RawPlaten, names: &mut HashSet<String>) -> Result<Platen
         return Err(cx.invalid("platen.surface.cell_m", cell_m, "more than 65536 cells along an edge"));
     }
     let inside = |q: [f64; 2]| q[0] >= 0.0 && q[1] >= 0.0 && q[0] <= size[0] && q[1] <= size[1];
+    let outside_msg = format!("outside the surface (0..{}, 0..{})", size[0], size[1]);
+    let mut obstacles = Vec::new();
+    for (i, o) in p.obstacles.iter().enumerate() {
+        let key = format!("platen.obstacles[{i}]");
+        let name = cx.name(&format!("{key}.name"), &o.name, names)?;
+        let polygon_xy_m = simple_polygon(cx, &format!("{key}.polygon_xy_m"), &o.polygon_xy_m)?;
+        obstacles.push(PlatenObstacle { name, polygon_xy_m });
+    }
     let mut units = Vec::new();
     for (i, u) in p.units.iter().enumerate() {
         let key = format!("platen.units[{i}]");
         let name = cx.name(&format!("{key}.name"), &u.name, names)?;
-        let fkey = format!("{key}.footprint_xy_m");
-        let mut fp: Vec<[f64; 2]> =
-            u.footprint_xy_m.iter().map(|v| cx.finite_n(&fkey, *v)).collect::<Result<_, _>>()?;
-        if fp.len() < 3 {
-            return Err(cx.invalid(&fkey, &fp, "a footprint needs at least three vertices"));
-        }
-        let area2: f64 = (0..fp.len())
-            .map(|k| {
-                let (a, b) = (fp[k], fp[(k + 1) % fp.len()]);
-                a[0] * b[1] - b[0] * a[1]
-            })
-            .sum();
-        if area2.abs() < 1e-12 {
-            return Err(cx.invalid(&fkey, &fp, "footprint has no area"));
-        }
-        if let Some((a, b)) = self_intersection(&fp) {
-            return Err(cx.invalid(&fkey, &fp, format!("footprint edges {a} and {b} cross; give a simple polygon")));
-        }
-        if area2 < 0.0 {
-            fp.reverse();
-        }
-        let anchor = cx.finite_n(&format!("{key}.umbilical_anchor_xy_m"), u.umbilical_anchor_xy_m)?;
-        if !inside(anchor) {
-            return Err(cx.invalid(
-                format!("{key}.umbilical_anchor_xy_m"),
-                anchor,
-                format!("outside the surface (0..{}, 0..{})", size[0], size[1]),
-            ));
-        }
+        let fp = simple_polygon(cx, &format!("{key}.footprint_xy_m"), &u.footprint_xy_m)?;
+        let umbilical = match &u.umbilical {
+            None => None,
+            Some(c) => {
+                let ck = format!("{key}.umbilical");
+                let anchor_xy_m = cx.finite_n(&format!("{ck}.anchor_xy_m"), c.anchor_xy_m)?;
+                if !inside(anchor_xy_m) {
+                    return Err(cx.invalid(format!("{ck}.anchor_xy_m"), anchor_xy_m, outside_msg));
+                }
+                let mut via_xy_m = Vec::new();
+                for (k, v) in c.via_xy_m.iter().enumerate() {
+                    let vk = format!("{ck}.via_xy_m[{k}]");
+                    let v = cx.finite_n(&vk, *v)?;
+                    if !inside(v) {
+                        return Err(cx.invalid(vk, v, outside_msg));
+                    }
+                    via_xy_m.push(v);
+                }
+                let attach_xy_m = cx.finite_n(&format!("{ck}.attach_xy_m"), c.attach_xy_m.unwrap_or([0.0, 0.0]))?;
+                let width_m = cx.positive(&format!("{ck}.width_m"), c.width_m)?;
+                Some(Umbilical { anchor_xy_m, via_xy_m, attach_xy_m, width_m })
+            }
+        };
         let ip = &u.initial_pose;
         let pk = format!("{key}.initial_pose");
         let pose3 = [
@@ -750,12 +807,55 @@ fn platen(cx: &Ctx, p: &RawPlaten, names: &mut HashSet<String>) -> Result<Platen
         units.push(PlatenUnit {
             name,
             footprint_xy_m: fp,
-            umbilical_anchor_xy_m: anchor,
+            umbilical,
             max_speed_mps: cx.positive(&format!("{key}.max_speed_mps"), u.max_speed_mps)?,
             initial_pose: pose3,
         });
     }
-    Ok(Platen { pose, size_xy_m: size, cell_m, units })
+    let mut allocation = AllocationSettings::default();
+    if let Some(a) = &p.allocation {
+        let k = |f: &str| format!("platen.allocation.{f}");
+        if let Some(v) = a.retry_after_s {
+            allocation.retry_after_s = cx.non_negative(&k("retry_after_s"), v)?;
+        }
+        if let Some(v) = a.pose_timeout_s {
+            allocation.pose_timeout_s = cx.positive(&k("pose_timeout_s"), v)?;
+        }
+        if let Some(v) = a.arrive_tolerance_m {
+            allocation.arrive_tolerance_m = cx.non_negative(&k("arrive_tolerance_m"), v)?;
+        }
+        if let Some(v) = a.arrive_tolerance_rad {
+            allocation.arrive_tolerance_rad = cx.non_negative(&k("arrive_tolerance_rad"), v)?;
+        }
+        if let Some(v) = a.release_lag_m {
+            allocation.release_lag_m = cx.non_negative(&k("release_lag_m"), v)?;
+        }
+    }
+    Ok(Platen { pose, size_xy_m: size, cell_m, units, obstacles, allocation })
+}
+
+/// A simple polygon with area, made counter-clockwise.
+fn simple_polygon(cx: &Ctx, key: &str, raw: &[[f64; 2]]) -> Result<Vec<[f64; 2]>, ConfigError> {
+    let mut fp: Vec<[f64; 2]> = raw.iter().map(|v| cx.finite_n(key, *v)).collect::<Result<_, _>>()?;
+    if fp.len() < 3 {
+        return Err(cx.invalid(key, &fp, "a polygon needs at least three vertices"));
+    }
+    let area2: f64 = (0..fp.len())
+        .map(|k| {
+            let (a, b) = (fp[k], fp[(k + 1) % fp.len()]);
+            a[0] * b[1] - b[0] * a[1]
+        })
+        .sum();
+    if area2.abs() < 1e-12 {
+        return Err(cx.invalid(key, &fp, "the polygon has no area"));
+    }
+    if let Some((a, b)) = self_intersection(&fp) {
+        return Err(cx.invalid(key, &fp, format!("polygon edges {a} and {b} cross; give a simple polygon")));
+    }
+    if area2 < 0.0 {
+        fp.reverse();
+    }
+    Ok(fp)
 }
 
 /// First pair of non-adjacent polygon edges that intersect.

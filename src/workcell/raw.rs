@@ -118,6 +118,43 @@ pub(crate) struct RawLinkSpheres {
 pub(crate) struct RawPlaten {
     pub surface: RawSurface,
     pub units: Vec<RawUnit>,
+    #[serde(default)]
+    pub obstacles: Vec<RawPlatenObstacle>,
+    #[serde(default)]
+    pub allocation: Option<RawAllocation>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawPlatenObstacle {
+    pub name: String,
+    pub polygon_xy_m: Vec<[f64; 2]>,
+}
+
+#[derive(Deserialize, Debug, Default)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawAllocation {
+    #[serde(default)]
+    pub retry_after_s: Option<f64>,
+    #[serde(default)]
+    pub pose_timeout_s: Option<f64>,
+    #[serde(default)]
+    pub arrive_tolerance_m: Option<f64>,
+    #[serde(default)]
+    pub arrive_tolerance_rad: Option<f64>,
+    #[serde(default)]
+    pub release_lag_m: Option<f64>,
+}
+
+#[derive(Deserialize, Debug)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawUmbilical {
+    pub anchor_xy_m: [f64; 2],
+    #[serde(default)]
+    pub via_xy_m: Vec<[f64; 2]>,
+    #[serde(default)]
+    pub attach_xy_m: Option<[f64; 2]>,
+    pub width_m: f64,
 }
 
 #[derive(Deserialize, Debug)]
@@ -133,7 +170,8 @@ pub(crate) struct RawSurface {
 pub(crate) struct RawUnit {
     pub name: String,
     pub footprint_xy_m: Vec<[f64; 2]>,
-    pub umbilical_anchor_xy_m: [f64; 2],
+    #[serde(default)]
+    pub umbilical: Option<RawUmbilical>,
     pub max_speed_mps: f64,
     pub initial_pose: RawPose2,
 }
