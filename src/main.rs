@@ -221,7 +221,7 @@ fn simulate(a: &SimulateArgs) -> Result<(), AnyError> {
         return Err(format!("{} cycles with a contact", total.contacts()).into());
     }
     if let (Some(p), true) = (&base.platen, a.platen_episodes > 0) {
-        if !(a.platen_duration_s > 0.0) {
+        if a.platen_duration_s.is_nan() || a.platen_duration_s <= 0.0 {
             return Err("--platen-duration-s must be positive".into());
         }
         let dt = 0.01;
