@@ -87,9 +87,12 @@ pub trait CellMap: Clone {
     /// it; this map then holds exactly what went into the world (to take
     /// back with `world.xor_from(self)`).
     fn raster_install(&mut self, grid: &Grid, poly: &[[f64; 2]], world: &mut Self) -> Result<(), Cell>;
-    /// Whether the convex polygon touches a set cell (the map is unchanged;
-    /// `&mut` only for the rasterizer's scratch).
-    fn hits(&mut self, grid: &Grid, poly: &[[f64; 2]]) -> bool;
+    /// Whether the convex polygon touches a set cell in rows `rows.0..=rows.1`
+    /// (the map is unchanged; `&mut` only for the rasterizer's scratch).
+    fn hits(&mut self, grid: &Grid, poly: &[[f64; 2]], rows: (usize, usize)) -> bool;
+    /// The first cell (row-major) set in both, and the last row holding
+    /// one: one pass for [`CellMap::first_common`] and the rows to search.
+    fn common(&self, other: &Self) -> Option<(Cell, usize)>;
     /// self ^= other.
     fn xor_from(&mut self, other: &Self);
     /// self |= other.
@@ -369,9 +372,23 @@ impl CellMap for BitMap {
         Ok(())
     }
 
-    fn hits(&mut self, grid: &Grid, poly: &[[f64; 2]]) -> bool {
+    fn common(&self, other: &BitMap) -> Option<(Cell, usize)> {
+        let mut out: Option<(Cell, usize)> = None;
+        for (r, w0, w1) in other.rows() {
+            let b = r * self.wpr;
+            let (x, s) = (&self.words[b + w0..b + w1 + 1], &other.words[b + w0..b + w1 + 1]);
+            if let Some(i) = x.iter().zip(s).position(|(&x, &s)| x & s != 0) {
+                let first = out.map_or((r, (w0 + i) * 64 + (x[i] & s[i]).trailing_zeros() as usize), |o| o.0);
+                out = Some((first, r));
+            }
+        }
+        out
+    }
+
+    fn hits(&mut self, grid: &Grid, poly: &[[f64; 2]], rows: (usize, usize)) -> bool {
         // Only rows that may hold set cells can be hit.
-        let Some((r_lo, r_hi)) = self.spans.fill(grid, poly, (self.r0, self.r1)) else { return false };
+        let clip = (self.r0.max(rows.0), self.r1.min(rows.1));
+        let Some((r_lo, r_hi)) = self.spans.fill(grid, poly, clip) else { return false };
         for r in r_lo..=r_hi {
             let (xl, xr) = (self.spans.xl[r], self.spans.xr[r]);
             if xl > xr {
@@ -667,10 +684,24 @@ impl CellMap for BoolMap {
         Ok(())
     }
 
-    fn hits(&mut self, grid: &Grid, poly: &[[f64; 2]]) -> bool {
+    fn hits(&mut self, grid: &Grid, poly: &[[f64; 2]], rows: (usize, usize)) -> bool {
         let mut probe = BoolMap::new(grid);
         probe.raster(grid, poly);
-        self.first_common(&probe).is_some()
+        probe.cells_of().any(|(r, c)| {
+            let i = r * self.cols + c;
+            r >= rows.0 && r <= rows.1 && probe.cells[i] && self.cells[i]
+        })
+    }
+
+    fn common(&self, other: &BoolMap) -> Option<(Cell, usize)> {
+        let mut out: Option<(Cell, usize)> = None;
+        for (r, c) in other.cells_of() {
+            let i = r * self.cols + c;
+            if self.cells[i] && other.cells[i] {
+                out = Some((out.map_or((r, c), |o| o.0), r));
+            }
+        }
+        out
     }
 
     fn xor_from(&mut self, other: &BoolMap) {

@@ -436,8 +436,8 @@ impl<M: CellMap> Allocator<M> {
     /// Rasterizes the move into `swept` and installs it in the world if it
     /// stays on the surface and nothing is taken. Otherwise the world is as
     /// before, `swept` holds the whole move, and the first taken cell
-    /// (row-major) is returned, if any.
-    fn try_install(&mut self, unit: usize, from: Pose2, to: Pose2) -> Result<(), Option<Cell>> {
+    /// (row-major) and the last row with one are returned, if any.
+    fn try_install(&mut self, unit: usize, from: Pose2, to: Pose2) -> Result<(), Option<(Cell, usize)>> {
         self.pieces.clear();
         let tol = 0.25 * self.grid.cell_m;
         self.units[unit].shape.sweep_pieces(from, to, tol, &mut self.pieces);
@@ -457,20 +457,20 @@ impl<M: CellMap> Allocator<M> {
             if !failed {
                 return Ok(());
             }
-            return Err(self.world.first_common(&self.swept));
+            return Err(self.world.common(&self.swept));
         }
         for p in self.pieces.iter() {
             self.swept.raster(&self.grid, p);
         }
         if !on {
-            return Err(self.world.first_common(&self.swept));
+            return Err(self.world.common(&self.swept));
         }
-        self.world.install(&self.swept, Install::CheckFirst).map_err(Some)
+        self.world.install(&self.swept, Install::CheckFirst).map_err(|_| self.world.common(&self.swept))
     }
 
     /// Whether the move of `unit` from `from` to `to` stays on the surface
-    /// and clear of the world (nothing is written).
-    fn probe(&mut self, unit: usize, from: Pose2, to: Pose2) -> bool {
+    /// and clear of the world in `rows` (nothing is written).
+    fn probe(&mut self, unit: usize, from: Pose2, to: Pose2, rows: (usize, usize)) -> bool {
         self.pieces.clear();
         let tol = 0.25 * self.grid.cell_m;
         self.units[unit].shape.sweep_pieces(from, to, tol, &mut self.pieces);
@@ -480,7 +480,7 @@ impl<M: CellMap> Allocator<M> {
             }
         }
         for p in self.pieces.iter() {
-            if self.world.hits(&self.grid, p) {
+            if self.world.hits(&self.grid, p, rows) {
                 return false;
             }
         }
@@ -526,9 +526,18 @@ impl<M: CellMap> Allocator<M> {
             }
             Err(cell) => cell,
         };
-        let blocker = conflict.and_then(|c| self.owner(c, unit)).unwrap_or(Blocker::Edge);
+        let blocker = conflict.and_then(|(c, _)| self.owner(c, unit)).unwrap_or(Blocker::Edge);
+        // A shorter move takes no cell the whole move does not (exactly so
+        // for a straight move without turning), so the probes first look
+        // only at the rows where the whole move meets the world; the point
+        // found is verified when it is installed, and the search is redone
+        // over every row if it does not install.
+        let rows = conflict.map_or((1, 0), |(c, last)| (c.0, last));
         self.swept.clear();
-        match self.search(now_s, unit, request_id, from, target, blocker) {
+        if let Some(answer) = self.search(now_s, unit, request_id, from, target, blocker, rows) {
+            return answer;
+        }
+        match self.search(now_s, unit, request_id, from, target, blocker, (0, usize::MAX)) {
             Some(answer) => answer,
             // The probes and the install see the same cells, so a
             // probed-clear move installs; were it ever not to, deny.
@@ -546,8 +555,9 @@ impl<M: CellMap> Allocator<M> {
 
     /// The farthest safe point: bisects over steps of about one cell of
     /// travel (any point's), after checking the first step (which decides
-    /// between DENIED and PARTIAL). None if the point found does not
-    /// install.
+    /// between DENIED and PARTIAL). The probes look at `rows` only. None if
+    /// the point found does not install.
+    #[allow(clippy::too_many_arguments)]
     fn search(
         &mut self,
         now_s: f64,
@@ -556,6 +566,7 @@ impl<M: CellMap> Allocator<M> {
         from: Pose2,
         target: Pose2,
         blocker: Blocker,
+        rows: (usize, usize),
     ) -> Option<Answer> {
         let travel = (target[0] - from[0]).hypot(target[1] - from[1])
             + self.units[unit].shape.r_max * wrap(target[2] - from[2]).abs();
@@ -568,7 +579,7 @@ impl<M: CellMap> Allocator<M> {
             first = false;
             let to = pose_at(from, target, mid as f64 / n as f64);
             self.counts.probes += 1;
-            if self.probe(unit, from, to) {
+            if self.probe(unit, from, to, rows) {
                 lo = mid;
             } else {
                 hi = mid;
