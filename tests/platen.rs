@@ -288,18 +288,15 @@ fn both_install_strategies_give_the_same_answers() {
 
 // ------------------------------------------------- conservative rasterization
 
+/// An L (not convex) of w × h.
+fn l_shape(w: f64, h: f64) -> Vec<[f64; 2]> {
+    vec![[-w / 2.0, -h / 2.0], [w / 2.0, -h / 2.0], [w / 2.0, 0.0], [0.0, 0.0], [0.0, h / 2.0], [-w / 2.0, h / 2.0]]
+}
+
 fn arb_footprint() -> impl Strategy<Value = Vec<[f64; 2]>> {
     prop_oneof![
         (0.01..0.08f64, 0.01..0.08f64).prop_map(|(w, h)| rect(w, h)),
-        // An L (not convex).
-        (0.02..0.08f64, 0.02..0.08f64).prop_map(|(w, h)| vec![
-            [-w / 2.0, -h / 2.0],
-            [w / 2.0, -h / 2.0],
-            [w / 2.0, 0.0],
-            [0.0, 0.0],
-            [0.0, h / 2.0],
-            [-w / 2.0, h / 2.0]
-        ]),
+        (0.02..0.08f64, 0.02..0.08f64).prop_map(|(w, h)| l_shape(w, h)),
         // A triangle off the origin.
         (0.01..0.06f64, 0.0..0.03f64).prop_map(|(s, o)| vec![[o, o], [o + s, o], [o, o + s]]),
     ]
@@ -493,14 +490,7 @@ fn arb_platen() -> impl Strategy<Value = Platen> {
 fn arb_footprint_small() -> impl Strategy<Value = Vec<[f64; 2]>> {
     prop_oneof![
         (0.01..0.03f64, 0.01..0.03f64).prop_map(|(w, h)| rect(w, h)),
-        (0.012..0.03f64, 0.012..0.03f64).prop_map(|(w, h)| vec![
-            [-w / 2.0, -h / 2.0],
-            [w / 2.0, -h / 2.0],
-            [w / 2.0, 0.0],
-            [0.0, 0.0],
-            [0.0, h / 2.0],
-            [-w / 2.0, h / 2.0]
-        ]),
+        (0.012..0.03f64, 0.012..0.03f64).prop_map(|(w, h)| l_shape(w, h)),
     ]
 }
 

@@ -155,20 +155,29 @@ impl BitMap {
         }
     }
 
-    /// Sets columns c0..=c1 of row r.
+    /// Sets a span of row r.
     #[inline]
-    fn set_span(&mut self, r: usize, c0: usize, c1: usize) {
-        let (w0, w1) = (c0 / 64, c1 / 64);
+    fn set_span(&mut self, r: usize, sp: RowSpan) {
         let base = r * self.wpr;
-        let first = !0u64 << (c0 % 64);
-        let last = !0u64 >> (63 - c1 % 64);
-        // Masks computed per word (no memset call for a few words).
-        let row = &mut self.words[base + w0..=base + w1];
-        let n = row.len() - 1;
-        for (i, w) in row.iter_mut().enumerate() {
-            *w |= if i == 0 { first } else { !0 } & if i == n { last } else { !0 };
+        for (i, w) in self.words[base + sp.w0..base + sp.w1 + 1].iter_mut().enumerate() {
+            *w |= sp.mask(i);
         }
-        self.touch(r, w0, w1);
+        self.touch(r, sp.w0, sp.w1);
+    }
+
+    /// self = op(self, other), word by word over the words `other` may
+    /// have set.
+    #[inline(always)]
+    fn combine(&mut self, other: &BitMap, op: impl Fn(u64, u64) -> u64) {
+        self.touch_rows(other.r0, other.r1);
+        for (r, w0, w1) in other.rows() {
+            let b = r * self.wpr;
+            let (d, s) = (&mut self.words[b + w0..b + w1 + 1], &other.words[b + w0..b + w1 + 1]);
+            for (d, s) in d.iter_mut().zip(s) {
+                *d = op(*d, *s);
+            }
+            self.touch(r, w0, w1);
+        }
     }
 
     /// Rows (and their word ranges) of `self` that may be non-zero.
@@ -199,7 +208,41 @@ struct Spans {
     xr: Vec<f64>,
 }
 
+/// A row's cells c0..=c1 as words w0..=w1, with the first and last word's
+/// masks.
+#[derive(Clone, Copy)]
+struct RowSpan {
+    w0: usize,
+    w1: usize,
+    first: u64,
+    last: u64,
+}
+
+impl RowSpan {
+    #[inline(always)]
+    fn new(c0: usize, c1: usize) -> RowSpan {
+        RowSpan { w0: c0 / 64, w1: c1 / 64, first: !0u64 << (c0 % 64), last: !0u64 >> (63 - c1 % 64) }
+    }
+
+    /// Mask of the span's i-th word (computed, so that no memset call is
+    /// made for a few words).
+    #[inline(always)]
+    fn mask(&self, i: usize) -> u64 {
+        (if i == 0 { self.first } else { !0 }) & (if i == self.w1 - self.w0 { self.last } else { !0 })
+    }
+}
+
 impl Spans {
+    /// Row r's span, once filled.
+    #[inline(always)]
+    fn row(&self, grid: &Grid, r: usize) -> Option<RowSpan> {
+        let (xl, xr) = (self.xl[r], self.xr[r]);
+        if xl > xr {
+            return None;
+        }
+        grid.span(xl, xr, grid.cols).map(|(c0, c1)| RowSpan::new(c0, c1))
+    }
+
     fn new(rows: usize) -> Spans {
         Spans { xl: vec![f64::INFINITY; rows], xr: vec![f64::NEG_INFINITY; rows] }
     }
@@ -326,12 +369,8 @@ impl CellMap for BitMap {
         let Some((r_lo, r_hi)) = self.spans.fill(grid, poly, (0, usize::MAX)) else { return };
         self.touch_rows(r_lo, r_hi);
         for r in r_lo..=r_hi {
-            let (xl, xr) = (self.spans.xl[r], self.spans.xr[r]);
-            if xl > xr {
-                continue;
-            }
-            if let Some((c0, c1)) = grid.span(xl, xr, grid.cols) {
-                self.set_span(r, c0, c1);
+            if let Some(sp) = self.spans.row(grid, r) {
+                self.set_span(r, sp);
             }
         }
     }
@@ -341,19 +380,12 @@ impl CellMap for BitMap {
         self.touch_rows(r_lo, r_hi);
         world.touch_rows(r_lo, r_hi);
         for r in r_lo..=r_hi {
-            let (xl, xr) = (self.spans.xl[r], self.spans.xr[r]);
-            if xl > xr {
-                continue;
-            }
-            let Some((c0, c1)) = grid.span(xl, xr, grid.cols) else { continue };
-            let (w0, w1) = (c0 / 64, c1 / 64);
-            let (first, last) = (!0u64 << (c0 % 64), !0u64 >> (63 - c1 % 64));
+            let Some(sp) = self.spans.row(grid, r) else { continue };
+            let (w0, w1) = (sp.w0, sp.w1);
             let b = r * self.wpr;
             let (sw, wo) = (&mut self.words[b + w0..b + w1 + 1], &mut world.words[b + w0..b + w1 + 1]);
-            let n = sw.len() - 1;
             for (i, (s, x)) in sw.iter_mut().zip(wo.iter_mut()).enumerate() {
-                let m = if i == 0 { first } else { !0 } & if i == n { last } else { !0 };
-                let new = m & !*s;
+                let new = sp.mask(i) & !*s;
                 let w = *x;
                 // Taken where world XOR new differs from world OR new.
                 if (w ^ new) != (w | new) {
@@ -390,18 +422,10 @@ impl CellMap for BitMap {
         let clip = (self.r0.max(rows.0), self.r1.min(rows.1));
         let Some((r_lo, r_hi)) = self.spans.fill(grid, poly, clip) else { return false };
         for r in r_lo..=r_hi {
-            let (xl, xr) = (self.spans.xl[r], self.spans.xr[r]);
-            if xl > xr {
-                continue;
-            }
-            let Some((c0, c1)) = grid.span(xl, xr, grid.cols) else { continue };
-            let (w0, w1) = (c0 / 64, c1 / 64);
-            let (first, last) = (!0u64 << (c0 % 64), !0u64 >> (63 - c1 % 64));
-            let row = &self.words[r * self.wpr + w0..r * self.wpr + w1 + 1];
-            let n = row.len() - 1;
+            let Some(sp) = self.spans.row(grid, r) else { continue };
+            let row = &self.words[r * self.wpr + sp.w0..r * self.wpr + sp.w1 + 1];
             for (i, &w) in row.iter().enumerate() {
-                let m = if i == 0 { first } else { !0 } & if i == n { last } else { !0 };
-                if w & m != 0 {
+                if w & sp.mask(i) != 0 {
                     return true;
                 }
             }
@@ -410,27 +434,11 @@ impl CellMap for BitMap {
     }
 
     fn xor_from(&mut self, other: &BitMap) {
-        self.touch_rows(other.r0, other.r1);
-        for (r, w0, w1) in other.rows() {
-            let b = r * self.wpr;
-            let (d, s) = (&mut self.words[b + w0..b + w1 + 1], &other.words[b + w0..b + w1 + 1]);
-            for (d, s) in d.iter_mut().zip(s) {
-                *d ^= *s;
-            }
-            self.touch(r, w0, w1);
-        }
+        self.combine(other, |d, s| d ^ s);
     }
 
     fn or_from(&mut self, other: &BitMap) {
-        self.touch_rows(other.r0, other.r1);
-        for (r, w0, w1) in other.rows() {
-            let b = r * self.wpr;
-            let (d, s) = (&mut self.words[b + w0..b + w1 + 1], &other.words[b + w0..b + w1 + 1]);
-            for (d, s) in d.iter_mut().zip(s) {
-                *d |= *s;
-            }
-            self.touch(r, w0, w1);
-        }
+        self.combine(other, |d, s| d | s);
     }
 
     fn and_from(&mut self, other: &BitMap) {
