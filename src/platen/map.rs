@@ -37,6 +37,16 @@ impl Grid {
         })
     }
 
+    /// The rows a polygon's height spans (clamped to the grid).
+    pub fn rows_of(&self, poly: &[[f64; 2]]) -> Option<(usize, usize)> {
+        let (mut ymin, mut ymax) = (f64::INFINITY, f64::NEG_INFINITY);
+        for p in poly {
+            ymin = ymin.min(p[1]);
+            ymax = ymax.max(p[1]);
+        }
+        self.span(ymin, ymax, self.rows)
+    }
+
     /// Cell index range `[lo, hi]` (clamped) of the coordinate range.
     #[inline]
     pub(crate) fn span(&self, lo: f64, hi: f64, n: usize) -> Option<(usize, usize)> {
@@ -84,9 +94,10 @@ pub trait CellMap: Clone {
     /// Rasterizes the convex polygon into this (swept) map and, cell by
     /// cell, into `world`: the cells new to this map must be clear in the
     /// world, and go into both. At the first taken cell it stops and names
-    /// it; this map then holds exactly what went into the world (to take
-    /// back with `world.xor_from(self)`).
-    fn raster_install(&mut self, grid: &Grid, poly: &[[f64; 2]], world: &mut Self) -> Result<(), Cell>;
+    /// it (row-major within the polygon), with the polygon's last row
+    /// ([`Grid::rows_of`]); this map then holds exactly what went into the
+    /// world (to take back with `world.xor_from(self)`).
+    fn raster_install(&mut self, grid: &Grid, poly: &[[f64; 2]], world: &mut Self) -> Result<(), (Cell, usize)>;
     /// Whether the convex polygon touches a set cell in rows `rows.0..=rows.1`
     /// (the map is unchanged; `&mut` only for the rasterizer's scratch).
     fn hits(&mut self, grid: &Grid, poly: &[[f64; 2]], rows: (usize, usize)) -> bool;
@@ -250,12 +261,7 @@ impl Spans {
     /// Fills rows r_lo..=r_hi (returned) for `poly`.
     /// Only rows within `clip` are filled.
     fn fill(&mut self, grid: &Grid, poly: &[[f64; 2]], clip: (usize, usize)) -> Option<(usize, usize)> {
-        let (mut ymin, mut ymax) = (f64::INFINITY, f64::NEG_INFINITY);
-        for p in poly {
-            ymin = ymin.min(p[1]);
-            ymax = ymax.max(p[1]);
-        }
-        let (r_lo, r_hi) = grid.span(ymin, ymax, grid.rows)?;
+        let (r_lo, r_hi) = grid.rows_of(poly)?;
         let (r_lo, r_hi) = (r_lo.max(clip.0), r_hi.min(clip.1));
         if r_lo > r_hi {
             return None;
@@ -375,7 +381,7 @@ impl CellMap for BitMap {
         }
     }
 
-    fn raster_install(&mut self, grid: &Grid, poly: &[[f64; 2]], world: &mut BitMap) -> Result<(), Cell> {
+    fn raster_install(&mut self, grid: &Grid, poly: &[[f64; 2]], world: &mut BitMap) -> Result<(), (Cell, usize)> {
         let Some((r_lo, r_hi)) = self.spans.fill(grid, poly, (0, usize::MAX)) else { return Ok(()) };
         self.touch_rows(r_lo, r_hi);
         world.touch_rows(r_lo, r_hi);
@@ -393,7 +399,7 @@ impl CellMap for BitMap {
                         self.touch(r, w0, w0 + i - 1);
                         world.touch(r, w0, w0 + i - 1);
                     }
-                    return Err((r, (w0 + i) * 64 + (w & new).trailing_zeros() as usize));
+                    return Err(((r, (w0 + i) * 64 + (w & new).trailing_zeros() as usize), r_hi));
                 }
                 *s |= new;
                 *x = w ^ new;
@@ -673,7 +679,7 @@ impl CellMap for BoolMap {
         }
     }
 
-    fn raster_install(&mut self, grid: &Grid, poly: &[[f64; 2]], world: &mut BoolMap) -> Result<(), Cell> {
+    fn raster_install(&mut self, grid: &Grid, poly: &[[f64; 2]], world: &mut BoolMap) -> Result<(), (Cell, usize)> {
         let mut probe = BoolMap::new(grid);
         probe.raster(grid, poly);
         for (r, c) in probe.cells_of() {
@@ -682,7 +688,7 @@ impl CellMap for BoolMap {
                 continue;
             }
             if world.cells[i] {
-                return Err((r, c));
+                return Err(((r, c), grid.rows_of(poly).map_or(r, |rows| rows.1)));
             }
             self.cells[i] = true;
             world.cells[i] = true;

@@ -435,8 +435,8 @@ impl<M: CellMap> Allocator<M> {
 
     /// Rasterizes the move into `swept` and installs it in the world if it
     /// stays on the surface and nothing is taken. Otherwise the world is as
-    /// before, `swept` holds the whole move, and the first taken cell
-    /// (row-major) and the last row with one are returned, if any.
+    /// before and the first taken cell (row-major) is returned, if any,
+    /// with a row no taken cell lies past.
     fn try_install(&mut self, unit: usize, from: Pose2, to: Pose2) -> Result<(), Option<(Cell, usize)>> {
         self.pieces.clear();
         let tol = 0.25 * self.grid.cell_m;
@@ -448,8 +448,13 @@ impl<M: CellMap> Allocator<M> {
             for p in self.pieces.iter() {
                 if failed {
                     self.swept.raster(&self.grid, p);
-                } else if self.swept.raster_install(&self.grid, p, &mut self.world).is_err() {
+                } else if let Err(found) = self.swept.raster_install(&self.grid, p, &mut self.world) {
                     self.world.xor_from(&self.swept);
+                    // One piece: the cell found is the first taken one
+                    // (row-major) and none lies past the piece's last row.
+                    if self.pieces.len() == 1 {
+                        return Err(Some(found));
+                    }
                     self.swept.raster(&self.grid, p);
                     failed = true;
                 }
@@ -517,9 +522,9 @@ impl<M: CellMap> Allocator<M> {
         self.world.xor_from(&self.units[unit].map);
         let conflict = match self.try_install(unit, from, target) {
             Ok(()) => {
+                // The unit's old map becomes the scratch (cleared on use).
                 let u = &mut self.units[unit];
                 std::mem::swap(&mut u.map, &mut self.swept);
-                self.swept.clear();
                 u.motion = Some(Motion { request_id, from, goal: target, released: 0.0 });
                 self.counts.granted += 1;
                 return Answer::Granted { request_id, goal: target };
@@ -533,7 +538,6 @@ impl<M: CellMap> Allocator<M> {
         // found is verified when it is installed, and the search is redone
         // over every row if it does not install.
         let rows = conflict.map_or((1, 0), |(c, last)| (c.0, last));
-        self.swept.clear();
         if let Some(answer) = self.search(now_s, unit, request_id, from, target, blocker, rows) {
             return answer;
         }
@@ -589,12 +593,10 @@ impl<M: CellMap> Allocator<M> {
             let fraction = lo as f64 / n as f64;
             let goal = pose_at(from, target, fraction);
             if self.try_install(unit, from, goal).is_err() {
-                self.swept.clear();
                 return None;
             }
             let u = &mut self.units[unit];
             std::mem::swap(&mut u.map, &mut self.swept);
-            self.swept.clear();
             u.motion = Some(Motion { request_id, from, goal, released: 0.0 });
             self.counts.partial += 1;
             return Some(Answer::Partial { request_id, goal, fraction, blocker });
