@@ -32,7 +32,7 @@ pub enum NpyError {
     },
 }
 
-/// Element types written by [`write`].
+/// Element types written by [`write`](fn@write).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dtype {
     /// `<f4`
@@ -60,7 +60,7 @@ pub fn write(path: &Path, dims: [usize; 3], dtype: Dtype, data: &[u8]) -> Result
     std::fs::write(path, bytes).map_err(|source| NpyError::Io { path: path.into(), source })
 }
 
-/// The bytes of a `.npy` file holding a 3-D grid; see [`write`].
+/// The bytes of a `.npy` file holding a 3-D grid; see [`write`](fn@write).
 pub fn encode(dims: [usize; 3], dtype: Dtype, data: &[u8]) -> Vec<u8> {
     encode_ordered(dims, dtype, data, true)
 }

@@ -1,7 +1,7 @@
 //! The workcell description: what is in the cell and how to guard it.
 //!
 //! Read in stages, as the STYLE notes ask: the YAML is parsed into raw
-//! structs that refuse unknown keys ([`raw`]), then [`load`] validates every
+//! structs that refuse unknown keys (`raw`), then [`load`] validates every
 //! value and cross-reference and builds the core objects (URDFs loaded,
 //! sphere models fitted or read). Every error names the file, the key path
 //! and the bad value. Safety-relevant values (margins, decelerations,
