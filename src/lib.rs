@@ -26,6 +26,8 @@
 //!   from bitmap world maps (grants, partial grants, denials, deallocation).
 //! - [`sim`]: closed-loop simulation of a cell's arms under the guard.
 //! - [`resolve`]: `package://` and relative path resolution (ament index first).
+//! - [`ros`]: the ROS 2 adapter's message types and conversions (the
+//!   transports and the node come with issue 6).
 #![warn(missing_docs)]
 
 pub mod field;
@@ -36,6 +38,7 @@ pub mod hash;
 pub mod model;
 pub mod platen;
 pub mod resolve;
+pub mod ros;
 pub mod sim;
 pub mod workcell;
 

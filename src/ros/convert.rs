@@ -1,0 +1,366 @@
+//! Messages to core inputs and decisions to messages, and nothing else:
+//! stamps, joint states by name into a robot's joint order, stop flags and
+//! diagnostics. Buffers are kept and reused, so a cycle allocates nothing
+//! while the publishers keep their joint order.
+
+use super::msg::{Bool, DiagnosticStatus, JointState, KeyValue, Time};
+use crate::guard::{Body, Decision, Reason, StopKind};
+use crate::workcell::Workcell;
+use std::fmt::Write;
+
+/// A ROS time in seconds; None if the nanoseconds are out of range.
+pub fn time_s(t: Time) -> Option<f64> {
+    (t.nanosec < 1_000_000_000).then_some(t.sec as f64 + t.nanosec as f64 * 1e-9)
+}
+
+/// Seconds as a ROS time (rounded to the nanosecond); None if not finite or
+/// outside the 32-bit seconds range.
+pub fn to_time(s: f64) -> Option<Time> {
+    if !s.is_finite() {
+        return None;
+    }
+    let sec = s.floor();
+    if sec < i32::MIN as f64 || sec > i32::MAX as f64 {
+        return None;
+    }
+    let mut nanosec = ((s - sec) * 1e9).round() as u32;
+    let mut sec = sec as i32;
+    if nanosec >= 1_000_000_000 {
+        nanosec -= 1_000_000_000;
+        sec = sec.checked_add(1)?;
+    }
+    Some(Time { sec, nanosec })
+}
+
+/// A joint state that cannot be mapped onto the robot's joints.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum JointStateError {
+    /// Names and positions differ in number.
+    #[error("{names} joint names but {positions} positions")]
+    PositionCount {
+        /// Names.
+        names: usize,
+        /// Positions.
+        positions: usize,
+    },
+    /// Velocities are given, but not one per name.
+    #[error("{names} joint names but {velocities} velocities")]
+    VelocityCount {
+        /// Names.
+        names: usize,
+        /// Velocities.
+        velocities: usize,
+    },
+    /// A name appears twice.
+    #[error("joint `{0}` appears twice")]
+    DuplicateJoint(String),
+    /// A joint of the robot is missing.
+    #[error("joint `{0}` of the robot is missing")]
+    MissingJoint(String),
+    /// A name the robot has no joint of.
+    #[error("the robot has no joint `{0}`")]
+    UnknownJoint(String),
+    /// The stamp's nanoseconds are out of range.
+    #[error("stamp nanoseconds {0} out of range")]
+    BadStamp(u32),
+}
+
+/// Maps joint states by name onto one robot's joint order. The order of
+/// the names last seen is cached: while it stays the same, mapping is a
+/// copy through an index table.
+#[derive(Clone, Debug)]
+pub struct JointMap {
+    dof: Vec<String>,
+    /// The names last mapped successfully.
+    seen: Vec<String>,
+    /// For each robot joint, its index in the message.
+    index: Vec<usize>,
+    positions: Vec<f64>,
+    velocities: Vec<f64>,
+}
+
+/// A joint state in the robot's order.
+#[derive(Clone, Copy, Debug)]
+pub struct Mapped<'a> {
+    /// Stamp, s.
+    pub stamp_s: f64,
+    /// Positions.
+    pub positions: &'a [f64],
+    /// Velocities, when the message has them.
+    pub velocities: Option<&'a [f64]>,
+}
+
+impl JointMap {
+    /// A map onto joints named `dof_names`, in that order.
+    pub fn new(dof_names: &[String]) -> JointMap {
+        let n = dof_names.len();
+        JointMap {
+            dof: dof_names.to_vec(),
+            seen: Vec::new(),
+            index: vec![0; n],
+            positions: vec![0.0; n],
+            velocities: vec![0.0; n],
+        }
+    }
+
+    fn learn(&mut self, names: &[String]) -> Result<(), JointStateError> {
+        self.seen.clear();
+        for (i, n) in names.iter().enumerate() {
+            if names[..i].contains(n) {
+                return Err(JointStateError::DuplicateJoint(n.clone()));
+            }
+            if !self.dof.contains(n) {
+                return Err(JointStateError::UnknownJoint(n.clone()));
+            }
+        }
+        for (d, name) in self.dof.iter().enumerate() {
+            match names.iter().position(|n| n == name) {
+                Some(i) => self.index[d] = i,
+                None => return Err(JointStateError::MissingJoint(name.clone())),
+            }
+        }
+        self.seen.extend_from_slice(names);
+        Ok(())
+    }
+
+    /// The message in the robot's joint order. Values are passed on as
+    /// they are (the core refuses NaN and bad stamps with its own reasons).
+    pub fn map(&mut self, msg: &JointState) -> Result<Mapped<'_>, JointStateError> {
+        let names = msg.name.len();
+        if msg.position.len() != names {
+            return Err(JointStateError::PositionCount { names, positions: msg.position.len() });
+        }
+        if !msg.velocity.is_empty() && msg.velocity.len() != names {
+            return Err(JointStateError::VelocityCount { names, velocities: msg.velocity.len() });
+        }
+        let stamp_s = time_s(msg.header.stamp).ok_or(JointStateError::BadStamp(msg.header.stamp.nanosec))?;
+        if self.seen != msg.name {
+            self.learn(&msg.name)?;
+        }
+        for (d, &i) in self.index.iter().enumerate() {
+            self.positions[d] = msg.position[i];
+        }
+        let velocities = if msg.velocity.is_empty() {
+            None
+        } else {
+            for (d, &i) in self.index.iter().enumerate() {
+                self.velocities[d] = msg.velocity[i];
+            }
+            Some(&self.velocities[..])
+        };
+        Ok(Mapped { stamp_s, positions: &self.positions, velocities })
+    }
+}
+
+/// Sets a key and clears its value (keeping both strings' memory).
+fn value<'a>(kv: &'a mut KeyValue, key: &str) -> &'a mut String {
+    kv.key.clear();
+    kv.key.push_str(key);
+    kv.value.clear();
+    &mut kv.value
+}
+
+/// The stop flag of a decision.
+pub fn stop_flag(d: &Decision) -> Bool {
+    Bool { data: d.is_stop() }
+}
+
+/// Names of robots and links, for messages.
+#[derive(Clone, Debug)]
+pub struct Names {
+    robots: Vec<String>,
+    links: Vec<Vec<String>>,
+}
+
+impl Names {
+    /// The names of a cell's manipulators and their links.
+    pub fn new(cell: &Workcell) -> Names {
+        Names {
+            robots: cell.manipulators.iter().map(|m| m.name.clone()).collect(),
+            links: cell.manipulators.iter().map(|m| m.robot.links.iter().map(|l| l.name.clone()).collect()).collect(),
+        }
+    }
+
+    fn robot(&self, i: usize) -> &str {
+        self.robots.get(i).map_or("?", String::as_str)
+    }
+
+    fn body(&self, b: Body, out: &mut String) {
+        match b {
+            Body::Cell => out.push_str("cell"),
+            Body::Link { robot, link } => {
+                let l = self.links.get(robot as usize).and_then(|l| l.get(link as usize));
+                let _ = write!(out, "{}/{}", self.robot(robot as usize), l.map_or("?", String::as_str));
+            }
+        }
+    }
+
+    /// One line saying why a robot stopped.
+    fn reason(&self, r: Reason, out: &mut String) {
+        let _ = match r {
+            Reason::Cell => write!(out, "stopping path too close to the cell"),
+            Reason::Robot { other } => write!(out, "stopping path too close to `{}`", self.robot(other as usize)),
+            Reason::SelfCollision => write!(out, "two of its own links too close"),
+            Reason::NoJointState => write!(out, "no joint state received"),
+            Reason::StaleJointState { age_s } => write!(out, "joint state {age_s:.3} s old"),
+            Reason::BadJointState(e) => write!(out, "joint state refused: {e}"),
+            Reason::WarmingUp { have, need } => write!(out, "warming up: {have} of {need} joint states"),
+            Reason::OtherRobotUnknown { other } => {
+                write!(out, "`{}` has never reported its joint state", self.robot(other as usize))
+            }
+            Reason::Holding { clear_for_s } => write!(out, "holding: clear for {clear_for_s:.3} s"),
+        };
+    }
+
+    /// Fills `s` with robot `robot`'s decision: OK to continue, WARN for a
+    /// stop the guard chose (proximity, hold, start-up), ERROR for a stop
+    /// forced by missing or bad data. Reuses the strings' memory.
+    pub fn fill_status(&self, s: &mut DiagnosticStatus, robot: usize, d: &Decision) {
+        s.name.clear();
+        let _ = write!(s.name, "workcell_guard: {}", self.robot(robot));
+        s.hardware_id.clear();
+        s.hardware_id.push_str(self.robot(robot));
+        s.message.clear();
+        let (clearance, pair, ttc) = match d {
+            Decision::Continue { clearance_m, pair } => {
+                s.level = DiagnosticStatus::OK;
+                s.message.push_str("moving");
+                (*clearance_m, *pair, None)
+            }
+            Decision::Stop(st) => {
+                s.level = match st.reason {
+                    Reason::NoJointState
+                    | Reason::StaleJointState { .. }
+                    | Reason::BadJointState(_)
+                    | Reason::OtherRobotUnknown { .. } => DiagnosticStatus::ERROR,
+                    _ => DiagnosticStatus::WARN,
+                };
+                s.message.push_str(match st.kind {
+                    StopKind::OnPath => "stop on path: ",
+                    StopKind::Immediate => "stop now: ",
+                });
+                self.reason(st.reason, &mut s.message);
+                (st.clearance_m, st.pair, st.time_to_contact_s)
+            }
+        };
+        s.values.resize_with(3, KeyValue::default);
+        let _ = write!(value(&mut s.values[0], "clearance_m"), "{clearance:.4}");
+        let v = value(&mut s.values[1], "closest_pair");
+        if let Some((a, b)) = pair {
+            self.body(a, v);
+            v.push_str(" <-> ");
+            self.body(b, v);
+        }
+        let v = value(&mut s.values[2], "time_to_contact_s");
+        if let Some(ttc) = ttc {
+            let _ = write!(v, "{ttc:.4}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::guard::Stop;
+    use crate::ros::msg::Header;
+
+    fn js(names: &[&str], pos: &[f64], vel: &[f64]) -> JointState {
+        JointState {
+            header: Header { stamp: Time { sec: 12, nanosec: 500_000_000 }, frame_id: String::new() },
+            name: names.iter().map(|s| s.to_string()).collect(),
+            position: pos.to_vec(),
+            velocity: vel.to_vec(),
+            effort: vec![],
+        }
+    }
+
+    fn dof() -> Vec<String> {
+        ["j1", "j2", "j3"].iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn joint_states_are_reordered_by_name() {
+        let mut m = JointMap::new(&dof());
+        let out = m.map(&js(&["j3", "j1", "j2"], &[3.0, 1.0, 2.0], &[])).unwrap();
+        assert_eq!(out.positions, &[1.0, 2.0, 3.0]);
+        assert_eq!(out.velocities, None);
+        assert_eq!(out.stamp_s, 12.5);
+        let out = m.map(&js(&["j2", "j3", "j1"], &[2.0, 3.0, 1.0], &[0.2, 0.3, 0.1])).unwrap();
+        assert_eq!(out.positions, &[1.0, 2.0, 3.0]);
+        assert_eq!(out.velocities, Some(&[0.1, 0.2, 0.3][..]));
+    }
+
+    #[test]
+    fn mismatched_joint_states_are_refused_by_name() {
+        let mut m = JointMap::new(&dof());
+        use JointStateError as E;
+        assert_eq!(
+            m.map(&js(&["j1", "j2", "j3"], &[1.0, 2.0], &[])).unwrap_err(),
+            E::PositionCount { names: 3, positions: 2 }
+        );
+        assert_eq!(
+            m.map(&js(&["j1", "j2", "j3"], &[1.0, 2.0, 3.0], &[0.0])).unwrap_err(),
+            E::VelocityCount { names: 3, velocities: 1 }
+        );
+        assert_eq!(m.map(&js(&["j1", "j2"], &[1.0, 2.0], &[])).unwrap_err(), E::MissingJoint("j3".into()));
+        assert_eq!(m.map(&js(&["j1", "j2", "j9"], &[1.0, 2.0, 3.0], &[])).unwrap_err(), E::UnknownJoint("j9".into()));
+        assert_eq!(m.map(&js(&["j1", "j1", "j3"], &[1.0, 2.0, 3.0], &[])).unwrap_err(), E::DuplicateJoint("j1".into()));
+        let mut bad = js(&["j1", "j2", "j3"], &[1.0, 2.0, 3.0], &[]);
+        bad.header.stamp.nanosec = 1_000_000_000;
+        assert_eq!(m.map(&bad).unwrap_err(), E::BadStamp(1_000_000_000));
+        // A refusal does not poison the cache: a good message maps again.
+        assert!(m.map(&js(&["j1", "j2", "j3"], &[1.0, 2.0, 3.0], &[])).is_ok());
+        // NaN passes through (the core refuses it with its own reason).
+        assert!(m.map(&js(&["j1", "j2", "j3"], &[f64::NAN, 2.0, 3.0], &[])).unwrap().positions[0].is_nan());
+    }
+
+    #[test]
+    fn times_convert_both_ways() {
+        assert_eq!(to_time(12.5), Some(Time { sec: 12, nanosec: 500_000_000 }));
+        assert_eq!(to_time(-0.25), Some(Time { sec: -1, nanosec: 750_000_000 }));
+        assert_eq!(to_time(0.999_999_999_9), Some(Time { sec: 1, nanosec: 0 }));
+        assert_eq!(to_time(f64::NAN), None);
+        assert_eq!(to_time(1e12), None);
+        assert_eq!(time_s(Time { sec: 3, nanosec: 250_000_000 }), Some(3.25));
+    }
+
+    #[test]
+    fn decisions_become_a_stop_flag_and_a_status() {
+        let cell =
+            crate::workcell::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/workcell.yaml"))
+                .unwrap();
+        let names = Names::new(&cell);
+        let stop = Decision::Stop(Stop {
+            kind: StopKind::OnPath,
+            reason: Reason::Robot { other: 1 },
+            pair: Some((Body::Link { robot: 0, link: 3 }, Body::Link { robot: 1, link: 2 })),
+            clearance_m: 0.004,
+            time_to_contact_s: Some(0.12),
+        });
+        assert!(stop_flag(&stop).data);
+        let mut s = DiagnosticStatus::default();
+        names.fill_status(&mut s, 0, &stop);
+        assert_eq!(s.level, DiagnosticStatus::WARN);
+        assert_eq!(s.message, format!("stop on path: stopping path too close to `{}`", cell.manipulators[1].name));
+        let l0 = &cell.manipulators[0].robot.links[3].name;
+        assert!(s.values[1].value.starts_with(&format!("{}/{l0} <-> ", cell.manipulators[0].name)), "{:?}", s.values);
+        assert_eq!(s.values[2].value, "0.1200");
+        let go = Decision::Continue { clearance_m: 0.25, pair: None };
+        assert!(!stop_flag(&go).data);
+        names.fill_status(&mut s, 1, &go);
+        assert_eq!(
+            (s.level, s.message.as_str(), s.values[0].value.as_str()),
+            (DiagnosticStatus::OK, "moving", "0.2500")
+        );
+        assert_eq!(s.values[2].value, "");
+        let data = Decision::Stop(Stop {
+            kind: StopKind::Immediate,
+            reason: Reason::NoJointState,
+            pair: None,
+            clearance_m: f32::INFINITY,
+            time_to_contact_s: None,
+        });
+        names.fill_status(&mut s, 1, &data);
+        assert_eq!((s.level, s.message.as_str()), (DiagnosticStatus::ERROR, "stop now: no joint state received"));
+    }
+}
