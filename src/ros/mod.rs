@@ -1,8 +1,11 @@
-//! The ROS 2 adapter (issue 6, in progress): message types and the
-//! conversions between messages and the core's inputs and decisions. The
+//! The ROS 2 adapter (issue 6, in progress): message types, the
+//! conversions between messages and the core's inputs and decisions, the
+//! ROS command line and the node's parameters. The
 //! transports (`dds` through `ros2-client`, `r2r` as a feature), topic
 //! wiring, parameters and launch files come next; nothing here opens a DDS
 //! participant.
 
+pub mod args;
 pub mod convert;
 pub mod msg;
+pub mod params;
