@@ -168,13 +168,6 @@ fn main() {
         }
         let us = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
         println!("raster alone: {us:.2} us");
-        let t = Instant::now();
-        for _ in 0..reps {
-            m.clear();
-            black_box(&mut m);
-        }
-        let us = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
-        println!("clear alone (empty): {us:.2} us");
         let mut world = BitMap::new_world(&g);
         m.clear();
         m.raster(&g, &poly);
@@ -201,11 +194,6 @@ fn main() {
             let _ = sw.raster_install(&g, black_box(&poly), &mut world);
             world.xor_from(&sw);
             sw.clear();
-        });
-        let mut m2 = m.clone();
-        time("clone_from + clear (200 rows)", &mut || {
-            m2.clone_from(&m);
-            m2.clear();
         });
     }
     const N: usize = 4000;

@@ -202,7 +202,7 @@ pub enum PlatenError {
 }
 
 /// What one unit is doing.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 struct Motion {
     request_id: u64,
     from: Pose2,
@@ -270,7 +270,6 @@ impl<M: CellMap> Allocator<M> {
         let mut world = M::new_world(&grid);
         let mut fixed = M::new(&grid);
         let mut obstacles = Vec::new();
-        let mut owners: Vec<(String, M)> = Vec::new();
         for o in &platen.obstacles {
             let mut m = M::new(&grid);
             for part in geom::convex_parts(&o.polygon_xy_m) {
@@ -291,7 +290,6 @@ impl<M: CellMap> Allocator<M> {
                 }
                 map.raster(&grid, p);
             }
-            owners.push((u.name.clone(), map.clone()));
             units.push(Unit {
                 name: u.name.clone(),
                 shape,
@@ -303,11 +301,12 @@ impl<M: CellMap> Allocator<M> {
                 stopped: None,
             });
         }
-        for (i, (a, ma)) in owners.iter().enumerate() {
-            let others = obstacles.iter().chain(owners[i + 1..].iter());
+        // No unit may overlap an obstacle or a later unit at the start.
+        for (i, u) in units.iter().enumerate() {
+            let others = obstacles.iter().map(|(n, m)| (n, m)).chain(units[i + 1..].iter().map(|v| (&v.name, &v.map)));
             for (b, mb) in others {
-                if let Some(cell) = ma.first_common(mb) {
-                    return Err(PlatenError::Overlap { a: a.clone(), b: b.clone(), cell });
+                if let Some(cell) = u.map.first_common(mb) {
+                    return Err(PlatenError::Overlap { a: u.name.clone(), b: b.clone(), cell });
                 }
             }
         }
@@ -652,7 +651,7 @@ impl<M: CellMap> Allocator<M> {
             return self.status(unit, now_s);
         }
         self.units[unit].stopped = None;
-        let Some(m) = self.units[unit].motion.clone() else { return UnitStatus::Idle };
+        let Some(m) = self.units[unit].motion else { return UnitStatus::Idle };
         let tol = &self.settings;
         let arrived = (pose[0] - m.goal[0]).hypot(pose[1] - m.goal[1]) <= tol.arrive_tolerance_m
             && wrap(pose[2] - m.goal[2]).abs() <= tol.arrive_tolerance_rad;
