@@ -8,6 +8,8 @@
 //! - `field [<workcell.yaml>] [--occupancy in.npy] --out dist.npy`: the
 //!   cell's distance field, or the exact distance transform of a raw
 //!   occupancy grid, as a NumPy array indexed `[x, y, z]`.
+//! - no subcommand, or `node`, with `--ros-args …` (what `ros2 run` and
+//!   `ros2 launch` pass): the ROS 2 node on the `dds` transport.
 //! - `simulate <workcell.yaml> [--arms N] [--episodes N]`: the closed-loop
 //!   simulation of the cell's arms under the guard (contacts, stops, false
 //!   stops, time per guard cycle).
@@ -19,6 +21,8 @@ use workcell_guard::Frame;
 use workcell_guard::field::{self, DistanceField, edt, npy};
 use workcell_guard::guard::{Guard, PairClass};
 use workcell_guard::model::{SphereModel, SphereParams, SpherePoser, coverage, sphere_file, urdf};
+use workcell_guard::ros::args::RosArgs;
+use workcell_guard::ros::dds;
 use workcell_guard::sim::{self, Sim, SimOptions, SimReport};
 use workcell_guard::workcell::{self, SphereSource, Workcell};
 
@@ -146,7 +150,29 @@ fn main() -> ExitCode {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
+    // `ros2 run` and `ros2 launch` start the node with only `--ros-args …`;
+    // `workcell_guard node --ros-args …` says the same explicitly.
+    let (ros, rest) = match RosArgs::parse(std::env::args()) {
+        Ok(x) => x,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    if rest.len() <= 1 || rest.get(1).is_some_and(|a| a == "node") {
+        if rest.len() > 2 {
+            eprintln!("error: `node` takes only --ros-args …, got {:?}", &rest[2..]);
+            return ExitCode::from(2);
+        }
+        return match dds::run(&ros, dds::default_cache_dir().as_deref()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
+    let cli = Cli::parse_from(rest);
     let result = match cli.command {
         Command::Check { workcell } => check(&workcell),
         Command::Model { urdf, joints, json, max_overshoot_m, max_spheres, spheres } => {
@@ -169,15 +195,6 @@ fn main() -> ExitCode {
 
 type AnyError = Box<dyn std::error::Error>;
 
-/// Where the collision matrix is cached unless told: `$XDG_CACHE_HOME` or
-/// `~/.cache`, under `workcell_guard/`.
-fn default_cache_dir() -> Option<PathBuf> {
-    std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .map(|d| d.join("workcell_guard"))
-}
-
 fn simulate(a: &SimulateArgs) -> Result<(), AnyError> {
     if !(2..=4).contains(&a.arms) {
         return Err(format!("--arms {}: between 2 and 4", a.arms).into());
@@ -191,7 +208,7 @@ fn simulate(a: &SimulateArgs) -> Result<(), AnyError> {
         cell.guard.max_path_samples = n.clamp(1, 1024);
     }
     let opts = SimOptions { duration_s: a.duration_s, speed_fraction: a.speed_fraction, ..SimOptions::default() };
-    let cache = a.matrix_cache.clone().or_else(default_cache_dir);
+    let cache = a.matrix_cache.clone().or_else(dds::default_cache_dir);
     let mut s = Sim::new(cell, opts, cache.as_deref())?;
     let mut total = SimReport { min_clearance_m: f64::INFINITY, ..SimReport::default() };
     for k in 0..a.episodes as u64 {
@@ -372,7 +389,7 @@ fn check(path: &std::path::Path) -> Result<(), AnyError> {
         gs.watchdog_s, gs.release_hold_s, wc.margins.release_m, gs.velocity_filter_window, gs.max_path_samples
     );
     let start = std::time::Instant::now();
-    let cache = default_cache_dir();
+    let cache = dds::default_cache_dir();
     let (guard, outcome) = Guard::new(&wc, f, cache.as_deref())?;
     let (within, across) = guard.matrix().counts();
     println!(

@@ -230,6 +230,50 @@ fn data_problems_stop_the_robot_at_once_with_the_reason() {
 }
 
 #[test]
+fn a_refused_state_stops_until_a_state_is_taken_again() {
+    let mut g = guard();
+    let qs = clear_configs();
+    let mut t = 0.0;
+    for _ in 0..400 {
+        t += 0.002;
+        feed(&mut g, &qs, t);
+    }
+    assert!(g.evaluate(t).iter().all(|d| !d.is_stop()));
+    // Taken one by one as a transport receives them: a NaN, then nothing
+    // new for a few cycles (within the watchdog): still stopped, still named.
+    let mut bad = qs[0].clone();
+    bad[1] = f64::NAN;
+    t += 0.002;
+    assert!(g.ingest(t, &JointStateIn { robot: 0, stamp_s: t, positions: &bad, velocities: None }).is_err());
+    for k in 0..5 {
+        let d = g.evaluate(t + 0.001 * k as f64)[0];
+        assert!(
+            matches!(d, Decision::Stop(s) if matches!(s.reason, Reason::BadJointState(SampleError::NonFinitePosition { joint: 1, .. }))),
+            "cycle {k}: {d:?}"
+        );
+    }
+    // A refused state followed by a good one within one cycle still stops that cycle.
+    t += 0.002;
+    let _ = g.ingest(t, &JointStateIn { robot: 1, stamp_s: t, positions: &[0.0; 2], velocities: None });
+    assert!(g.ingest(t, &JointStateIn { robot: 1, stamp_s: t, positions: &qs[1], velocities: None }).is_ok());
+    assert!(g.ingest(t, &JointStateIn { robot: 0, stamp_s: t, positions: &qs[0], velocities: None }).is_ok());
+    let d = g.evaluate(t).to_vec();
+    assert!(
+        matches!(d[1], Decision::Stop(s) if matches!(s.reason, Reason::BadJointState(SampleError::PositionCount { .. }))),
+        "{d:?}"
+    );
+    assert!(
+        !matches!(d[0], Decision::Stop(s) if matches!(s.reason, Reason::BadJointState(_))),
+        "robot 0 took a state: {d:?}"
+    );
+    let d = g.evaluate(t + 0.001).to_vec();
+    assert!(
+        !matches!(d[1], Decision::Stop(s) if matches!(s.reason, Reason::BadJointState(_))),
+        "the next cycle: {d:?}"
+    );
+}
+
+#[test]
 fn a_moving_arm_is_stopped_on_its_path_before_contact_and_released_once_clear() {
     let mut g = guard();
     let mut qs = clear_configs();

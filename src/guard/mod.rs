@@ -231,6 +231,74 @@ pub enum ContactError {
     PlatenUnit,
 }
 
+/// The values [`Guard::set_tuning`] changes while running.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Tuning {
+    /// `margins.clearance_m`.
+    pub clearance_m: f64,
+    /// `margins.release_m`.
+    pub release_m: f64,
+    /// `guard.watchdog_s`.
+    pub watchdog_s: f64,
+    /// `guard.release_hold_s`.
+    pub release_hold_s: f64,
+}
+
+impl Tuning {
+    /// Checks the values for a guard whose collision matrix was built with
+    /// `matrix_never_slack_m`.
+    pub fn validate(&self, matrix_never_slack_m: f64) -> Result<(), TuningError> {
+        let t = self;
+        let finite_non_negative = |name: &'static str, v: f64| {
+            if v.is_finite() && v >= 0.0 { Ok(()) } else { Err(TuningError::Invalid { name, value: v }) }
+        };
+        finite_non_negative("clearance_m", t.clearance_m)?;
+        finite_non_negative("release_m", t.release_m)?;
+        finite_non_negative("release_hold_s", t.release_hold_s)?;
+        if !(t.watchdog_s.is_finite() && t.watchdog_s > 0.0) {
+            return Err(TuningError::Invalid { name: "watchdog_s", value: t.watchdog_s });
+        }
+        if t.release_m < t.clearance_m {
+            return Err(TuningError::ReleaseBelowClearance { release_m: t.release_m, clearance_m: t.clearance_m });
+        }
+        if t.clearance_m > matrix_never_slack_m {
+            return Err(TuningError::BeyondMatrix { clearance_m: t.clearance_m, slack_m: matrix_never_slack_m });
+        }
+        Ok(())
+    }
+}
+
+/// A run-time tuning the guard refuses.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum TuningError {
+    /// Not finite, or out of range.
+    #[error("{name} = {value} must be finite and non-negative (watchdog_s: positive)")]
+    Invalid {
+        /// The value's name.
+        name: &'static str,
+        /// The value.
+        value: f64,
+    },
+    /// The release margin would be below the clearance.
+    #[error("release_m ({release_m}) must be at least clearance_m ({clearance_m})")]
+    ReleaseBelowClearance {
+        /// Release margin.
+        release_m: f64,
+        /// Clearance.
+        clearance_m: f64,
+    },
+    /// The collision matrix was built for smaller clearances.
+    #[error(
+        "clearance_m ({clearance_m}) exceeds guard.matrix_never_slack_m ({slack_m}) the collision matrix was built with; raise that in the workcell file and reload"
+    )]
+    BeyondMatrix {
+        /// Clearance asked for.
+        clearance_m: f64,
+        /// The matrix's slack.
+        slack_m: f64,
+    },
+}
+
 /// The guard could not be built.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -372,6 +440,9 @@ struct Arm {
     present: bool,
     problem: Option<(Reason, StopKind)>,
     rejected: Option<SampleError>,
+    /// A state refused since the last evaluation (stops for that cycle
+    /// even when a good state followed it).
+    rejected_since: Option<SampleError>,
     track: Track,
     // Hysteresis.
     stopped: bool,
@@ -516,6 +587,7 @@ impl Guard {
                 present: false,
                 problem: None,
                 rejected: None,
+                rejected_since: None,
                 track: Track::NONE,
                 stopped: true,
                 clear_since: None,
@@ -633,6 +705,34 @@ impl Guard {
     /// Settings in use.
     pub fn settings(&self) -> &GuardSettings {
         &self.settings
+    }
+
+    /// Margins in use.
+    pub fn margins(&self) -> &Margins {
+        &self.margins
+    }
+
+    /// Changes margins, watchdog and release hold while running, or refuses
+    /// the change with a reason and keeps the values in use. The clearance
+    /// cannot exceed the collision matrix's `matrix_never_slack_m`, since
+    /// pairs the matrix ruled out were only shown to stay that far apart.
+    pub fn set_tuning(&mut self, t: Tuning) -> Result<(), TuningError> {
+        t.validate(self.settings.matrix_never_slack_m)?;
+        self.margins = Margins { clearance_m: t.clearance_m, release_m: t.release_m };
+        self.settings.watchdog_s = t.watchdog_s;
+        self.settings.release_hold_s = t.release_hold_s;
+        self.fixed_dirty = true;
+        Ok(())
+    }
+
+    /// The run-time tunable values in use.
+    pub fn tuning(&self) -> Tuning {
+        Tuning {
+            clearance_m: self.margins.clearance_m,
+            release_m: self.margins.release_m,
+            watchdog_s: self.settings.watchdog_s,
+            release_hold_s: self.settings.release_hold_s,
+        }
     }
 
     /// Checks robot against robot by testing every sphere pair of the two
@@ -772,23 +872,38 @@ impl Guard {
     /// arrived since the last cycle and decides, for every manipulator,
     /// continue or stop.
     pub fn step_manipulators(&mut self, now_s: f64, states: &[JointStateIn<'_>]) -> &[Decision] {
-        for a in &mut self.arms {
-            a.rejected = None;
-        }
         for s in states {
-            let Some(arm) = self.arms.get_mut(s.robot) else {
-                self.unknown_inputs += 1;
-                continue;
-            };
-            let r = if s.stamp_s > now_s + self.settings.watchdog_s {
-                Err(SampleError::FutureStamp { stamp_s: s.stamp_s, now_s })
-            } else {
-                arm.est.push(s.stamp_s, s.positions, s.velocities)
-            };
-            if let Err(e) = r {
-                arm.rejected = Some(e);
-            }
+            let _ = self.ingest(now_s, s);
         }
+        self.evaluate(now_s)
+    }
+
+    /// Takes one joint state as it arrives, ahead of the next
+    /// [`Guard::evaluate`] (a transport that receives states one by one
+    /// needs no buffer of its own). A refused state stops its robot from
+    /// the next evaluation until a state is accepted again; an unknown
+    /// robot is counted ([`Guard::unknown_inputs`]). Allocates nothing.
+    pub fn ingest(&mut self, now_s: f64, s: &JointStateIn<'_>) -> Result<(), SampleError> {
+        let watchdog_s = self.settings.watchdog_s;
+        let Some(arm) = self.arms.get_mut(s.robot) else {
+            self.unknown_inputs += 1;
+            return Ok(());
+        };
+        let r = if s.stamp_s > now_s + watchdog_s {
+            Err(SampleError::FutureStamp { stamp_s: s.stamp_s, now_s })
+        } else {
+            arm.est.push(s.stamp_s, s.positions, s.velocities)
+        };
+        arm.rejected = r.err();
+        if arm.rejected.is_some() {
+            arm.rejected_since = arm.rejected;
+        }
+        r
+    }
+
+    /// Decides, for every manipulator, continue or stop, from the joint
+    /// states taken so far ([`Guard::ingest`]).
+    pub fn evaluate(&mut self, now_s: f64) -> &[Decision] {
         let m = self.margins.clearance_m as f32;
         let release = self.margins.release_m as f32;
         let mut unknown = None;
@@ -819,16 +934,23 @@ impl Guard {
         a.inflate = 0.0;
         a.present = a.est.count() > 0;
         let dof = a.decel.len();
-        if let Some(e) = a.rejected {
+        // A state refused since the last cycle names the stop; then
+        // silence (the watchdog); then the refusal still standing (no state
+        // accepted since).
+        if let Some(e) = a.rejected_since.take() {
             a.problem = Some((Reason::BadJointState(e), StopKind::Immediate));
         }
         let Some(last) = a.est.last_stamp() else {
-            a.problem.get_or_insert((Reason::NoJointState, StopKind::Immediate));
+            let r = a.rejected.map_or(Reason::NoJointState, Reason::BadJointState);
+            a.problem.get_or_insert((r, StopKind::Immediate));
             return;
         };
         let age = now_s - last;
         if age > settings.watchdog_s && a.problem.is_none() {
             a.problem = Some((Reason::StaleJointState { age_s: age as f32 }, StopKind::Immediate));
+        }
+        if let (None, Some(e)) = (a.problem, a.rejected) {
+            a.problem = Some((Reason::BadJointState(e), StopKind::Immediate));
         }
         match a.est.motion() {
             Ok(mo) if a.problem.is_none() => {

@@ -185,7 +185,7 @@ impl Names {
         self.robots.get(i).map_or("?", String::as_str)
     }
 
-    fn body(&self, b: Body, out: &mut String) {
+    pub(crate) fn body(&self, b: Body, out: &mut String) {
         match b {
             Body::Cell => out.push_str("cell"),
             Body::Link { robot, link } => {
@@ -196,7 +196,7 @@ impl Names {
     }
 
     /// One line saying why a robot stopped.
-    fn reason(&self, r: Reason, out: &mut String) {
+    pub(crate) fn reason(&self, r: Reason, out: &mut String) {
         let _ = match r {
             Reason::Cell => write!(out, "stopping path too close to the cell"),
             Reason::Robot { other } => write!(out, "stopping path too close to `{}`", self.robot(other as usize)),
@@ -243,7 +243,9 @@ impl Names {
                 (st.clearance_m, st.pair, st.time_to_contact_s)
             }
         };
-        s.values.resize_with(3, KeyValue::default);
+        if s.values.len() < 3 {
+            s.values.resize_with(3, KeyValue::default);
+        }
         let _ = write!(value(&mut s.values[0], "clearance_m"), "{clearance:.4}");
         let v = value(&mut s.values[1], "closest_pair");
         if let Some((a, b)) = pair {

@@ -187,3 +187,177 @@ mod tests {
         assert_eq!(Time::dds_type_name(), "builtin_interfaces::msg::dds_::Time_");
     }
 }
+
+/// `std_msgs/ColorRGBA`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ColorRGBA {
+    /// Red, 0..1.
+    pub r: f32,
+    /// Green, 0..1.
+    pub g: f32,
+    /// Blue, 0..1.
+    pub b: f32,
+    /// Opacity, 0..1.
+    pub a: f32,
+}
+ros_message!(ColorRGBA, "std_msgs", "ColorRGBA");
+
+/// `geometry_msgs/Point`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Point {
+    /// x.
+    pub x: f64,
+    /// y.
+    pub y: f64,
+    /// z.
+    pub z: f64,
+}
+ros_message!(Point, "geometry_msgs", "Point");
+
+/// `geometry_msgs/Vector3`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Vector3 {
+    /// x.
+    pub x: f64,
+    /// y.
+    pub y: f64,
+    /// z.
+    pub z: f64,
+}
+ros_message!(Vector3, "geometry_msgs", "Vector3");
+
+/// `geometry_msgs/Quaternion` (the identity is `w = 1`, as rosidl's default).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Quaternion {
+    /// x.
+    pub x: f64,
+    /// y.
+    pub y: f64,
+    /// z.
+    pub z: f64,
+    /// w.
+    pub w: f64,
+}
+ros_message!(Quaternion, "geometry_msgs", "Quaternion");
+
+impl Default for Quaternion {
+    fn default() -> Self {
+        Quaternion { x: 0.0, y: 0.0, z: 0.0, w: 1.0 }
+    }
+}
+
+/// `geometry_msgs/Pose`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Pose {
+    /// Position.
+    pub position: Point,
+    /// Orientation.
+    pub orientation: Quaternion,
+}
+ros_message!(Pose, "geometry_msgs", "Pose");
+
+/// `sensor_msgs/CompressedImage` (only as a field of [`Marker`]).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CompressedImage {
+    /// Header.
+    pub header: Header,
+    /// Format.
+    pub format: String,
+    /// Bytes.
+    pub data: Vec<u8>,
+}
+ros_message!(CompressedImage, "sensor_msgs", "CompressedImage");
+
+/// `visualization_msgs/UVCoordinate`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UVCoordinate {
+    /// u.
+    pub u: f32,
+    /// v.
+    pub v: f32,
+}
+ros_message!(UVCoordinate, "visualization_msgs", "UVCoordinate");
+
+/// `visualization_msgs/MeshFile`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MeshFile {
+    /// File name.
+    pub filename: String,
+    /// Contents.
+    pub data: Vec<u8>,
+}
+ros_message!(MeshFile, "visualization_msgs", "MeshFile");
+
+/// `visualization_msgs/Marker` (the Humble/Jazzy layout: 19 fields).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Marker {
+    /// Frame and stamp.
+    pub header: Header,
+    /// Namespace.
+    pub ns: String,
+    /// Id within the namespace.
+    pub id: i32,
+    /// [`Marker::SPHERE_LIST`] and friends.
+    #[serde(rename = "type")]
+    pub kind: i32,
+    /// [`Marker::ADD`], [`Marker::DELETE`], [`Marker::DELETEALL`].
+    pub action: i32,
+    /// Pose.
+    pub pose: Pose,
+    /// Scale.
+    pub scale: Vector3,
+    /// Colour.
+    pub color: ColorRGBA,
+    /// Lifetime (0 = forever).
+    pub lifetime: Duration,
+    /// Re-transform every frame.
+    pub frame_locked: bool,
+    /// Points of list types.
+    pub points: Vec<Point>,
+    /// Per-point colours.
+    pub colors: Vec<ColorRGBA>,
+    /// Texture URI.
+    pub texture_resource: String,
+    /// Texture.
+    pub texture: CompressedImage,
+    /// Texture coordinates.
+    pub uv_coordinates: Vec<UVCoordinate>,
+    /// Text.
+    pub text: String,
+    /// Mesh URI.
+    pub mesh_resource: String,
+    /// Mesh.
+    pub mesh_file: MeshFile,
+    /// Use the mesh's materials.
+    pub mesh_use_embedded_materials: bool,
+}
+ros_message!(Marker, "visualization_msgs", "Marker");
+
+impl Marker {
+    /// Type: line strip.
+    pub const LINE_STRIP: i32 = 4;
+    /// Type: line list.
+    pub const LINE_LIST: i32 = 5;
+    /// Type: cube list.
+    pub const CUBE_LIST: i32 = 6;
+    /// Type: sphere list.
+    pub const SPHERE_LIST: i32 = 7;
+    /// Type: text facing the viewer.
+    pub const TEXT_VIEW_FACING: i32 = 9;
+    /// Type: triangle list.
+    pub const TRIANGLE_LIST: i32 = 11;
+    /// Action: add or modify.
+    pub const ADD: i32 = 0;
+    /// Action: delete one.
+    pub const DELETE: i32 = 2;
+    /// Action: delete all of the namespace.
+    pub const DELETEALL: i32 = 3;
+}
+
+/// `visualization_msgs/MarkerArray`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MarkerArray {
+    /// Markers.
+    pub markers: Vec<Marker>,
+}
+ros_message!(MarkerArray, "visualization_msgs", "MarkerArray");

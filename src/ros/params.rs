@@ -21,6 +21,11 @@ pub struct NodeParams {
     pub cycle_on_joint_state: bool,
     /// `use_sim_time`: follow `/clock`.
     pub use_sim_time: bool,
+    /// `diagnostics_hz`: diagnostics published per second (0 = none), default 10.
+    pub diagnostics_hz: f64,
+    /// `markers_hz`: robot markers published per second (0 = none), default 10;
+    /// the cell's voxels go out once a second while markers are on.
+    pub markers_hz: f64,
     /// `clearance_m`, `release_m`, `watchdog_s`, `release_hold_s`: when set,
     /// override the workcell file's values.
     pub clearance_m: Option<f64>,
@@ -39,6 +44,8 @@ impl Default for NodeParams {
             rate_hz: 500.0,
             cycle_on_joint_state: false,
             use_sim_time: false,
+            diagnostics_hz: 10.0,
+            markers_hz: 10.0,
             clearance_m: None,
             release_m: None,
             watchdog_s: None,
@@ -105,6 +112,8 @@ impl NodeParams {
             "rate_hz" => self.rate_hz = number(name, v, 1.0, 10_000.0)?,
             "cycle_on_joint_state" => self.cycle_on_joint_state = boolean(name, v)?,
             "use_sim_time" => self.use_sim_time = boolean(name, v)?,
+            "diagnostics_hz" => self.diagnostics_hz = number(name, v, 0.0, 1000.0)?,
+            "markers_hz" => self.markers_hz = number(name, v, 0.0, 100.0)?,
             "clearance_m" => self.clearance_m = Some(number(name, v, 0.0, 1.0)?),
             "release_m" => {
                 let x = number(name, v, 0.0, 1.0)?;

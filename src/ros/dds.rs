@@ -1,0 +1,463 @@
+//! The `dds` transport: the node on the pure-Rust `ros2-client` (RustDDS),
+//! so it runs where no ROS 2 is installed. It moves messages between DDS
+//! and [`GuardNode`] and does nothing else.
+//!
+//! - Domain: `ROS_DOMAIN_ID` (0 when unset). Localhost only when
+//!   `ROS_LOCALHOST_ONLY=1` or `ROS_AUTOMATIC_DISCOVERY_RANGE` is
+//!   `LOCALHOST` (or `OFF`, which this transport also keeps on loopback):
+//!   the participant then binds and announces on 127.0.0.1 only.
+//! - Subscriptions: each manipulator's joint-state topic (best effort,
+//!   keep last 10: the sensor-data profile, which any publisher matches)
+//!   and trajectory topic (reliable, keep last 1).
+//! - Publications: `<robot>/stop` (`std_msgs/Bool`, reliable, transient
+//!   local, every cycle), `diagnostics`, `markers`.
+//! - Parameters through the six `rcl_interfaces` services; each update is
+//!   checked as [`check_param`] does and refused with its reason.
+//! - On shutdown (SIGINT, SIGTERM) every robot's stop is published true.
+
+use super::args::RosArgs;
+use super::convert::to_time;
+use super::msg::{Bool, DiagnosticArray, JointState, JointTrajectory, MarkerArray, RosMessage};
+use super::node::{GuardNode, check_param};
+use super::params::{NodeParams, ParamError};
+use crate::field::DistanceField;
+use crate::guard::Guard;
+use crate::workcell::{self, Workcell};
+use futures::StreamExt;
+use ros2_client::dds::rustdds::DomainParticipantBuilder;
+use ros2_client::dds::{Context, Node, Publisher, Subscription};
+use ros2_client::{
+    MessageTypeName, Name, NodeName, NodeOptions, ParameterValue, QosProfile,
+    qos::{Durability, History, Reliability, WhenFull},
+};
+use serde_json::Value;
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+
+/// The default node name.
+pub const NODE_NAME: &str = "workcell_guard";
+
+/// What the environment says about DDS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DdsEnv {
+    /// `ROS_DOMAIN_ID`.
+    pub domain_id: u16,
+    /// Keep discovery and traffic on 127.0.0.1.
+    pub localhost_only: bool,
+}
+
+/// A ROS environment variable with a value ROS would refuse.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{var}={value}: {problem}")]
+pub struct EnvError {
+    /// The variable.
+    pub var: &'static str,
+    /// Its value.
+    pub value: String,
+    /// What is wrong.
+    pub problem: &'static str,
+}
+
+impl DdsEnv {
+    /// Reads `ROS_DOMAIN_ID`, `ROS_LOCALHOST_ONLY` and
+    /// `ROS_AUTOMATIC_DISCOVERY_RANGE` through `get`.
+    pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Result<DdsEnv, EnvError> {
+        let err = |var, value: &str, problem| EnvError { var, value: value.to_string(), problem };
+        let domain_id = match get("ROS_DOMAIN_ID").filter(|s| !s.trim().is_empty()) {
+            None => 0,
+            Some(s) => match s.trim().parse::<u16>() {
+                Ok(d) if d <= 232 => d,
+                _ => return Err(err("ROS_DOMAIN_ID", &s, "must be an integer in 0..=232")),
+            },
+        };
+        let only = match get("ROS_LOCALHOST_ONLY").as_deref().map(str::trim) {
+            None | Some("") | Some("0") => false,
+            Some("1") => true,
+            Some(v) => return Err(err("ROS_LOCALHOST_ONLY", v, "must be 0 or 1")),
+        };
+        let range = match get("ROS_AUTOMATIC_DISCOVERY_RANGE").as_deref().map(str::trim) {
+            None | Some("") | Some("SUBNET") | Some("SYSTEM_DEFAULT") => false,
+            Some("LOCALHOST") | Some("OFF") => true,
+            Some(v) => {
+                return Err(err(
+                    "ROS_AUTOMATIC_DISCOVERY_RANGE",
+                    v,
+                    "must be SUBNET, LOCALHOST, OFF or SYSTEM_DEFAULT",
+                ));
+            }
+        };
+        Ok(DdsEnv { domain_id, localhost_only: only || range })
+    }
+
+    /// From the process environment.
+    pub fn from_env() -> Result<DdsEnv, EnvError> {
+        DdsEnv::from_vars(|k| std::env::var(k).ok())
+    }
+}
+
+/// The node could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Bad environment.
+    #[error(transparent)]
+    Env(#[from] EnvError),
+    /// Bad parameters.
+    #[error(transparent)]
+    Param(#[from] ParamError),
+    /// No workcell file.
+    #[error(
+        "parameter `workcell_file` is not set (give --params-file config/workcell_guard.yaml or -p workcell_file:=…)"
+    )]
+    NoWorkcell,
+    /// The workcell failed validation.
+    #[error(transparent)]
+    Workcell(#[from] workcell::ConfigError),
+    /// The guard could not be built.
+    #[error(transparent)]
+    Guard(#[from] crate::guard::GuardError),
+    /// A DDS entity could not be created.
+    #[error("DDS: {0}")]
+    Dds(String),
+    /// A topic name is not a valid ROS name.
+    #[error("topic `{name}`: {problem}")]
+    Name {
+        /// The name.
+        name: String,
+        /// Why.
+        problem: String,
+    },
+    /// The async runtime could not start.
+    #[error("runtime: {0}")]
+    Runtime(#[from] std::io::Error),
+}
+
+fn dds<E: std::fmt::Debug>(e: E) -> RunError {
+    RunError::Dds(format!("{e:?}"))
+}
+
+/// Loads parameters, the workcell and the guard as the command line says.
+pub fn build_node(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<GuardNode, RunError> {
+    let node_name = ros.node_name.as_deref().unwrap_or(NODE_NAME);
+    let ns = ros.namespace.as_deref().unwrap_or("/");
+    let params = NodeParams::load(ros, node_name, ns)?;
+    let file = params.workcell_file.clone().ok_or(RunError::NoWorkcell)?;
+    let cell = workcell::load(&file)?;
+    let field = DistanceField::from_workcell(&cell);
+    let (guard, _) = Guard::new(&cell, field, matrix_cache)?;
+    Ok(GuardNode::new(cell, guard, params)?)
+}
+
+fn json_of(v: &ParameterValue) -> Value {
+    match v {
+        ParameterValue::NotSet => Value::Null,
+        ParameterValue::Boolean(b) => Value::Bool(*b),
+        ParameterValue::Integer(i) => Value::from(*i),
+        ParameterValue::Double(d) => Value::from(*d),
+        ParameterValue::String(s) => Value::String(s.clone()),
+        ParameterValue::ByteArray(a) => Value::from(a.clone()),
+        ParameterValue::BooleanArray(a) => Value::from(a.clone()),
+        ParameterValue::IntegerArray(a) => Value::from(a.clone()),
+        ParameterValue::DoubleArray(a) => Value::from(a.clone()),
+        ParameterValue::StringArray(a) => Value::from(a.clone()),
+    }
+}
+
+fn declared(p: &NodeParams, cell: &Workcell) -> Vec<(&'static str, ParameterValue)> {
+    let t = super::node::tuning_of(cell, p);
+    vec![
+        (
+            "workcell_file",
+            ParameterValue::String(p.workcell_file.as_ref().map(|f| f.display().to_string()).unwrap_or_default()),
+        ),
+        ("rate_hz", ParameterValue::Double(p.rate_hz)),
+        ("cycle_on_joint_state", ParameterValue::Boolean(p.cycle_on_joint_state)),
+        ("diagnostics_hz", ParameterValue::Double(p.diagnostics_hz)),
+        ("markers_hz", ParameterValue::Double(p.markers_hz)),
+        ("clearance_m", ParameterValue::Double(t.clearance_m)),
+        ("release_m", ParameterValue::Double(t.release_m)),
+        ("watchdog_s", ParameterValue::Double(t.watchdog_s)),
+        ("release_hold_s", ParameterValue::Double(t.release_hold_s)),
+    ]
+}
+
+struct Topics {
+    joint_states: Vec<Subscription<JointState>>,
+    trajectories: Vec<Subscription<JointTrajectory>>,
+    stops: Vec<Publisher<Bool>>,
+    diagnostics: Publisher<DiagnosticArray>,
+    markers: Publisher<MarkerArray>,
+}
+
+/// The fully qualified name of topic `n` for a node in namespace `ns`,
+/// after the remaps (matched against the name as written, then against
+/// the fully qualified name).
+pub fn resolve_name(ros: &RosArgs, node: &str, ns: &str, n: &str) -> String {
+    let qualify = |n: &str| {
+        if n.starts_with('/') { n.to_string() } else { format!("{}/{}", ns.trim_end_matches('/'), n) }
+    };
+    let fq = qualify(ros.remapped(node, n));
+    qualify(ros.remapped(node, &fq))
+}
+
+fn name(ros: &RosArgs, node: &str, ns: &str, n: &str) -> Result<Name, RunError> {
+    let fq = resolve_name(ros, node, ns, n);
+    Name::parse(&fq).map_err(|e| RunError::Name { name: fq.clone(), problem: format!("{e:?}") })
+}
+
+fn topic<M: RosMessage>(node: &Node, n: &Name, qos: &QosProfile) -> Result<ros2_client::dds::rustdds::Topic, RunError> {
+    node.create_topic(n, MessageTypeName::new(M::PACKAGE, M::NAME), qos).map_err(dds)
+}
+
+/// Reliable, transient local, keep last 1: late joiners get the latest.
+pub const LATCHED: QosProfile = QosProfile::subscription_default()
+    .reliability(Reliability::Reliable { when_full: WhenFull::DEFAULT })
+    .durability(Durability::TransientLocal)
+    .history(History::KeepLast { depth: 1 });
+
+/// Best effort, keep last 10 (ROS's sensor-data profile, deeper).
+pub const SENSOR: QosProfile = QosProfile::subscription_default().history(History::KeepLast { depth: 10 });
+
+fn create_topics(
+    node: &mut Node,
+    ros: &RosArgs,
+    node_name: &str,
+    ns: &str,
+    cell: &Workcell,
+) -> Result<Topics, RunError> {
+    let reliable = QosProfile::publisher_default();
+    let mut t = Topics {
+        joint_states: Vec::new(),
+        trajectories: Vec::new(),
+        stops: Vec::new(),
+        diagnostics: {
+            let tp = topic::<DiagnosticArray>(node, &name(ros, node_name, ns, "diagnostics")?, &reliable)?;
+            node.create_publisher(&tp, None).map_err(dds)?
+        },
+        markers: {
+            let tp = topic::<MarkerArray>(node, &name(ros, node_name, ns, "markers")?, &reliable)?;
+            node.create_publisher(&tp, None).map_err(dds)?
+        },
+    };
+    for m in &cell.manipulators {
+        let js = topic::<JointState>(node, &name(ros, node_name, ns, &m.joint_state_topic)?, &SENSOR)?;
+        t.joint_states.push(node.create_subscription(&js, None).map_err(dds)?);
+        let tr = topic::<JointTrajectory>(node, &name(ros, node_name, ns, &m.trajectory_topic)?, &reliable)?;
+        t.trajectories.push(node.create_subscription(&tr, None).map_err(dds)?);
+        let st = topic::<Bool>(node, &name(ros, node_name, ns, &format!("{}/stop", m.name))?, &LATCHED)?;
+        t.stops.push(node.create_publisher(&st, None).map_err(dds)?);
+    }
+    Ok(t)
+}
+
+fn now_s(node: &Node) -> f64 {
+    node.time_now().to_nanos() as f64 * 1e-9
+}
+
+fn period(hz: f64) -> Option<Duration> {
+    (hz > 0.0).then(|| Duration::from_secs_f64(1.0 / hz))
+}
+
+fn interval(hz: f64) -> tokio::time::Interval {
+    let mut i = tokio::time::interval(period(hz).unwrap_or(Duration::from_secs(3600)));
+    i.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    i
+}
+
+/// Runs the node until SIGINT or SIGTERM.
+pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), RunError> {
+    let env = DdsEnv::from_env()?;
+    let mut core = build_node(ros, matrix_cache)?;
+    let node_name = ros.node_name.clone().unwrap_or_else(|| NODE_NAME.to_string());
+    let ns = ros.namespace.clone().unwrap_or_else(|| "/".to_string());
+
+    let mut dp = DomainParticipantBuilder::new(env.domain_id);
+    if env.localhost_only {
+        dp = dp.with_only_networks([Ipv4Addr::LOCALHOST]);
+    }
+    let context = Context::from_domain_participant(dp.build().map_err(dds)?).map_err(dds)?;
+
+    // Parameter updates: checked in the spinner (so a refusal carries its
+    // reason back to the caller), applied here between cycles.
+    let shared = Arc::new(Mutex::new(core.params().clone()));
+    let cell = Arc::new(core.cell().clone());
+    let (tx, rx) = mpsc::channel::<(String, Value)>();
+    let mut options = NodeOptions::new().enable_rosout(true);
+    for (k, v) in declared(core.params(), core.cell()) {
+        options = options.declare_parameter(k, v);
+    }
+    let (vs, vc) = (shared.clone(), cell.clone());
+    let options = options
+        .parameter_validator(Box::new(move |name, value| {
+            let cur = vs.lock().map_err(|_| "parameters poisoned".to_string())?;
+            check_param(&vc, &cur, name, &json_of(value)).map(|_| ()).map_err(|e| e.to_string())
+        }))
+        .parameter_set_action(Box::new(move |name, value| {
+            let v = json_of(value);
+            let mut cur = shared.lock().map_err(|_| "parameters poisoned".to_string())?;
+            *cur = check_param(&cell, &cur, name, &v).map_err(|e| e.to_string())?;
+            tx.send((name.to_string(), v)).map_err(|_| "node stopped".to_string())
+        }));
+    let node_name_ros = NodeName::new(&ns, &node_name)
+        .map_err(|e| RunError::Name { name: format!("{ns}/{node_name}"), problem: format!("{e:?}") })?;
+    let mut node = context.new_node(node_name_ros, options).map_err(dds)?;
+    if core.params().use_sim_time {
+        node.set_parameter("use_sim_time", ParameterValue::Boolean(true)).map_err(RunError::Dds)?;
+    }
+    let topics = create_topics(&mut node, ros, &node_name, &ns, core.cell())?;
+    let spinner = node.spinner().map_err(dds)?;
+    std::thread::Builder::new().name("ros-spinner".into()).spawn(move || {
+        if let Err(e) = futures::executor::block_on(spinner.spin()) {
+            tracing::error!("ROS spinner stopped: {e:?}");
+        }
+    })?;
+    tracing::info!(
+        "node {} on DDS domain {}{}: {} manipulators, {} Hz",
+        node.fully_qualified_name(),
+        env.domain_id,
+        if env.localhost_only { " (localhost only)" } else { "" },
+        core.cell().manipulators.len(),
+        core.params().rate_hz
+    );
+
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    rt.block_on(serve(&node, &topics, &mut core, &rx));
+    // Leave every robot stopped: the latched sample tells late joiners too.
+    for p in &topics.stops {
+        let _ = p.publish(Bool { data: true });
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    Ok(())
+}
+
+fn publish_stops(topics: &Topics, stops: &[Bool]) {
+    for (p, s) in topics.stops.iter().zip(stops) {
+        if let Err(e) = p.publish(*s) {
+            tracing::warn!("stop not published: {e:?}");
+        }
+    }
+}
+
+async fn serve(node: &Node, topics: &Topics, core: &mut GuardNode, rx: &mpsc::Receiver<(String, Value)>) {
+    let mut joint_states = futures::stream::select_all(
+        topics.joint_states.iter().enumerate().map(|(i, s)| s.async_stream().map(move |m| (i, m)).boxed_local()),
+    );
+    let mut trajectories = futures::stream::select_all(
+        topics.trajectories.iter().enumerate().map(|(i, s)| s.async_stream().map(move |m| (i, m)).boxed_local()),
+    );
+    let mut rate = core.params().rate_hz;
+    let mut cycle = interval(rate);
+    let mut diag_hz = core.params().diagnostics_hz;
+    let mut diag = interval(diag_hz);
+    let mut markers_hz = core.params().markers_hz;
+    let mut markers = interval(markers_hz);
+    let mut voxels = interval(1.0);
+    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    loop {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => break,
+            _ = async { match sigterm.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending().await } } => break,
+            _ = cycle.tick() => {
+                while let Ok((name, v)) = rx.try_recv() {
+                    match core.set_param(&name, &v) {
+                        Ok(()) => tracing::info!("parameter {name} = {v}"),
+                        Err(e) => tracing::error!("parameter {name} accepted by the service but refused: {e}"),
+                    }
+                }
+                let p = core.params();
+                if p.rate_hz != rate { rate = p.rate_hz; cycle = interval(rate); }
+                if p.diagnostics_hz != diag_hz { diag_hz = p.diagnostics_hz; diag = interval(diag_hz); }
+                if p.markers_hz != markers_hz { markers_hz = p.markers_hz; markers = interval(markers_hz); }
+                let stops = core.cycle(now_s(node));
+                publish_stops(topics, stops);
+            }
+            Some((robot, m)) = joint_states.next() => match m {
+                Ok((msg, _info)) => {
+                    let now = now_s(node);
+                    if let Err(e) = core.on_joint_state(robot, &msg, now) {
+                        tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
+                    }
+                    if core.params().cycle_on_joint_state {
+                        let stops = core.cycle(now);
+                        publish_stops(topics, stops);
+                    }
+                }
+                Err(e) => tracing::warn!("joint state not decoded: {e:?}"),
+            },
+            Some((robot, m)) = trajectories.next() => match m {
+                Ok((msg, _info)) => {
+                    if let Err(e) = core.on_trajectory(robot, &msg) {
+                        tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
+                    }
+                }
+                Err(e) => tracing::warn!("trajectory not decoded: {e:?}"),
+            },
+            _ = diag.tick(), if diag_hz > 0.0 => {
+                let stamp = to_time(now_s(node)).unwrap_or_default();
+                if let Err(e) = topics.diagnostics.publish(core.diagnostics(stamp).clone()) {
+                    tracing::warn!("diagnostics not published: {e:?}");
+                }
+            }
+            _ = markers.tick(), if markers_hz > 0.0 => {
+                let stamp = to_time(now_s(node)).unwrap_or_default();
+                if let Err(e) = topics.markers.publish(core.markers(stamp).clone()) {
+                    tracing::warn!("markers not published: {e:?}");
+                }
+            }
+            _ = voxels.tick(), if markers_hz > 0.0 => {
+                let stamp = to_time(now_s(node)).unwrap_or_default();
+                if let Err(e) = topics.markers.publish(core.cell_markers(stamp).clone()) {
+                    tracing::warn!("cell markers not published: {e:?}");
+                }
+            }
+        }
+    }
+}
+
+/// Where the collision matrix is cached unless told: `$XDG_CACHE_HOME` or
+/// `~/.cache`, under `workcell_guard/`.
+pub fn default_cache_dir() -> Option<PathBuf> {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .map(|d| d.join("workcell_guard"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(vars: &[(&str, &str)]) -> Result<DdsEnv, EnvError> {
+        let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        DdsEnv::from_vars(|k| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()))
+    }
+
+    #[test]
+    fn ros_environment_is_read_as_ros_does() {
+        assert_eq!(env(&[]).unwrap(), DdsEnv { domain_id: 0, localhost_only: false });
+        assert_eq!(env(&[("ROS_DOMAIN_ID", "42")]).unwrap().domain_id, 42);
+        assert!(env(&[("ROS_LOCALHOST_ONLY", "1")]).unwrap().localhost_only);
+        assert!(!env(&[("ROS_LOCALHOST_ONLY", "0")]).unwrap().localhost_only);
+        assert!(env(&[("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")]).unwrap().localhost_only);
+        assert!(!env(&[("ROS_AUTOMATIC_DISCOVERY_RANGE", "SUBNET")]).unwrap().localhost_only);
+        let e = env(&[("ROS_DOMAIN_ID", "233")]).unwrap_err();
+        assert_eq!(e.var, "ROS_DOMAIN_ID");
+        assert!(env(&[("ROS_DOMAIN_ID", "x")]).is_err());
+        assert_eq!(env(&[("ROS_LOCALHOST_ONLY", "yes")]).unwrap_err().var, "ROS_LOCALHOST_ONLY");
+        assert_eq!(env(&[("ROS_AUTOMATIC_DISCOVERY_RANGE", "lan")]).unwrap_err().var, "ROS_AUTOMATIC_DISCOVERY_RANGE");
+    }
+
+    #[test]
+    fn names_resolve_in_the_namespace_after_remaps() {
+        let (ros, _) =
+            RosArgs::parse(["--ros-args", "-r", "markers:=viz/guard_markers", "-r", "/cell/diagnostics:=/diagnostics"])
+                .unwrap();
+        assert_eq!(resolve_name(&ros, NODE_NAME, "/", "arm_left/joint_states"), "/arm_left/joint_states");
+        assert_eq!(resolve_name(&ros, NODE_NAME, "/cell", "arm_left/stop"), "/cell/arm_left/stop");
+        assert_eq!(resolve_name(&ros, NODE_NAME, "/cell", "/clock"), "/clock");
+        assert_eq!(resolve_name(&ros, NODE_NAME, "/", "markers"), "/viz/guard_markers");
+        assert_eq!(resolve_name(&ros, NODE_NAME, "/cell", "diagnostics"), "/diagnostics");
+        assert_eq!(resolve_name(&ros, NODE_NAME, "/", "diagnostics"), "/diagnostics");
+    }
+}

@@ -1,0 +1,566 @@
+//! The node behind either transport: takes messages as they arrive,
+//! runs the guard's cycle, and fills the messages to publish. A transport
+//! (`dds`, `r2r`) moves messages between the middleware and this type and
+//! does nothing else, so both behave the same and this part is tested
+//! without any middleware.
+//!
+//! Safety semantics: a joint state or trajectory that cannot be taken
+//! (length mismatch, a joint the robot does not have, a bad stamp, NaN, a
+//! stamp in the future or going backwards) stops that robot at the next
+//! cycle, and its diagnostic names the problem until a good message
+//! arrives. The node keeps running.
+
+use super::convert::{JointMap, JointStateError, Names, time_s};
+use super::msg::{
+    Bool, ColorRGBA, DiagnosticArray, DiagnosticStatus, Header, JointState, JointTrajectory, KeyValue, Marker,
+    MarkerArray, Point, Time,
+};
+use super::params::{NodeParams, ParamError};
+use crate::guard::{Body, Decision, Guard, JointStateIn, Reason, Tuning, TuningError};
+use crate::model::{PosedSpheres, SpherePoser};
+use crate::workcell::Workcell;
+use serde_json::Value;
+use std::fmt::Write;
+
+/// Why a robot's input was refused by the adapter (the core refuses NaN
+/// and bad stamps itself, with its own reasons).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum InputFault {
+    /// A joint state that does not fit the robot.
+    #[error("joint state refused: {0}")]
+    JointState(#[from] JointStateError),
+    /// A planned trajectory that does not fit the robot.
+    #[error("planned trajectory refused: {0}")]
+    Trajectory(#[from] TrajectoryError),
+}
+
+/// A planned trajectory that does not fit its robot.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum TrajectoryError {
+    /// A joint this robot does not have (and which robot has it, if any).
+    #[error("joint `{joint}` is not one of this robot's{}", owner.as_ref().map(|o| format!(" (it is `{o}`'s: a trajectory for another robot)")).unwrap_or_default())]
+    UnknownJoint {
+        /// The joint.
+        joint: String,
+        /// The manipulator that has a joint of that name.
+        owner: Option<String>,
+    },
+    /// A joint named twice.
+    #[error("joint `{0}` appears twice")]
+    DuplicateJoint(String),
+    /// A point's positions are not one per joint.
+    #[error("point {point}: {positions} positions for {names} joints")]
+    PointLength {
+        /// Point index.
+        point: usize,
+        /// Positions.
+        positions: usize,
+        /// Joint names.
+        names: usize,
+    },
+    /// A value is NaN or infinite.
+    #[error("point {point}: a position is not finite")]
+    NotFinite {
+        /// Point index.
+        point: usize,
+    },
+    /// Times from start do not increase.
+    #[error("point {point}: time_from_start does not increase")]
+    TimeOrder {
+        /// Point index.
+        point: usize,
+    },
+}
+
+/// A trajectory taken for a robot (the arbiter that follows them is not
+/// built yet; the node checks and reports them).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct TrajectoryInfo {
+    /// Points.
+    pub points: usize,
+    /// Duration, s.
+    pub duration_s: f64,
+}
+
+struct RobotIo {
+    fault: Option<InputFault>,
+    /// Latest positions taken, in the robot's joint order.
+    q: Vec<f64>,
+    has_q: bool,
+    poser: SpherePoser,
+    posed: PosedSpheres,
+    trajectory: Option<TrajectoryInfo>,
+    refused: u64,
+    /// What started the current (or last) stop, kept while it holds.
+    cause: String,
+}
+
+/// Counters since start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NodeStats {
+    /// Cycles run.
+    pub cycles: u64,
+    /// Joint states taken.
+    pub joint_states: u64,
+    /// Messages refused.
+    pub refused: u64,
+}
+
+/// The node's state and its outgoing messages.
+pub struct GuardNode {
+    cell: Workcell,
+    guard: Guard,
+    params: NodeParams,
+    maps: Vec<JointMap>,
+    names: Names,
+    io: Vec<RobotIo>,
+    stops: Vec<Bool>,
+    diag: DiagnosticArray,
+    markers: MarkerArray,
+    cell_markers: MarkerArray,
+    cycle_s: f64,
+    stats: NodeStats,
+}
+
+/// The tuning `params` asks for, over the workcell's values.
+pub fn tuning_of(cell: &Workcell, p: &NodeParams) -> Tuning {
+    Tuning {
+        clearance_m: p.clearance_m.unwrap_or(cell.margins.clearance_m),
+        release_m: p.release_m.unwrap_or(cell.margins.release_m),
+        watchdog_s: p.watchdog_s.unwrap_or(cell.guard.watchdog_s),
+        release_hold_s: p.release_hold_s.unwrap_or(cell.guard.release_hold_s),
+    }
+}
+
+fn tuning_refused(name: &str, v: &Value, e: TuningError) -> ParamError {
+    ParamError::Invalid { name: name.to_string(), value: v.to_string(), problem: e.to_string() }
+}
+
+/// Checks one parameter update against the current parameters without
+/// applying it: the parameter's own range, then the tuning it leads to.
+/// Returns the parameters after the update.
+pub fn check_param(cell: &Workcell, current: &NodeParams, name: &str, v: &Value) -> Result<NodeParams, ParamError> {
+    if name == "workcell_file" {
+        let same = current.workcell_file.as_ref().is_some_and(|f| v.as_str() == Some(&*f.display().to_string()));
+        if same {
+            return Ok(current.clone());
+        }
+        return Err(ParamError::Invalid {
+            name: name.into(),
+            value: v.to_string(),
+            problem: "read at start; restart the node (or call its reload service) to change it".into(),
+        });
+    }
+    let mut next = current.clone();
+    next.set(name, v, None)?;
+    tuning_of(cell, &next).validate(cell.guard.matrix_never_slack_m).map_err(|e| tuning_refused(name, v, e))?;
+    Ok(next)
+}
+
+const GREEN: ColorRGBA = ColorRGBA { r: 0.1, g: 0.8, b: 0.2, a: 0.6 };
+const AMBER: ColorRGBA = ColorRGBA { r: 1.0, g: 0.65, b: 0.0, a: 0.7 };
+const RED: ColorRGBA = ColorRGBA { r: 0.95, g: 0.1, b: 0.1, a: 0.8 };
+const GREY: ColorRGBA = ColorRGBA { r: 0.5, g: 0.5, b: 0.5, a: 0.4 };
+const VOXEL: ColorRGBA = ColorRGBA { r: 0.3, g: 0.35, b: 0.45, a: 0.5 };
+
+/// Most surface voxels of the cell drawn (the rest are thinned out evenly).
+pub const MAX_VOXEL_MARKERS: usize = 30_000;
+
+impl GuardNode {
+    /// The node of `cell`, whose guard was built from it; `params` are
+    /// applied (a tuning the guard refuses is an error).
+    pub fn new(cell: Workcell, mut guard: Guard, params: NodeParams) -> Result<GuardNode, ParamError> {
+        guard.set_tuning(tuning_of(&cell, &params)).map_err(|e| tuning_refused("tuning", &Value::Null, e))?;
+        let maps = cell.manipulators.iter().map(|m| JointMap::new(&m.robot.dof_names)).collect();
+        let io: Vec<RobotIo> = cell
+            .manipulators
+            .iter()
+            .map(|m| {
+                let poser = SpherePoser::new(&m.robot, &m.spheres, m.base);
+                RobotIo {
+                    fault: None,
+                    q: vec![0.0; m.robot.dof_names.len()],
+                    has_q: false,
+                    posed: poser.posed(),
+                    poser,
+                    trajectory: None,
+                    refused: 0,
+                    cause: String::with_capacity(128),
+                }
+            })
+            .collect();
+        let names = Names::new(&cell);
+        let n = cell.manipulators.len();
+        let mut node = GuardNode {
+            guard,
+            params,
+            maps,
+            names,
+            io,
+            stops: vec![Bool { data: true }; n],
+            diag: DiagnosticArray::default(),
+            markers: MarkerArray::default(),
+            cell_markers: MarkerArray::default(),
+            cycle_s: 0.0,
+            stats: NodeStats::default(),
+            cell,
+        };
+        node.build_markers();
+        Ok(node)
+    }
+
+    /// The workcell.
+    pub fn cell(&self) -> &Workcell {
+        &self.cell
+    }
+
+    /// The guard.
+    pub fn guard(&self) -> &Guard {
+        &self.guard
+    }
+
+    /// Parameters in use.
+    pub fn params(&self) -> &NodeParams {
+        &self.params
+    }
+
+    /// Counters since start.
+    pub fn stats(&self) -> NodeStats {
+        self.stats
+    }
+
+    /// The fault that currently stops a robot, if the adapter refused its input.
+    pub fn fault(&self, robot: usize) -> Option<&InputFault> {
+        self.io.get(robot).and_then(|r| r.fault.as_ref())
+    }
+
+    /// The last trajectory taken for a robot.
+    pub fn trajectory(&self, robot: usize) -> Option<TrajectoryInfo> {
+        self.io.get(robot).and_then(|r| r.trajectory)
+    }
+
+    /// Takes a joint state for `robot` at node time `now_s`. A refused
+    /// message stops the robot at the next cycle. Allocates nothing while
+    /// the publisher keeps its joint order.
+    pub fn on_joint_state(&mut self, robot: usize, msg: &JointState, now_s: f64) -> Result<(), InputFault> {
+        let (Some(map), Some(io)) = (self.maps.get_mut(robot), self.io.get_mut(robot)) else {
+            self.stats.refused += 1;
+            return Ok(());
+        };
+        match map.map(msg) {
+            Ok(m) => {
+                if matches!(io.fault, Some(InputFault::JointState(_))) {
+                    io.fault = None;
+                }
+                io.q.copy_from_slice(m.positions);
+                io.has_q = true;
+                self.stats.joint_states += 1;
+                // The core's own refusals (NaN, stamps) stop the robot
+                // through its decision, with their reason, until it takes a
+                // state again.
+                let _ = self.guard.ingest(
+                    now_s,
+                    &JointStateIn { robot, stamp_s: m.stamp_s, positions: m.positions, velocities: m.velocities },
+                );
+                Ok(())
+            }
+            Err(e) => {
+                io.refused += 1;
+                self.stats.refused += 1;
+                let f = InputFault::JointState(e);
+                io.fault = Some(f.clone());
+                Err(f)
+            }
+        }
+    }
+
+    /// Takes a planned trajectory for `robot`: checked against the robot's
+    /// joints; a bad one stops the robot until a good one (or an empty one,
+    /// which clears the plan) arrives.
+    pub fn on_trajectory(&mut self, robot: usize, msg: &JointTrajectory) -> Result<(), InputFault> {
+        let Some(m) = self.cell.manipulators.get(robot) else {
+            self.stats.refused += 1;
+            return Ok(());
+        };
+        let check = || -> Result<TrajectoryInfo, TrajectoryError> {
+            let dof = &m.robot.dof_names;
+            for (i, j) in msg.joint_names.iter().enumerate() {
+                if msg.joint_names[..i].contains(j) {
+                    return Err(TrajectoryError::DuplicateJoint(j.clone()));
+                }
+                if !dof.contains(j) {
+                    let owner =
+                        self.cell.manipulators.iter().find(|o| o.robot.dof_names.contains(j)).map(|o| o.name.clone());
+                    return Err(TrajectoryError::UnknownJoint { joint: j.clone(), owner });
+                }
+            }
+            let mut last = f64::NEG_INFINITY;
+            for (k, p) in msg.points.iter().enumerate() {
+                if p.positions.len() != msg.joint_names.len() {
+                    return Err(TrajectoryError::PointLength {
+                        point: k,
+                        positions: p.positions.len(),
+                        names: msg.joint_names.len(),
+                    });
+                }
+                if p.positions.iter().chain(&p.velocities).chain(&p.accelerations).any(|x| !x.is_finite()) {
+                    return Err(TrajectoryError::NotFinite { point: k });
+                }
+                let t = p.time_from_start.sec as f64 + p.time_from_start.nanosec as f64 * 1e-9;
+                if p.time_from_start.nanosec >= 1_000_000_000 || t <= last {
+                    return Err(TrajectoryError::TimeOrder { point: k });
+                }
+                last = t;
+            }
+            Ok(TrajectoryInfo { points: msg.points.len(), duration_s: last.max(0.0) })
+        };
+        let r = check();
+        let io = &mut self.io[robot];
+        match r {
+            Ok(info) => {
+                if matches!(io.fault, Some(InputFault::Trajectory(_))) {
+                    io.fault = None;
+                }
+                io.trajectory = (info.points > 0).then_some(info);
+                Ok(())
+            }
+            Err(e) => {
+                io.refused += 1;
+                self.stats.refused += 1;
+                let f = InputFault::Trajectory(e);
+                io.fault = Some(f.clone());
+                Err(f)
+            }
+        }
+    }
+
+    /// Runs one cycle at node time `now_s` and returns every robot's stop
+    /// flag (the guard's decision, or a stop for refused input). `cycle_s`
+    /// is the previous cycle's duration, reported in the diagnostics.
+    pub fn cycle(&mut self, now_s: f64) -> &[Bool] {
+        let start = std::time::Instant::now();
+        let decisions = self.guard.evaluate(now_s);
+        for ((s, d), io) in self.stops.iter_mut().zip(decisions).zip(&mut self.io) {
+            s.data = d.is_stop() || io.fault.is_some();
+            if let Decision::Stop(st) = d
+                && !matches!(st.reason, Reason::Holding { .. })
+            {
+                io.cause.clear();
+                self.names.reason(st.reason, &mut io.cause);
+                if let Some((a, b)) = st.pair {
+                    io.cause.push_str(" (");
+                    self.names.body(a, &mut io.cause);
+                    io.cause.push_str(" <-> ");
+                    self.names.body(b, &mut io.cause);
+                    io.cause.push(')');
+                }
+            }
+        }
+        self.stats.cycles += 1;
+        self.cycle_s = start.elapsed().as_secs_f64();
+        &self.stops
+    }
+
+    /// The stop flags of the last cycle.
+    pub fn stops(&self) -> &[Bool] {
+        &self.stops
+    }
+
+    /// Applies a parameter update (checked as [`check_param`] does), or
+    /// refuses it and changes nothing.
+    pub fn set_param(&mut self, name: &str, v: &Value) -> Result<(), ParamError> {
+        let next = check_param(&self.cell, &self.params, name, v)?;
+        self.guard.set_tuning(tuning_of(&self.cell, &next)).map_err(|e| tuning_refused(name, v, e))?;
+        self.params = next;
+        Ok(())
+    }
+
+    /// The diagnostics of the last cycle, stamped `stamp`: one status per
+    /// manipulator (decision, reason, closest pair, clearance, time to
+    /// contact, cycle time) and one for the node.
+    pub fn diagnostics(&mut self, stamp: Time) -> &DiagnosticArray {
+        let n = self.io.len();
+        self.diag.header.stamp = stamp;
+        self.diag.status.resize_with(n + 1, DiagnosticStatus::default);
+        let decisions = self.guard.decisions();
+        for (r, s) in self.diag.status.iter_mut().take(n).enumerate() {
+            self.names.fill_status(s, r, &decisions[r]);
+            let io = &self.io[r];
+            if let Some(f) = &io.fault {
+                s.level = DiagnosticStatus::ERROR;
+                s.message.clear();
+                let _ = write!(s.message, "stop now: {f}");
+            } else if let Decision::Stop(st) = decisions[r]
+                && matches!(st.reason, Reason::Holding { .. })
+                && !io.cause.is_empty()
+            {
+                let _ = write!(s.message, "; stopped for: {}", io.cause);
+            }
+            s.values.resize_with(6, KeyValue::default);
+            set_kv(&mut s.values[3], "cycle_time_s", format_args!("{:.6}", self.cycle_s));
+            set_kv(&mut s.values[4], "refused_messages", format_args!("{}", io.refused));
+            match io.trajectory {
+                Some(t) => set_kv(
+                    &mut s.values[5],
+                    "planned_trajectory",
+                    format_args!("{} points, {:.3} s", t.points, t.duration_s),
+                ),
+                None => set_kv(&mut s.values[5], "planned_trajectory", format_args!("none")),
+            }
+        }
+        let s = &mut self.diag.status[n];
+        s.level = DiagnosticStatus::OK;
+        s.name.clear();
+        s.name.push_str("workcell_guard: node");
+        s.hardware_id.clear();
+        s.message.clear();
+        s.message.push_str("running");
+        s.values.resize_with(5, KeyValue::default);
+        let t = self.guard.tuning();
+        set_kv(&mut s.values[0], "rate_hz", format_args!("{}", self.params.rate_hz));
+        set_kv(&mut s.values[1], "cycles", format_args!("{}", self.stats.cycles));
+        set_kv(&mut s.values[2], "joint_states", format_args!("{}", self.stats.joint_states));
+        set_kv(&mut s.values[3], "refused_messages", format_args!("{}", self.stats.refused));
+        set_kv(
+            &mut s.values[4],
+            "tuning",
+            format_args!(
+                "clearance_m {} release_m {} watchdog_s {} release_hold_s {}",
+                t.clearance_m, t.release_m, t.watchdog_s, t.release_hold_s
+            ),
+        );
+        &self.diag
+    }
+
+    fn build_markers(&mut self) {
+        let frame = self.cell.cell_frame.clone();
+        self.markers.markers.clear();
+        for (r, m) in self.cell.manipulators.iter().enumerate() {
+            for i in 0..self.io[r].posed.len() {
+                self.markers.markers.push(Marker {
+                    header: Header { stamp: Time::default(), frame_id: frame.clone() },
+                    ns: format!("{}/spheres", m.name),
+                    id: i as i32,
+                    kind: 2, // SPHERE
+                    action: Marker::ADD,
+                    color: GREY,
+                    ..Marker::default()
+                });
+            }
+        }
+        // The static cell: its surface (occupied voxels with a free
+        // neighbour) as one cube list, thinned evenly past the cap.
+        let f = self.guard.field();
+        let g = *f.grid();
+        let d = f.dims();
+        let free = |x: usize, y: usize, z: usize, dx: isize, dy: isize, dz: isize| {
+            let (a, b, c) = (x as isize + dx, y as isize + dy, z as isize + dz);
+            a < 0
+                || b < 0
+                || c < 0
+                || a >= d[0] as isize
+                || b >= d[1] as isize
+                || c >= d[2] as isize
+                || !f.occupied([a as usize, b as usize, c as usize])
+        };
+        let mut surface = Vec::new();
+        for x in 0..d[0] {
+            for y in 0..d[1] {
+                for z in 0..d[2] {
+                    if f.occupied([x, y, z])
+                        && (free(x, y, z, -1, 0, 0)
+                            || free(x, y, z, 1, 0, 0)
+                            || free(x, y, z, 0, -1, 0)
+                            || free(x, y, z, 0, 1, 0)
+                            || free(x, y, z, 0, 0, -1)
+                            || free(x, y, z, 0, 0, 1))
+                    {
+                        surface.push([x, y, z]);
+                    }
+                }
+            }
+        }
+        let stride = surface.len().div_ceil(MAX_VOXEL_MARKERS).max(1);
+        let c = |i: usize, a: usize| g.origin_m[a] + (i as f64 + 0.5) * g.resolution_m;
+        let points: Vec<Point> =
+            surface.iter().step_by(stride).map(|v| Point { x: c(v[0], 0), y: c(v[1], 1), z: c(v[2], 2) }).collect();
+        let s = g.resolution_m;
+        self.cell_markers.markers = vec![Marker {
+            header: Header { stamp: Time::default(), frame_id: frame },
+            ns: "cell/occupied_voxels".into(),
+            id: 0,
+            kind: Marker::CUBE_LIST,
+            action: Marker::ADD,
+            scale: super::msg::Vector3 { x: s, y: s, z: s },
+            color: VOXEL,
+            points,
+            ..Marker::default()
+        }];
+    }
+
+    /// Markers of the robots' spheres at their latest joint states,
+    /// coloured by the robot's clearance (green: beyond the release margin;
+    /// amber: within it; red: stopped for proximity, the closest pair's
+    /// links brightest; grey: no joint state yet).
+    pub fn markers(&mut self, stamp: Time) -> &MarkerArray {
+        let t = self.guard.tuning();
+        let decisions = self.guard.decisions();
+        let mut k = 0;
+        for (r, io) in self.io.iter_mut().enumerate() {
+            let n = io.posed.len();
+            let ok = io.has_q && io.poser.pose(&io.q, &mut io.posed).is_ok();
+            let (colour, pair) = match decisions[r] {
+                Decision::Continue { clearance_m, pair } => {
+                    (if (clearance_m as f64) > t.release_m { GREEN } else { AMBER }, pair)
+                }
+                Decision::Stop(s) => (if s.pair.is_some() { RED } else { AMBER }, s.pair),
+            };
+            let hot = match pair {
+                Some((Body::Link { robot, link }, _)) if robot as usize == r => Some(link),
+                _ => None,
+            };
+            for i in 0..n {
+                let m = &mut self.markers.markers[k + i];
+                m.header.stamp = stamp;
+                if !ok {
+                    m.action = Marker::DELETE;
+                    continue;
+                }
+                m.action = Marker::ADD;
+                m.pose.position = Point { x: io.posed.x[i] as f64, y: io.posed.y[i] as f64, z: io.posed.z[i] as f64 };
+                let dia = 2.0 * io.posed.r[i] as f64;
+                m.scale = super::msg::Vector3 { x: dia, y: dia, z: dia };
+                m.color = colour;
+                if hot == Some(io.posed.link[i] as u16) {
+                    m.color.a = 1.0;
+                }
+            }
+            k += n;
+        }
+        &self.markers
+    }
+
+    /// The static cell's surface voxels as a cube-list marker (publish it
+    /// now and then: it is large and changes only with the field).
+    pub fn cell_markers(&mut self, stamp: Time) -> &MarkerArray {
+        for m in &mut self.cell_markers.markers {
+            m.header.stamp = stamp;
+        }
+        &self.cell_markers
+    }
+
+    /// A joint state's stamp in seconds (for transports that cycle on
+    /// arrival and want the sample's age).
+    pub fn stamp_s(msg: &JointState) -> Option<f64> {
+        time_s(msg.header.stamp)
+    }
+}
+
+fn set_kv(kv: &mut KeyValue, key: &str, v: std::fmt::Arguments<'_>) {
+    if kv.key != key {
+        kv.key.clear();
+        kv.key.push_str(key);
+    }
+    kv.value.clear();
+    let _ = kv.value.write_fmt(v);
+}

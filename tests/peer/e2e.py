@@ -1,0 +1,359 @@
+#!/usr/bin/env python3
+"""End-to-end peer for the workcell_guard node, on Eclipse Cyclone DDS.
+
+Run only inside a network namespace of its own (tests/ros_e2e.rs does
+`unshare -n` and brings up loopback only); Cyclone is configured for
+loopback too, and the node is started here with ROS_LOCALHOST_ONLY=1.
+
+It starts the node, then, as the two arms' drivers would:
+  1. holds both arms turned away from each other until both stops clear;
+  2. turns them towards each other, each arm decelerating at its
+     configured maximum once its stop topic says true, until both rest;
+  3. parts them (as an operator jogging them back) and waits for both
+     stops to clear; reads diagnostics and markers on the way;
+  4. sets parameters through the parameter services: a good update takes
+     effect (seen in the diagnostics), bad ones are refused with reasons;
+  5. sends bad joint states and a trajectory for the wrong robot: each
+     stops the right arm with a diagnostic naming the problem;
+  6. stops the node and sees every stop latched true.
+Every published configuration is logged (--out, JSON) for the Rust test,
+which checks with exact geometry that the arms never touched.
+Exits non-zero, saying why, on the first failed expectation.
+"""
+
+import argparse
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+RATE_HZ = 200.0
+START = 1.5  # |pan| at rest, rad: arms turned away from each other
+SPEED = 0.5  # rad/s while approaching and parting
+ACCEL = 3.0  # rad/s² when speeding up
+LEFT = {"names": ["shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3", "finger_left"], "decel": 6.0}
+RIGHT = {"names": ["j1", "j2", "j3", "j4", "j5", "j6", "j7", "finger_a_joint"], "decel": 5.0}
+
+
+class Fail(Exception):
+    pass
+
+
+def expect(cond, what):
+    if not cond:
+        raise Fail(what)
+
+
+class Peer:
+    def __init__(self, domain, node_log):
+        from cyclonedds.domain import DomainParticipant
+        from cyclonedds.pub import DataWriter
+        from cyclonedds.sub import DataReader
+        from cyclonedds.topic import Topic
+        import ros_types as t
+
+        self.t = t
+        self.node_log = node_log
+        dp = DomainParticipant(domain)
+        self.dp = dp
+
+        def writer(name, typ, qos):
+            return DataWriter(dp, Topic(dp, name, typ, qos=qos), qos=qos)
+
+        def reader(name, typ, qos):
+            return DataReader(dp, Topic(dp, name, typ, qos=qos), qos=qos)
+
+        self.js = [writer("rt/arm_left/joint_states", t.JointState, t.QOS_SENSOR),
+                   writer("rt/arm_right/joint_states", t.JointState, t.QOS_SENSOR)]
+        self.traj_right = writer("rt/arm_right/planned_trajectory", t.JointTrajectory, t.QOS_RELIABLE)
+        self.stops = [reader("rt/arm_left/stop", t.Bool, t.QOS_LATCHED), reader("rt/arm_right/stop", t.Bool, t.QOS_LATCHED)]
+        self.diag = reader("rt/diagnostics", t.DiagnosticArray, t.QOS_RELIABLE)
+        self.markers = reader("rt/markers", t.MarkerArray, t.QOS_RELIABLE)
+        self.set_req = writer("rq/workcell_guard/set_parametersRequest", t.SetParameters_Request, t.QOS_RELIABLE)
+        self.set_rep = reader("rr/workcell_guard/set_parametersReply", t.SetParameters_Response, t.QOS_RELIABLE)
+
+        self.stop = [None, None]  # latest stop flags
+        self.stop_log = [[], []]  # (t, flag) on change
+        self.status = {}  # latest DiagnosticStatus by name
+        self.diag_count = 0
+        self.sphere_markers = {}  # ns -> count of SPHERE markers in the latest array that had them
+        self.voxel_points = 0
+        self.pan = [START, -START]
+        self.vel = [0.0, 0.0]
+        self.samples = []  # (t, q_left, q_right, stop_left, stop_right)
+        self.node_alive = True
+        self.last_tick = time.time()
+        self.seen = {}  # every (level, message) by status name, in order
+        self.want_markers = False
+
+    # ---- inputs from the node
+    def poll(self):
+        now = time.time()
+        for i, r in enumerate(self.stops):
+            for s in r.take(N=100):
+                if s.data != self.stop[i]:
+                    self.stop_log[i].append((now, s.data))
+                self.stop[i] = s.data
+        for a in self.diag.take(N=100):
+            self.diag_count += 1
+            for st in a.status:
+                self.status[st.name] = st
+                self.seen.setdefault(st.name, []).append((st.level, st.message))
+        # Markers only when asked for: decoding a cube list of thousands of
+        # points in Python takes long enough to starve the joint states.
+        for a in (self.markers.take(N=20) if self.want_markers else []):
+            spheres = {}
+            for m in a.markers:
+                if m.type == 2 and m.action == 0:
+                    spheres[m.ns] = spheres.get(m.ns, 0) + 1
+                if m.ns == "cell/occupied_voxels" and m.type == 6:
+                    self.voxel_points = len(m.points)
+            if spheres:
+                self.sphere_markers = spheres
+
+    def value(self, status, key):
+        st = self.status.get(status)
+        if st is None:
+            return None
+        for kv in st.values:
+            if kv.key == key:
+                return kv.value
+        return None
+
+    # ---- outputs to the node
+    def q(self, i):
+        if i == 0:
+            return [self.pan[0], 0.7, 1.1, 0.0, 0.0, 0.0, 0.02]
+        return [self.pan[1], 1.2, 0.0, -0.3, 0.0, 0.0, 0.0, 0.0]
+
+    def publish(self, which=(0, 1), stamp=None, names=None, positions=None, stamp_now=None):
+        t = self.t
+        now = stamp if stamp is not None else (stamp_now if stamp_now is not None else time.time())
+        for i in which:
+            arm = LEFT if i == 0 else RIGHT
+            msg = t.JointState(header=t.Header(stamp=t.stamp(now), frame_id=""),
+                               name=list(names if names is not None else arm["names"]),
+                               position=list(positions if positions is not None else self.q(i)),
+                               velocity=[], effort=[])
+            self.js[i].write(msg)
+        if stamp is None and names is None and positions is None:
+            self.samples.append((now, self.q(0), self.q(1), self.stop[0], self.stop[1]))
+
+    def tick(self, dt, target_vel, obey):
+        for i in (0, 1):
+            decel = (LEFT if i == 0 else RIGHT)["decel"]
+            if obey and self.stop[i]:
+                v = self.vel[i]
+                dv = min(abs(v), decel * dt)
+                self.vel[i] = v - math.copysign(dv, v)
+            else:
+                dv = max(-ACCEL * dt, min(ACCEL * dt, target_vel[i] - self.vel[i]))
+                self.vel[i] += dv
+            self.pan[i] += self.vel[i] * dt
+
+    def run(self, seconds, until=None, target_vel=(0.0, 0.0), obey=True, publish=True, what="condition"):
+        """Plays joint states at RATE_HZ for up to `seconds`; returns when
+        `until()` holds (or after `seconds` when there is no condition)."""
+        period = 1.0 / RATE_HZ
+        end = time.time() + seconds
+        nxt = time.time()
+        while time.time() < end:
+            self.poll()
+            if until is not None and until():
+                return
+            # Move by the time that really passed, so that positions and
+            # stamps agree as a real driver's do.
+            now = time.time()
+            self.tick(min(now - self.last_tick, 0.05), target_vel, obey)
+            self.last_tick = now
+            if publish:
+                self.publish(stamp_now=now)
+            nxt += period
+            pause = nxt - time.time()
+            if pause > 0:
+                time.sleep(pause)
+            else:
+                nxt = time.time()
+            code = self.node.poll()
+            expect(not self.node_alive or code is None, f"the node exited with {code} (log: {self.node_log})")
+        expect(until is None, f"timed out after {seconds} s waiting for: {what}; {self.state()}")
+
+    def state(self):
+        msgs = {k: (v.level, v.message, [(kv.key, kv.value) for kv in v.values]) for k, v in self.status.items()}
+        return f"stops {self.stop}, pans {self.pan}, {self.diag_count} diagnostics, latest {msgs}"
+
+    def set_parameter(self, name, value):
+        t = self.t
+        self.set_rep.take(N=100)
+        req = t.SetParameters_Request(parameters=[t.Parameter(name=name, value=t.ParameterValue(type=t.PARAMETER_DOUBLE, double_value=value))])
+        for _ in range(40):  # until the service is matched and answers
+            self.set_req.write(req)
+            end = time.time() + 0.25
+            while time.time() < end:
+                self.run(0.02)
+                for r in self.set_rep.take(N=10):
+                    expect(len(r.results) == 1, f"set_parameters answered {len(r.results)} results for one parameter")
+                    return r.results[0]
+        raise Fail(f"no answer from set_parameters for {name}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--node", required=True)
+    ap.add_argument("--params", required=True)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+
+    tmp = tempfile.mkdtemp(prefix="wg_e2e_")
+    import ros_types
+
+    cfg = os.path.join(tmp, "cyclonedds.xml")
+    with open(cfg, "w") as f:
+        f.write(ros_types.LOOPBACK_CONFIG)
+    os.environ["CYCLONEDDS_URI"] = "file://" + cfg
+    domain = 17
+    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_LOCALHOST_ONLY="1", RUST_LOG="warn,rustdds=off,ros2_client=error")
+    node_log = os.path.join(tmp, "node.log")
+    node = subprocess.Popen([a.node, "--ros-args", "--params-file", a.params, "-p", "watchdog_s:=0.15"],
+                            env=env, stdout=open(node_log, "w"), stderr=subprocess.STDOUT)
+    peer = Peer(domain, node_log)
+    peer.node = node
+    log = {"phases": {}, "ok": False}
+    try:
+        scenario(peer, log)
+        log["ok"] = True
+    except Fail as e:
+        log["failure"] = str(e)
+    finally:
+        if node.poll() is None:
+            node.kill()
+        log["samples"] = peer.samples
+        log["stop_log"] = peer.stop_log
+        with open(a.out, "w") as f:
+            json.dump(log, f)
+        with open(node_log) as f:
+            tail = f.read()[-3000:]
+    if not log["ok"]:
+        print("FAILED:", log["failure"], file=sys.stderr)
+        print("node log tail:\n" + tail, file=sys.stderr)
+        sys.exit(1)
+    print("e2e: all expectations met;", json.dumps(log["phases"]))
+
+
+def scenario(p, log):
+    ph = log["phases"]
+    # 1. Discovery, warm-up and release: both arms turned away, at rest.
+    t0 = time.time()
+    p.run(30, until=lambda: p.stop[0] is False and p.stop[1] is False, what="both stops false at the start")
+    ph["start_clear_after_s"] = round(time.time() - t0, 3)
+
+    # 2. Approach, obeying the stops.
+    t_start = time.time()
+    p.run(10, until=lambda: p.stop[1] and p.vel[0] == 0.0 and p.vel[1] == 0.0,
+          target_vel=(-SPEED, SPEED), obey=True, what="the right arm stopped (stop=true) and both arms at rest")
+    expect(p.stop[1] is True, "the right arm's stop is not true")
+    first = [t for (t, f) in p.stop_log[1] if f and t > t_start]
+    expect(first, "no stop=true for the right arm during the approach")
+    ph["right_stop_after_s"] = round(first[0] - t_start, 3)
+    ph["rest_pans"] = [round(p.pan[0], 4), round(p.pan[1], 4)]
+    # Diagnostics said why while it stopped, naming the other arm.
+    p.run(0.3)
+    said = [m for (lvl, m) in p.seen.get("workcell_guard: arm_right", []) if lvl in (1, 2) and "arm_left" in m]
+    expect(said, f"no diagnostic of arm_right named arm_left (saw {sorted(set(m for _, m in p.seen.get('workcell_guard: arm_right', [])))})")
+    ph["right_diagnostic"] = said[0]
+
+    # 3. Part (jogged back, ignoring the stops), then rest: both stops clear.
+    p.run(10, until=lambda: p.pan[0] >= START and p.pan[1] <= -START, target_vel=(SPEED, -SPEED), obey=False,
+          what="the arms parted")
+    p.pan = [START, -START]
+    p.vel = [0.0, 0.0]
+    t_part = time.time()
+    p.run(10, until=lambda: p.stop[0] is False and p.stop[1] is False, what="both stops false after parting")
+    ph["clear_after_parting_s"] = round(time.time() - t_part, 3)
+
+    # Markers: every sphere of both arms, and the cell's voxels.
+    p.want_markers = True
+    p.run(10, until=lambda: p.voxel_points > 0 and len(p.sphere_markers) == 2, what="sphere and voxel markers")
+    p.want_markers = False
+    ph["sphere_markers"] = p.sphere_markers
+    ph["voxel_points"] = p.voxel_points
+    expect(p.sphere_markers.get("arm_left/spheres", 0) > 50 and p.sphere_markers.get("arm_right/spheres", 0) > 50,
+           f"too few sphere markers: {p.sphere_markers}")
+
+    # 4. Parameters through the parameter services.
+    r = p.set_parameter("watchdog_s", 0.25)
+    expect(r.successful, f"watchdog_s = 0.25 refused: {r.reason}")
+    p.run(5, until=lambda: "watchdog_s 0.25" in (p.value("workcell_guard: node", "tuning") or ""),
+          what="watchdog_s 0.25 in the node's diagnostics")
+    r = p.set_parameter("release_m", 0.001)
+    expect(not r.successful, "release_m = 0.001 (below clearance_m) was accepted")
+    expect("clearance_m" in r.reason, f"release_m refused without naming clearance_m: {r.reason!r}")
+    ph["refused_release_m"] = r.reason
+    r = p.set_parameter("clearance_m", 0.5)
+    expect(not r.successful, "clearance_m = 0.5 was accepted")
+    ph["refused_clearance_m"] = r.reason
+    p.run(0.5)
+    tuning = p.value("workcell_guard: node", "tuning") or ""
+    expect("release_m 0.02" in tuning and "clearance_m 0.01" in tuning, f"a refused update changed the tuning: {tuning!r}")
+
+    # 5. Bad messages: each stops the right arm and is named; the node keeps running.
+    now = time.time
+    bad = [
+        ("unknown joint", dict(names=RIGHT["names"][:-1] + ["bogus"]), "no joint `bogus`"),
+        ("length mismatch", dict(positions=p.q(1)[:-1]), "joint names but 7 positions"),
+        ("NaN", dict(positions=[float("nan")] + p.q(1)[1:]), "is NaN"),
+        ("future stamp", dict(stamp_fn=lambda: now() + 30.0), "in the future"),
+        ("stamp going backwards", dict(stamp_fn=lambda: now() - 5.0), "goes backwards"),
+    ]
+    ph["bad_messages"] = {}
+    for label, kw, needle in bad:
+        stamp_fn = kw.pop("stamp_fn", None)
+        t_bad = now()
+
+        def send_bad():
+            p.publish(which=(1,), stamp=stamp_fn() if stamp_fn else None, **kw)
+            p.publish(which=(0,), stamp=None)
+
+        def seen():
+            st = p.status.get("workcell_guard: arm_right")
+            return p.stop[1] is True and st is not None and needle in st.message and st.level == 2
+
+        end = now() + 5
+        while now() < end and not seen():
+            send_bad()
+            p.run(0.01, publish=False)
+        st = p.status.get("workcell_guard: arm_right")
+        expect(seen(), f"{label}: right arm not stopped with a diagnostic naming it (stop {p.stop[1]}, message {st.message if st else None!r})")
+        ph["bad_messages"][label] = {"message": st.message, "after_s": round(now() - t_bad, 3)}
+        p.run(10, until=lambda: p.stop[1] is False, what=f"right stop clears after the {label} stream ends")
+
+    # A trajectory for the left arm sent to the right arm's topic.
+    t = p.t
+    wrong = t.JointTrajectory(header=t.Header(), joint_names=LEFT["names"],
+                              points=[t.JointTrajectoryPoint(positions=[0.0] * 7, velocities=[], accelerations=[], effort=[],
+                                                             time_from_start=t.Duration(sec=1))])
+    p.traj_right.write(wrong)
+    p.run(5, until=lambda: p.stop[1] is True and "arm_left" in p.status.get("workcell_guard: arm_right").message,
+          what="right arm stopped for a trajectory naming arm_left's joints")
+    ph["bad_messages"]["trajectory for another robot"] = {"message": p.status["workcell_guard: arm_right"].message}
+    p.traj_right.write(t.JointTrajectory(header=t.Header(), joint_names=[], points=[]))
+    p.run(10, until=lambda: p.stop[1] is False, what="right stop clears after an empty trajectory")
+    expect(p.node.poll() is None, "the node died")
+
+    # 6. Shutdown leaves every robot stopped (latched).
+    p.node_alive = False
+    p.node.send_signal(signal.SIGINT)
+    p.run(5, until=lambda: p.stop[0] is True and p.stop[1] is True, publish=False, what="both stops true after SIGINT")
+    code = p.node.wait(timeout=10)
+    expect(code == 0, f"the node exited with {code} on SIGINT")
+
+
+if __name__ == "__main__":
+    main()

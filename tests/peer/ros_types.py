@@ -1,0 +1,264 @@
+"""ROS 2 message types for the Eclipse Cyclone DDS Python binding, written
+for the workcell_guard tests from the .msg definitions (Humble/Jazzy wire
+layout): the DDS type names rosidl generates (`pkg::msg::dds_::Name_`),
+`final` extensibility, sent as XCDR1 (see QOS_* below), so that a ROS 2
+node — ours, or any other — reads them as its own."""
+
+from dataclasses import dataclass, field
+
+import cyclonedds.idl as idl
+import cyclonedds.idl.annotations as annotate
+from cyclonedds.core import Policy, Qos
+from cyclonedds.idl.types import float32, float64, int32, int64, sequence, uint8, uint32
+from cyclonedds.util import duration
+
+
+def _name(pkg, kind, name):
+    return f"{pkg}::{kind}::dds_::{name}_"
+
+
+@dataclass
+@annotate.final
+class Time(idl.IdlStruct, typename=_name("builtin_interfaces", "msg", "Time")):
+    sec: int32 = 0
+    nanosec: uint32 = 0
+
+
+@dataclass
+@annotate.final
+class Duration(idl.IdlStruct, typename=_name("builtin_interfaces", "msg", "Duration")):
+    sec: int32 = 0
+    nanosec: uint32 = 0
+
+
+@dataclass
+@annotate.final
+class Header(idl.IdlStruct, typename=_name("std_msgs", "msg", "Header")):
+    stamp: Time = field(default_factory=Time)
+    frame_id: str = ""
+
+
+@dataclass
+@annotate.final
+class Bool(idl.IdlStruct, typename=_name("std_msgs", "msg", "Bool")):
+    data: bool = False
+
+
+@dataclass
+@annotate.final
+class JointState(idl.IdlStruct, typename=_name("sensor_msgs", "msg", "JointState")):
+    header: Header = field(default_factory=Header)
+    name: sequence[str] = field(default_factory=list)
+    position: sequence[float64] = field(default_factory=list)
+    velocity: sequence[float64] = field(default_factory=list)
+    effort: sequence[float64] = field(default_factory=list)
+
+
+@dataclass
+@annotate.final
+class JointTrajectoryPoint(idl.IdlStruct, typename=_name("trajectory_msgs", "msg", "JointTrajectoryPoint")):
+    positions: sequence[float64] = field(default_factory=list)
+    velocities: sequence[float64] = field(default_factory=list)
+    accelerations: sequence[float64] = field(default_factory=list)
+    effort: sequence[float64] = field(default_factory=list)
+    time_from_start: Duration = field(default_factory=Duration)
+
+
+@dataclass
+@annotate.final
+class JointTrajectory(idl.IdlStruct, typename=_name("trajectory_msgs", "msg", "JointTrajectory")):
+    header: Header = field(default_factory=Header)
+    joint_names: sequence[str] = field(default_factory=list)
+    points: sequence[JointTrajectoryPoint] = field(default_factory=list)
+
+
+@dataclass
+@annotate.final
+class KeyValue(idl.IdlStruct, typename=_name("diagnostic_msgs", "msg", "KeyValue")):
+    key: str = ""
+    value: str = ""
+
+
+@dataclass
+@annotate.final
+class DiagnosticStatus(idl.IdlStruct, typename=_name("diagnostic_msgs", "msg", "DiagnosticStatus")):
+    level: uint8 = 0
+    name: str = ""
+    message: str = ""
+    hardware_id: str = ""
+    values: sequence[KeyValue] = field(default_factory=list)
+
+
+@dataclass
+@annotate.final
+class DiagnosticArray(idl.IdlStruct, typename=_name("diagnostic_msgs", "msg", "DiagnosticArray")):
+    header: Header = field(default_factory=Header)
+    status: sequence[DiagnosticStatus] = field(default_factory=list)
+
+
+@dataclass
+@annotate.final
+class Point(idl.IdlStruct, typename=_name("geometry_msgs", "msg", "Point")):
+    x: float64 = 0.0
+    y: float64 = 0.0
+    z: float64 = 0.0
+
+
+@dataclass
+@annotate.final
+class Vector3(idl.IdlStruct, typename=_name("geometry_msgs", "msg", "Vector3")):
+    x: float64 = 0.0
+    y: float64 = 0.0
+    z: float64 = 0.0
+
+
+@dataclass
+@annotate.final
+class Quaternion(idl.IdlStruct, typename=_name("geometry_msgs", "msg", "Quaternion")):
+    x: float64 = 0.0
+    y: float64 = 0.0
+    z: float64 = 0.0
+    w: float64 = 1.0
+
+
+@dataclass
+@annotate.final
+class Pose(idl.IdlStruct, typename=_name("geometry_msgs", "msg", "Pose")):
+    position: Point = field(default_factory=Point)
+    orientation: Quaternion = field(default_factory=Quaternion)
+
+
+@dataclass
+@annotate.final
+class ColorRGBA(idl.IdlStruct, typename=_name("std_msgs", "msg", "ColorRGBA")):
+    r: float32 = 0.0
+    g: float32 = 0.0
+    b: float32 = 0.0
+    a: float32 = 0.0
+
+
+@dataclass
+@annotate.final
+class CompressedImage(idl.IdlStruct, typename=_name("sensor_msgs", "msg", "CompressedImage")):
+    header: Header = field(default_factory=Header)
+    format: str = ""
+    data: sequence[uint8] = field(default_factory=list)
+
+
+@dataclass
+@annotate.final
+class UVCoordinate(idl.IdlStruct, typename=_name("visualization_msgs", "msg", "UVCoordinate")):
+    u: float32 = 0.0
+    v: float32 = 0.0
+
+
+@dataclass
+@annotate.final
+class MeshFile(idl.IdlStruct, typename=_name("visualization_msgs", "msg", "MeshFile")):
+    filename: str = ""
+    data: sequence[uint8] = field(default_factory=list)
+
+
+@dataclass
+@annotate.final
+class Marker(idl.IdlStruct, typename=_name("visualization_msgs", "msg", "Marker")):
+    header: Header = field(default_factory=Header)
+    ns: str = ""
+    id: int32 = 0
+    type: int32 = 0
+    action: int32 = 0
+    pose: Pose = field(default_factory=Pose)
+    scale: Vector3 = field(default_factory=Vector3)
+    color: ColorRGBA = field(default_factory=ColorRGBA)
+    lifetime: Duration = field(default_factory=Duration)
+    frame_locked: bool = False
+    points: sequence[Point] = field(default_factory=list)
+    colors: sequence[ColorRGBA] = field(default_factory=list)
+    texture_resource: str = ""
+    texture: CompressedImage = field(default_factory=CompressedImage)
+    uv_coordinates: sequence[UVCoordinate] = field(default_factory=list)
+    text: str = ""
+    mesh_resource: str = ""
+    mesh_file: MeshFile = field(default_factory=MeshFile)
+    mesh_use_embedded_materials: bool = False
+
+
+@dataclass
+@annotate.final
+class MarkerArray(idl.IdlStruct, typename=_name("visualization_msgs", "msg", "MarkerArray")):
+    markers: sequence[Marker] = field(default_factory=list)
+
+
+@dataclass
+@annotate.final
+class ParameterValue(idl.IdlStruct, typename=_name("rcl_interfaces", "msg", "ParameterValue")):
+    type: uint8 = 0
+    bool_value: bool = False
+    integer_value: int64 = 0
+    double_value: float64 = 0.0
+    string_value: str = ""
+    byte_array_value: sequence[uint8] = field(default_factory=list)
+    bool_array_value: sequence[bool] = field(default_factory=list)
+    integer_array_value: sequence[int64] = field(default_factory=list)
+    double_array_value: sequence[float64] = field(default_factory=list)
+    string_array_value: sequence[str] = field(default_factory=list)
+
+
+PARAMETER_DOUBLE = 3
+
+
+@dataclass
+@annotate.final
+class Parameter(idl.IdlStruct, typename=_name("rcl_interfaces", "msg", "Parameter")):
+    name: str = ""
+    value: ParameterValue = field(default_factory=ParameterValue)
+
+
+@dataclass
+@annotate.final
+class SetParametersResult(idl.IdlStruct, typename=_name("rcl_interfaces", "msg", "SetParametersResult")):
+    successful: bool = False
+    reason: str = ""
+
+
+@dataclass
+@annotate.final
+class SetParameters_Request(idl.IdlStruct, typename=_name("rcl_interfaces", "srv", "SetParameters_Request")):
+    parameters: sequence[Parameter] = field(default_factory=list)
+
+
+@dataclass
+@annotate.final
+class SetParameters_Response(idl.IdlStruct, typename=_name("rcl_interfaces", "srv", "SetParameters_Response")):
+    results: sequence[SetParametersResult] = field(default_factory=list)
+
+
+_XCDR1 = Policy.DataRepresentation(use_cdrv0_representation=True)
+# Reliable, volatile, keep last 10 (ROS's default profile).
+QOS_RELIABLE = Qos(Policy.Reliability.Reliable(duration(seconds=1)), Policy.Durability.Volatile, Policy.History.KeepLast(10), _XCDR1)
+# Reliable, transient local, keep last 1 (latched topics such as <robot>/stop).
+QOS_LATCHED = Qos(Policy.Reliability.Reliable(duration(seconds=1)), Policy.Durability.TransientLocal, Policy.History.KeepLast(1), _XCDR1)
+# Best effort, keep last 5 (ROS's sensor-data profile).
+QOS_SENSOR = Qos(Policy.Reliability.BestEffort, Policy.Durability.Volatile, Policy.History.KeepLast(5), _XCDR1)
+
+# Keeps Cyclone DDS on loopback: no multicast, the only peer 127.0.0.1.
+LOOPBACK_CONFIG = """<?xml version="1.0" encoding="UTF-8"?>
+<CycloneDDS xmlns="https://cdds.io/config">
+  <Domain Id="any">
+    <General>
+      <Interfaces><NetworkInterface address="127.0.0.1"/></Interfaces>
+      <AllowMulticast>false</AllowMulticast>
+    </General>
+    <Discovery>
+      <ParticipantIndex>auto</ParticipantIndex>
+      <MaxAutoParticipantIndex>32</MaxAutoParticipantIndex>
+      <Peers><Peer address="127.0.0.1"/></Peers>
+    </Discovery>
+  </Domain>
+</CycloneDDS>
+"""
+
+
+def stamp(t):
+    sec = int(t // 1)
+    return Time(sec=sec, nanosec=min(int(round((t - sec) * 1e9)), 999_999_999))

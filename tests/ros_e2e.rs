@@ -1,0 +1,114 @@
+//! End to end over real DDS: the node (dds transport) and an independent
+//! peer, the Eclipse Cyclone DDS Python binding with ROS 2 type names and
+//! XCDR1 (tests/peer/e2e.py), inside a network namespace of their own
+//! (`unshare -n`, only loopback up) and both configured for loopback only.
+//!
+//! The peer plays the joint states of the sample cell's two arms turning
+//! towards each other, each arm decelerating at its configured maximum as
+//! soon as its stop topic says so, then parting; it reads diagnostics and
+//! markers, sets parameters through the parameter services, and sends bad
+//! messages. It logs every configuration it published; this test then
+//! checks, with exact geometry (parry3d) independent of the spheres, that
+//! the arms never touched, and that they would have without the stops.
+
+mod common;
+
+use std::process::Command;
+use workcell_guard::model::SpherePoser;
+use workcell_guard::model::exact::{self, LinkShape};
+use workcell_guard::workcell::{self, Workcell};
+
+struct Arms {
+    posers: Vec<SpherePoser>,
+    shapes: Vec<Vec<Option<LinkShape>>>,
+}
+
+impl Arms {
+    fn new(cell: &Workcell) -> Arms {
+        Arms {
+            posers: cell.manipulators.iter().map(|m| SpherePoser::new(&m.robot, &m.spheres, m.base)).collect(),
+            shapes: cell
+                .manipulators
+                .iter()
+                .map(|m| m.robot.links.iter().map(|l| exact::link_shape(&l.collisions).unwrap()).collect())
+                .collect(),
+        }
+    }
+
+    /// Least exact distance between arm 0 at `qa` and arm 1 at `qb`, m.
+    fn gap(&self, qa: &[f64], qb: &[f64]) -> f64 {
+        let mut pa = self.posers[0].posed();
+        let mut pb = self.posers[1].posed();
+        self.posers[0].pose(qa, &mut pa).unwrap();
+        self.posers[1].pose(qb, &mut pb).unwrap();
+        let mut best = f64::INFINITY;
+        for (la, sa) in self.shapes[0].iter().enumerate() {
+            let Some(sa) = sa else { continue };
+            for (lb, sb) in self.shapes[1].iter().enumerate() {
+                let Some(sb) = sb else { continue };
+                if let Some(d) = exact::distance(sa, &pa.frames[la], sb, &pb.frames[lb]) {
+                    best = best.min(d);
+                }
+            }
+        }
+        best
+    }
+}
+
+fn q_left(pan: f64) -> Vec<f64> {
+    vec![pan, 0.7, 1.1, 0.0, 0.0, 0.0, 0.02]
+}
+fn q_right(j1: f64) -> Vec<f64> {
+    vec![j1, 1.2, 0.0, -0.3, 0.0, 0.0, 0.0, 0.0]
+}
+
+/// Runs `script` with `python3` inside a new network namespace with only
+/// loopback up. Refuses to run it any other way.
+fn in_netns(script: &str, args: &[String]) -> std::process::Output {
+    let quoted: Vec<String> = std::iter::once(script.to_string())
+        .chain(args.iter().cloned())
+        .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
+        .collect();
+    let inner = format!("ip link set lo up && exec python3 {}", quoted.join(" "));
+    Command::new("unshare").args(["-n", "sh", "-c", &inner]).output().expect("unshare runs")
+}
+
+#[test]
+fn two_arms_over_dds_stop_before_contact_and_take_parameters() {
+    let repo = common::repo();
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let args = vec![
+        "--node".to_string(),
+        env!("CARGO_BIN_EXE_workcell_guard").to_string(),
+        "--params".to_string(),
+        repo.join("config/workcell_guard.yaml").display().to_string(),
+        "--out".to_string(),
+        log.path().display().to_string(),
+    ];
+    let out = in_netns(&repo.join("tests/peer/e2e.py").display().to_string(), &args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    assert!(out.status.success(), "peer failed ({}):\n{stdout}\n{stderr}", out.status);
+
+    // Independent check of the recorded run: exact geometry, no spheres.
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(log.path()).unwrap()).unwrap();
+    let cell = workcell::load(&repo.join("config/workcell.yaml")).unwrap();
+    let arms = Arms::new(&cell);
+    let samples = v["samples"].as_array().unwrap();
+    assert!(samples.len() > 500, "only {} samples", samples.len());
+    let q = |x: &serde_json::Value| -> Vec<f64> { x.as_array().unwrap().iter().map(|a| a.as_f64().unwrap()).collect() };
+    let mut least = f64::INFINITY;
+    for s in samples.iter().step_by(2) {
+        least = least.min(arms.gap(&q(&s[1]), &q(&s[2])));
+    }
+    let rest = q(&v["phases"]["rest_pans"]);
+    let at_rest = arms.gap(&q_left(rest[0]), &q_right(rest[1]));
+    // Had they gone on, they would have met: the commanded motion ends with
+    // both turned to face each other.
+    let continued = arms.gap(&q_left(0.0), &q_right(0.0));
+    println!("least gap over the run {least:.4} m; at rest {at_rest:.4} m; if continued {continued:.4} m");
+    assert_eq!(continued, 0.0, "the scenario must lead to contact without the guard");
+    assert!(least > 0.0, "the arms touched (least exact gap {least} m)");
+    assert!(at_rest < 0.25, "stopped needlessly early: {at_rest} m apart at rest");
+}

@@ -1,0 +1,262 @@
+//! The node behind both transports, without middleware: messages in,
+//! stops, diagnostics and markers out; refusals of bad input with the
+//! problem named; parameter updates checked; and a cycle that allocates
+//! nothing once warmed up (a global allocator counts every allocation, per
+//! thread).
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use workcell_guard::field::DistanceField;
+use workcell_guard::guard::Guard;
+use workcell_guard::ros::msg::{
+    DiagnosticStatus, Duration, Header, JointState, JointTrajectory, JointTrajectoryPoint, Marker, Time,
+};
+use workcell_guard::ros::node::{GuardNode, InputFault};
+use workcell_guard::ros::params::{NodeParams, ParamError};
+use workcell_guard::workcell;
+
+struct Counting;
+
+thread_local! {
+    /// Allocations by this thread (tests run in parallel threads).
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn count() {
+    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
+}
+
+fn allocations() -> usize {
+    ALLOCATIONS.with(Cell::get)
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count();
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count();
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn node() -> GuardNode {
+    let cell = workcell::load(&common::repo().join("config/workcell.yaml")).unwrap();
+    let field = DistanceField::from_workcell(&cell);
+    let cache = tempfile::tempdir().unwrap();
+    let (guard, _) = Guard::new(&cell, field, Some(cache.path())).unwrap();
+    GuardNode::new(cell, guard, NodeParams::default()).unwrap()
+}
+
+const LEFT: [&str; 7] = ["shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3", "finger_left"];
+const RIGHT: [&str; 8] = ["j1", "j2", "j3", "j4", "j5", "j6", "j7", "finger_a_joint"];
+
+fn state(names: &[&str], q: &[f64], t: f64) -> JointState {
+    let sec = t.floor();
+    JointState {
+        header: Header { stamp: Time { sec: sec as i32, nanosec: ((t - sec) * 1e9) as u32 }, frame_id: String::new() },
+        name: names.iter().map(|s| s.to_string()).collect(),
+        position: q.to_vec(),
+        velocity: Vec::new(),
+        effort: Vec::new(),
+    }
+}
+
+fn q_left() -> Vec<f64> {
+    vec![1.5, 0.7, 1.1, 0.0, 0.0, 0.0, 0.02]
+}
+fn q_right() -> Vec<f64> {
+    vec![-1.5, 1.2, 0.0, -0.3, 0.0, 0.0, 0.0, 0.0]
+}
+
+/// Feeds both arms at rest every 5 ms, cycling every 2 ms, until `t_end`.
+fn run(n: &mut GuardNode, t: &mut f64, t_end: f64) {
+    let (l, r) = (state(&LEFT, &q_left(), 0.0), state(&RIGHT, &q_right(), 0.0));
+    let (mut l, mut r) = (l, r);
+    let mut next_js = *t;
+    while *t < t_end {
+        *t += 0.002;
+        if *t >= next_js {
+            next_js += 0.005;
+            let stamp = Time { sec: t.floor() as i32, nanosec: ((*t - t.floor()) * 1e9) as u32 };
+            l.header.stamp = stamp;
+            r.header.stamp = stamp;
+            n.on_joint_state(0, &l, *t).unwrap();
+            n.on_joint_state(1, &r, *t).unwrap();
+        }
+        n.cycle(*t);
+    }
+}
+
+fn status<'a>(d: &'a workcell_guard::ros::msg::DiagnosticArray, name: &str) -> &'a DiagnosticStatus {
+    d.status.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no status {name}"))
+}
+
+#[test]
+fn bad_input_stops_that_robot_with_the_problem_named_and_a_good_message_clears_it() {
+    let mut n = node();
+    let mut t = 100.0;
+    assert!(n.cycle(t).iter().all(|s| s.data), "stopped before any joint state");
+    run(&mut n, &mut t, 102.0);
+    assert!(n.stops().iter().all(|s| !s.data), "at rest and clear: {:?}", n.stops());
+
+    let bad: Vec<(JointState, &str)> = vec![
+        (state(&["j1", "j2", "j3", "j4", "j5", "j6", "j7", "bogus"], &q_right(), t), "no joint `bogus`"),
+        (state(&RIGHT, &q_right()[..7], t), "8 joint names but 7 positions"),
+        (state(&["j1", "j1", "j3", "j4", "j5", "j6", "j7", "finger_a_joint"], &q_right(), t), "`j1` appears twice"),
+        (state(&RIGHT[..7], &q_right()[..7], t), "`finger_a_joint` of the robot is missing"),
+    ];
+    for (msg, needle) in bad {
+        let e = n.on_joint_state(1, &msg, t).unwrap_err();
+        assert!(matches!(e, InputFault::JointState(_)));
+        let stops = n.cycle(t + 0.001).to_vec();
+        assert!(stops[1].data && !stops[0].data, "{needle}: {stops:?}");
+        let d = n.diagnostics(Time::default());
+        let s = status(d, "workcell_guard: arm_right");
+        assert_eq!(s.level, DiagnosticStatus::ERROR);
+        assert!(s.message.contains(needle), "{:?} lacks {needle:?}", s.message);
+        assert_eq!(status(d, "workcell_guard: arm_left").level, DiagnosticStatus::OK);
+        // Still stopped a few cycles later, with nothing new.
+        assert!(n.cycle(t + 0.003)[1].data);
+        // A good message clears the refusal.
+        t += 0.005;
+        n.on_joint_state(1, &state(&RIGHT, &q_right(), t), t).unwrap();
+        assert!(n.fault(1).is_none());
+        let until = t + 1.0;
+        run(&mut n, &mut t, until);
+        assert!(!n.stops()[1].data, "{needle}: released after good messages");
+    }
+    // NaN and a stamp from the future are refused by the core, with reasons.
+    let mut nan = q_right();
+    nan[2] = f64::NAN;
+    t += 0.001;
+    n.on_joint_state(1, &state(&RIGHT, &nan, t), t).unwrap();
+    assert!(n.cycle(t + 0.001)[1].data);
+    let m = status(n.diagnostics(Time::default()), "workcell_guard: arm_right").message.clone();
+    assert!(m.contains("position of joint 2 is NaN"), "{m}");
+    assert!(n.stats().refused >= 4);
+}
+
+#[test]
+fn trajectories_are_checked_against_the_robot() {
+    let mut n = node();
+    let point = |k: usize, dof: usize| JointTrajectoryPoint {
+        positions: vec![0.1 * k as f64; dof],
+        velocities: Vec::new(),
+        accelerations: Vec::new(),
+        effort: Vec::new(),
+        time_from_start: Duration { sec: k as i32, nanosec: 0 },
+    };
+    let traj = |names: &[&str], points: Vec<JointTrajectoryPoint>| JointTrajectory {
+        header: Header::default(),
+        joint_names: names.iter().map(|s| s.to_string()).collect(),
+        points,
+    };
+    n.on_trajectory(1, &traj(&RIGHT, vec![point(1, 8), point(2, 8)])).unwrap();
+    assert_eq!(n.trajectory(1).unwrap().points, 2);
+    let e = n.on_trajectory(1, &traj(&LEFT, vec![point(1, 7)])).unwrap_err();
+    assert!(e.to_string().contains("`arm_left`'s"), "{e}");
+    assert!(n.fault(1).is_some());
+    let e = n.on_trajectory(1, &traj(&RIGHT, vec![point(2, 8), point(1, 8)])).unwrap_err();
+    assert!(e.to_string().contains("point 1: time_from_start does not increase"), "{e}");
+    let e = n.on_trajectory(1, &traj(&RIGHT, vec![point(1, 7)])).unwrap_err();
+    assert!(e.to_string().contains("7 positions for 8 joints"), "{e}");
+    let mut p = point(1, 8);
+    p.positions[3] = f64::INFINITY;
+    assert!(n.on_trajectory(1, &traj(&RIGHT, vec![p])).is_err());
+    // An empty trajectory clears the plan and the refusal.
+    n.on_trajectory(1, &traj(&[], Vec::new())).unwrap();
+    assert!(n.fault(1).is_none() && n.trajectory(1).is_none());
+}
+
+#[test]
+fn parameter_updates_are_checked_and_refused_with_a_reason() {
+    let mut n = node();
+    n.set_param("watchdog_s", &serde_json::json!(0.2)).unwrap();
+    assert_eq!(n.guard().tuning().watchdog_s, 0.2);
+    n.set_param("release_m", &serde_json::json!(0.03)).unwrap();
+    assert_eq!(n.guard().tuning().release_m, 0.03);
+    let e = n.set_param("release_m", &serde_json::json!(0.005)).unwrap_err();
+    assert!(e.to_string().contains("at least clearance_m"), "{e}");
+    let e = n.set_param("clearance_m", &serde_json::json!(0.04)).unwrap_err();
+    assert!(e.to_string().contains("release_m (0.03) must be at least clearance_m (0.04)"), "{e}");
+    let e = n.set_param("rate_hz", &serde_json::json!(0)).unwrap_err();
+    assert!(matches!(e, ParamError::Invalid { .. }), "{e}");
+    let e = n.set_param("watchdog_s", &serde_json::json!("fast")).unwrap_err();
+    assert!(e.to_string().contains("must be a number"), "{e}");
+    assert!(matches!(n.set_param("no_such", &serde_json::json!(1)), Err(ParamError::Unknown(_))));
+    let e = n.set_param("workcell_file", &serde_json::json!("/elsewhere.yaml")).unwrap_err();
+    assert!(e.to_string().contains("read at start"), "{e}");
+    // The collision matrix bounds the clearance.
+    n.set_param("release_m", &serde_json::json!(0.2)).unwrap();
+    let e = n.set_param("clearance_m", &serde_json::json!(0.1)).unwrap_err();
+    assert!(e.to_string().contains("matrix_never_slack_m"), "{e}");
+    let t = n.guard().tuning();
+    assert_eq!((t.clearance_m, t.release_m, t.watchdog_s), (0.01, 0.2, 0.2), "refusals changed nothing");
+}
+
+#[test]
+fn markers_and_diagnostics_describe_the_cell() {
+    let mut n = node();
+    n.cycle(1.0);
+    let m = n.markers(Time::default());
+    assert!(m.markers.iter().all(|m| m.action == Marker::DELETE), "no joint state yet: nothing drawn");
+    let count = m.markers.len();
+    let mut t = 1.0;
+    run(&mut n, &mut t, 3.0);
+    let m = n.markers(Time::default());
+    assert_eq!(m.markers.len(), count);
+    assert!(m.markers.iter().all(|m| m.action == Marker::ADD && m.kind == 2 && m.scale.x > 0.0));
+    assert!(
+        m.markers.iter().any(|m| m.ns == "arm_left/spheres") && m.markers.iter().any(|m| m.ns == "arm_right/spheres")
+    );
+    assert!(m.markers.iter().all(|m| m.header.frame_id == "world"));
+    let c = n.cell_markers(Time::default());
+    assert_eq!(c.markers[0].kind, Marker::CUBE_LIST);
+    assert!(c.markers[0].points.len() > 1000);
+    let d = n.diagnostics(Time { sec: 3, nanosec: 0 });
+    assert_eq!(d.status.len(), 3);
+    let node_status = status(d, "workcell_guard: node");
+    assert!(node_status.values.iter().any(|kv| kv.key == "tuning" && kv.value.contains("watchdog_s 0.05")));
+    let s = status(d, "workcell_guard: arm_left");
+    for key in ["clearance_m", "closest_pair", "time_to_contact_s", "cycle_time_s"] {
+        assert!(s.values.iter().any(|kv| kv.key == key), "{key} missing");
+    }
+}
+
+#[test]
+fn a_cycle_with_its_messages_allocates_nothing_once_warmed_up() {
+    let mut n = node();
+    let mut t = 10.0;
+    run(&mut n, &mut t, 12.0);
+    for _ in 0..3 {
+        n.diagnostics(Time::default());
+        n.markers(Time::default());
+    }
+    let (mut l, mut r) = (state(&LEFT, &q_left(), t), state(&RIGHT, &q_right(), t));
+    let before = allocations();
+    for k in 0..500 {
+        t += 0.002;
+        let stamp = Time { sec: t.floor() as i32, nanosec: ((t - t.floor()) * 1e9) as u32 };
+        l.header.stamp = stamp;
+        r.header.stamp = stamp;
+        n.on_joint_state(0, &l, t).unwrap();
+        n.on_joint_state(1, &r, t).unwrap();
+        n.cycle(t);
+        if k % 50 == 0 {
+            n.diagnostics(stamp);
+            n.markers(stamp);
+        }
+    }
+    let allocations = allocations() - before;
+    assert_eq!(allocations, 0, "500 cycles with joint states, diagnostics and markers allocated {allocations} times");
+}
