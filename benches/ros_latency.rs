@@ -1,0 +1,88 @@
+//! Joint state in → stop out, over loopback DDS, beside the bare DDS round
+//! trip measured in the same run (`cargo bench --bench ros_latency`).
+//!
+//! An independent peer (Cyclone DDS from Python, tests/peer/latency.py)
+//! publishes a joint state and times the next stop it receives, ≥ 1,000
+//! trials per target: first an echo on the node's own DDS stack and QoS
+//! (this binary, run with `--echo`: a ros2-client participant that answers
+//! every joint state with a Bool at once), then the node itself with
+//! `cycle_on_joint_state` (mapping, a full guard cycle for both arms, the
+//! stops published). The difference is what the node adds; the goal is a
+//! p99 of at most 200 µs. Rounds alternate between the two so that a noisy
+//! machine's drifts hit both alike.
+//!
+//! Everything runs inside a network namespace of its own (`unshare -n`,
+//! loopback only), with both DDS stacks configured for loopback.
+
+use futures::StreamExt;
+use ros2_client::dds::Context;
+use ros2_client::dds::rustdds::DomainParticipantBuilder;
+use ros2_client::{MessageTypeName, Name, NodeName, NodeOptions};
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+use std::process::Command;
+use workcell_guard::ros::dds::{DdsEnv, LATCHED, SENSOR};
+use workcell_guard::ros::msg::{Bool, JointState};
+
+fn echo() {
+    let env = DdsEnv::from_env().expect("ROS environment");
+    let mut dp = DomainParticipantBuilder::new(env.domain_id);
+    if env.localhost_only {
+        dp = dp.with_only_networks([Ipv4Addr::LOCALHOST]);
+    }
+    let context = Context::from_domain_participant(dp.build().expect("participant")).expect("context");
+    let mut node =
+        context.new_node(NodeName::new("/", "dds_echo").unwrap(), NodeOptions::new().enable_rosout(false)).unwrap();
+    let js = node
+        .create_topic(
+            &Name::parse("/arm_right/joint_states").unwrap(),
+            MessageTypeName::new("sensor_msgs", "JointState"),
+            &SENSOR,
+        )
+        .unwrap();
+    let st = node
+        .create_topic(&Name::parse("/arm_right/stop").unwrap(), MessageTypeName::new("std_msgs", "Bool"), &LATCHED)
+        .unwrap();
+    let sub = node.create_subscription::<JointState>(&js, None).unwrap();
+    let publ = node.create_publisher::<Bool>(&st, None).unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    rt.block_on(async {
+        let mut s = Box::pin(sub.async_stream());
+        loop {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => break,
+                m = s.next() => match m {
+                    Some(Ok((msg, _))) => { let _ = publ.publish(Bool { data: msg.position.is_empty() }); }
+                    Some(Err(_)) => {}
+                    None => break,
+                },
+            }
+        }
+    });
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--echo") {
+        echo();
+        return;
+    }
+    if args.iter().any(|a| a == "--list") {
+        println!("ros_latency: benchmark");
+        return;
+    }
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let me = std::env::current_exe().unwrap();
+    let trials = std::env::var("WG_LATENCY_TRIALS").unwrap_or_else(|_| "2000".into());
+    let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
+    let inner = format!(
+        "ip link set lo up && exec python3 {} --echo {} --node {} --params {} --trials {}",
+        q(&repo.join("tests/peer/latency.py").display().to_string()),
+        q(&format!("{} --echo", me.display())),
+        q(env!("CARGO_BIN_EXE_workcell_guard")),
+        q(&repo.join("config/workcell_guard.yaml").display().to_string()),
+        q(&trials),
+    );
+    let status = Command::new("unshare").args(["-n", "sh", "-c", &inner]).status().expect("unshare runs");
+    assert!(status.success(), "latency peer failed: {status}");
+}
