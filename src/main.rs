@@ -9,7 +9,8 @@
 //!   cell's distance field, or the exact distance transform of a raw
 //!   occupancy grid, as a NumPy array indexed `[x, y, z]`.
 //! - no subcommand, or `node`, with `--ros-args …` (what `ros2 run` and
-//!   `ros2 launch` pass): the ROS 2 node on the `dds` transport.
+//!   `ros2 launch` pass): the ROS 2 node, on the `dds` transport (on `r2r`
+//!   when built with that feature).
 //! - `simulate <workcell.yaml> [--arms N] [--episodes N]`: the closed-loop
 //!   simulation of the cell's arms under the guard (contacts, stops, false
 //!   stops, time per guard cycle).
@@ -164,7 +165,11 @@ fn main() -> ExitCode {
             eprintln!("error: `node` takes only --ros-args …, got {:?}", &rest[2..]);
             return ExitCode::from(2);
         }
-        return match dds::run(&ros, dds::default_cache_dir().as_deref()) {
+        #[cfg(feature = "r2r")]
+        let run = workcell_guard::ros::r2r::run;
+        #[cfg(not(feature = "r2r"))]
+        let run = dds::run;
+        return match run(&ros, dds::default_cache_dir().as_deref()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("error: {e}");

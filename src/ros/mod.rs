@@ -11,3 +11,5 @@ pub mod dds;
 pub mod msg;
 pub mod node;
 pub mod params;
+#[cfg(feature = "r2r")]
+pub mod r2r;

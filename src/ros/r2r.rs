@@ -1,0 +1,470 @@
+//! The `r2r` transport (cargo feature `r2r`): the node on rcl, for colcon
+//! workspaces with ROS 2 Humble or Jazzy sourced. Like the `dds`
+//! transport it only moves messages between the middleware and
+//! [`GuardNode`](super::node::GuardNode): r2r's generated messages are converted to and from this
+//! crate's message types (moving vectors and strings, not copying them, on
+//! the way in).
+//!
+//! rcl reads the command line itself (`--ros-args`, remaps, `__node`,
+//! `__ns`), the RMW reads `ROS_DOMAIN_ID` and the localhost settings; the
+//! parameters are read as the `dds` transport reads them and served
+//! through r2r's parameter services, each update checked by
+//! [`check_param`] and refused with its reason.
+
+use super::args::RosArgs;
+use super::dds::{NODE_NAME, RunError, build_node};
+use super::msg;
+use super::node::check_param;
+use super::params::NodeParams;
+use crate::workcell::Workcell;
+use ::r2r as r2;
+use futures::StreamExt;
+use r2::{ParameterValue, QosProfile};
+use serde_json::Value;
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+
+fn time_in(t: r2::builtin_interfaces::msg::Time) -> msg::Time {
+    msg::Time { sec: t.sec, nanosec: t.nanosec }
+}
+
+fn time_out(t: msg::Time) -> r2::builtin_interfaces::msg::Time {
+    r2::builtin_interfaces::msg::Time { sec: t.sec, nanosec: t.nanosec }
+}
+
+fn header_in(h: r2::std_msgs::msg::Header) -> msg::Header {
+    msg::Header { stamp: time_in(h.stamp), frame_id: h.frame_id }
+}
+
+fn header_out(h: &msg::Header) -> r2::std_msgs::msg::Header {
+    r2::std_msgs::msg::Header { stamp: time_out(h.stamp), frame_id: h.frame_id.clone() }
+}
+
+/// An r2r joint state as this crate's (moved, not copied).
+pub fn joint_state_in(m: r2::sensor_msgs::msg::JointState) -> msg::JointState {
+    msg::JointState {
+        header: header_in(m.header),
+        name: m.name,
+        position: m.position,
+        velocity: m.velocity,
+        effort: m.effort,
+    }
+}
+
+/// An r2r trajectory as this crate's (moved, not copied).
+pub fn trajectory_in(m: r2::trajectory_msgs::msg::JointTrajectory) -> msg::JointTrajectory {
+    msg::JointTrajectory {
+        header: header_in(m.header),
+        joint_names: m.joint_names,
+        points: m
+            .points
+            .into_iter()
+            .map(|p| msg::JointTrajectoryPoint {
+                positions: p.positions,
+                velocities: p.velocities,
+                accelerations: p.accelerations,
+                effort: p.effort,
+                time_from_start: msg::Duration { sec: p.time_from_start.sec, nanosec: p.time_from_start.nanosec },
+            })
+            .collect(),
+    }
+}
+
+/// A stop flag as r2r's.
+pub fn bool_out(b: msg::Bool) -> r2::std_msgs::msg::Bool {
+    r2::std_msgs::msg::Bool { data: b.data }
+}
+
+/// Diagnostics as r2r's.
+pub fn diagnostics_out(d: &msg::DiagnosticArray) -> r2::diagnostic_msgs::msg::DiagnosticArray {
+    r2::diagnostic_msgs::msg::DiagnosticArray {
+        header: header_out(&d.header),
+        status: d
+            .status
+            .iter()
+            .map(|s| r2::diagnostic_msgs::msg::DiagnosticStatus {
+                level: s.level,
+                name: s.name.clone(),
+                message: s.message.clone(),
+                hardware_id: s.hardware_id.clone(),
+                values: s
+                    .values
+                    .iter()
+                    .map(|kv| r2::diagnostic_msgs::msg::KeyValue { key: kv.key.clone(), value: kv.value.clone() })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+fn point_out(p: &msg::Point) -> r2::geometry_msgs::msg::Point {
+    r2::geometry_msgs::msg::Point { x: p.x, y: p.y, z: p.z }
+}
+
+fn color_out(c: &msg::ColorRGBA) -> r2::std_msgs::msg::ColorRGBA {
+    r2::std_msgs::msg::ColorRGBA { r: c.r, g: c.g, b: c.b, a: c.a }
+}
+
+/// One marker as r2r's.
+pub fn marker_out(m: &msg::Marker) -> r2::visualization_msgs::msg::Marker {
+    use r2::geometry_msgs::msg::{Pose, Quaternion, Vector3};
+    r2::visualization_msgs::msg::Marker {
+        header: header_out(&m.header),
+        ns: m.ns.clone(),
+        id: m.id,
+        type_: m.kind,
+        action: m.action,
+        pose: Pose {
+            position: point_out(&m.pose.position),
+            orientation: Quaternion {
+                x: m.pose.orientation.x,
+                y: m.pose.orientation.y,
+                z: m.pose.orientation.z,
+                w: m.pose.orientation.w,
+            },
+        },
+        scale: Vector3 { x: m.scale.x, y: m.scale.y, z: m.scale.z },
+        color: color_out(&m.color),
+        lifetime: r2::builtin_interfaces::msg::Duration { sec: m.lifetime.sec, nanosec: m.lifetime.nanosec },
+        frame_locked: m.frame_locked,
+        points: m.points.iter().map(point_out).collect(),
+        colors: m.colors.iter().map(color_out).collect(),
+        texture_resource: m.texture_resource.clone(),
+        texture: r2::sensor_msgs::msg::CompressedImage {
+            header: header_out(&m.texture.header),
+            format: m.texture.format.clone(),
+            data: m.texture.data.clone(),
+        },
+        uv_coordinates: m
+            .uv_coordinates
+            .iter()
+            .map(|uv| r2::visualization_msgs::msg::UVCoordinate { u: uv.u, v: uv.v })
+            .collect(),
+        text: m.text.clone(),
+        mesh_resource: m.mesh_resource.clone(),
+        mesh_file: r2::visualization_msgs::msg::MeshFile {
+            filename: m.mesh_file.filename.clone(),
+            data: m.mesh_file.data.clone(),
+        },
+        mesh_use_embedded_materials: m.mesh_use_embedded_materials,
+    }
+}
+
+/// Markers as r2r's.
+pub fn markers_out(a: &msg::MarkerArray) -> r2::visualization_msgs::msg::MarkerArray {
+    r2::visualization_msgs::msg::MarkerArray { markers: a.markers.iter().map(marker_out).collect() }
+}
+
+/// An r2r parameter value as JSON for [`check_param`].
+pub fn json_of(v: &ParameterValue) -> Value {
+    match v {
+        ParameterValue::NotSet => Value::Null,
+        ParameterValue::Bool(b) => Value::Bool(*b),
+        ParameterValue::Integer(i) => Value::from(*i),
+        ParameterValue::Double(d) => Value::from(*d),
+        ParameterValue::String(s) => Value::String(s.clone()),
+        ParameterValue::BoolArray(a) => Value::from(a.clone()),
+        ParameterValue::ByteArray(a) => Value::from(a.clone()),
+        ParameterValue::IntegerArray(a) => Value::from(a.clone()),
+        ParameterValue::DoubleArray(a) => Value::from(a.clone()),
+        ParameterValue::StringArray(a) => Value::from(a.clone()),
+    }
+}
+
+/// The node's parameters as r2r serves them: each set is checked against
+/// the current values and refused with its reason, or handed to the node.
+struct Params {
+    cell: Arc<Workcell>,
+    current: NodeParams,
+    declared: Vec<(&'static str, ParameterValue)>,
+    tx: mpsc::Sender<(String, Value)>,
+}
+
+fn refused(name: &str, e: impl std::fmt::Display) -> r2::Error {
+    r2::Error::ParameterValueConv { name: name.to_string(), msg: e.to_string() }
+}
+
+impl r2::RosParams for Params {
+    fn register_parameters(
+        &mut self,
+        prefix: &str,
+        _param: Option<r2::Parameter>,
+        params: &mut r2::indexmap::IndexMap<String, r2::Parameter>,
+    ) -> r2::Result<()> {
+        for (name, value) in &self.declared {
+            let key = format!("{prefix}{name}");
+            params.insert(key, r2::Parameter::new(value.clone()));
+        }
+        Ok(())
+    }
+
+    fn get_parameter(&mut self, name: &str) -> r2::Result<ParameterValue> {
+        self.declared
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.clone())
+            .ok_or_else(|| r2::Error::InvalidParameterName { name: name.to_string() })
+    }
+
+    fn set_parameter(&mut self, name: &str, value: &ParameterValue) -> r2::Result<()> {
+        let v = json_of(value);
+        self.current = check_param(&self.cell, &self.current, name, &v).map_err(|e| refused(name, e))?;
+        if let Some(d) = self.declared.iter_mut().find(|(n, _)| *n == name) {
+            d.1 = value.clone();
+        }
+        self.tx.send((name.to_string(), v)).map_err(|_| refused(name, "node stopped"))
+    }
+
+    fn check_parameter(&self, name: &str, value: &ParameterValue) -> r2::Result<()> {
+        check_param(&self.cell, &self.current, name, &json_of(value)).map(|_| ()).map_err(|e| refused(name, e))
+    }
+}
+
+fn declared(p: &NodeParams, cell: &Workcell) -> Vec<(&'static str, ParameterValue)> {
+    let t = super::node::tuning_of(cell, p);
+    vec![
+        (
+            "workcell_file",
+            ParameterValue::String(p.workcell_file.as_ref().map(|f| f.display().to_string()).unwrap_or_default()),
+        ),
+        ("rate_hz", ParameterValue::Double(p.rate_hz)),
+        ("cycle_on_joint_state", ParameterValue::Bool(p.cycle_on_joint_state)),
+        ("diagnostics_hz", ParameterValue::Double(p.diagnostics_hz)),
+        ("markers_hz", ParameterValue::Double(p.markers_hz)),
+        ("clearance_m", ParameterValue::Double(t.clearance_m)),
+        ("release_m", ParameterValue::Double(t.release_m)),
+        ("watchdog_s", ParameterValue::Double(t.watchdog_s)),
+        ("release_hold_s", ParameterValue::Double(t.release_hold_s)),
+    ]
+}
+
+fn r2err(e: r2::Error) -> RunError {
+    RunError::Dds(format!("rcl: {e}"))
+}
+
+fn latched() -> QosProfile {
+    QosProfile::default().transient_local().keep_last(1).reliable()
+}
+
+/// Runs the node on rcl until SIGINT or SIGTERM.
+pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), RunError> {
+    let mut core = build_node(ros, matrix_cache)?;
+    let ctx = r2::Context::create().map_err(r2err)?;
+    let name = ros.node_name.clone().unwrap_or_else(|| NODE_NAME.to_string());
+    let ns = ros.namespace.clone().unwrap_or_default();
+    let mut node = r2::Node::create(ctx, &name, &ns).map_err(r2err)?;
+
+    let (tx, rx) = mpsc::channel::<(String, Value)>();
+    let params = Arc::new(Mutex::new(Params {
+        cell: Arc::new(core.cell().clone()),
+        current: core.params().clone(),
+        declared: declared(core.params(), core.cell()),
+        tx,
+    }));
+    let (param_handler, _param_events) = node.make_derived_parameter_handler(params).map_err(r2err)?;
+
+    let mut joint_states = Vec::new();
+    let mut trajectories = Vec::new();
+    let mut stops = Vec::new();
+    for m in &core.cell().manipulators {
+        joint_states.push(
+            node.subscribe::<r2::sensor_msgs::msg::JointState>(&m.joint_state_topic, QosProfile::sensor_data())
+                .map_err(r2err)?,
+        );
+        trajectories.push(
+            node.subscribe::<r2::trajectory_msgs::msg::JointTrajectory>(&m.trajectory_topic, QosProfile::default())
+                .map_err(r2err)?,
+        );
+        stops.push(
+            node.create_publisher::<r2::std_msgs::msg::Bool>(&format!("{}/stop", m.name), latched()).map_err(r2err)?,
+        );
+    }
+    let diagnostics = node
+        .create_publisher::<r2::diagnostic_msgs::msg::DiagnosticArray>("diagnostics", QosProfile::default())
+        .map_err(r2err)?;
+    let markers = node
+        .create_publisher::<r2::visualization_msgs::msg::MarkerArray>("markers", QosProfile::default())
+        .map_err(r2err)?;
+    let mut clock =
+        r2::Clock::create(if core.params().use_sim_time { r2::ClockType::RosTime } else { r2::ClockType::SystemTime })
+            .map_err(r2err)?;
+
+    let node = Arc::new(Mutex::new(node));
+    let spin = node.clone();
+    let running = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let spinning = running.clone();
+    std::thread::Builder::new().name("rcl-spin".into()).spawn(move || {
+        while spinning.load(std::sync::atomic::Ordering::Relaxed) {
+            if let Ok(mut n) = spin.lock() {
+                n.spin_once(Duration::from_millis(5));
+            }
+        }
+    })?;
+
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    rt.block_on(async {
+        tokio::spawn(param_handler);
+        let mut js = futures::stream::select_all(
+            joint_states.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
+        );
+        let mut tr = futures::stream::select_all(
+            trajectories.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
+        );
+        let tick = |hz: f64| {
+            let mut i = tokio::time::interval(Duration::from_secs_f64(if hz > 0.0 { 1.0 / hz } else { 3600.0 }));
+            i.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            i
+        };
+        let mut cycle = tick(core.params().rate_hz);
+        let mut diag = tick(core.params().diagnostics_hz);
+        let mut mark = tick(core.params().markers_hz);
+        let mut now = || clock.get_now().map(|d| d.as_secs_f64()).unwrap_or(f64::NAN);
+        loop {
+            tokio::select! {
+                _ = tokio::signal::ctrl_c() => break,
+                _ = cycle.tick() => {
+                    let mut rate_changed = false;
+                    while let Ok((n, v)) = rx.try_recv() {
+                        rate_changed |= n == "rate_hz";
+                        if let Err(e) = core.set_param(&n, &v) {
+                            tracing::error!("parameter {n}: {e}");
+                        }
+                    }
+                    if rate_changed {
+                        cycle = tick(core.params().rate_hz);
+                    }
+                    publish(&stops, core.cycle(now()));
+                }
+                Some((robot, m)) = js.next() => {
+                    let t = now();
+                    if let Err(e) = core.on_joint_state(robot, &joint_state_in(m), t) {
+                        tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
+                    }
+                    if core.params().cycle_on_joint_state {
+                        publish(&stops, core.cycle(t));
+                    }
+                }
+                Some((robot, m)) = tr.next() => {
+                    if let Err(e) = core.on_trajectory(robot, &trajectory_in(m)) {
+                        tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
+                    }
+                }
+                _ = diag.tick(), if core.params().diagnostics_hz > 0.0 => {
+                    let stamp = super::convert::to_time(now()).unwrap_or_default();
+                    let _ = diagnostics.publish(&diagnostics_out(core.diagnostics(stamp)));
+                }
+                _ = mark.tick(), if core.params().markers_hz > 0.0 => {
+                    let stamp = super::convert::to_time(now()).unwrap_or_default();
+                    let _ = markers.publish(&markers_out(core.markers(stamp)));
+                }
+            }
+        }
+    });
+    for p in &stops {
+        let _ = p.publish(&r2::std_msgs::msg::Bool { data: true });
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    running.store(false, std::sync::atomic::Ordering::Relaxed);
+    Ok(())
+}
+
+fn publish(stops: &[r2::Publisher<r2::std_msgs::msg::Bool>], flags: &[msg::Bool]) {
+    for (p, f) in stops.iter().zip(flags) {
+        if let Err(e) = p.publish(&bool_out(*f)) {
+            tracing::warn!("stop not published: {e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Conversions, with r2r messages built from struct literals (their
+    //! `Default` needs rcl, which `doc-only` builds do not link).
+    use super::*;
+
+    fn stamp() -> r2::builtin_interfaces::msg::Time {
+        r2::builtin_interfaces::msg::Time { sec: 12, nanosec: 500_000_000 }
+    }
+
+    #[test]
+    fn joint_states_and_trajectories_come_in_whole() {
+        let m = r2::sensor_msgs::msg::JointState {
+            header: r2::std_msgs::msg::Header { stamp: stamp(), frame_id: "base".into() },
+            name: vec!["a".into(), "b".into()],
+            position: vec![0.5, -1.0],
+            velocity: vec![],
+            effort: vec![1.0, 2.0],
+        };
+        let j = joint_state_in(m);
+        assert_eq!(j.header.stamp, msg::Time { sec: 12, nanosec: 500_000_000 });
+        assert_eq!(j.header.frame_id, "base");
+        assert_eq!(j.name, ["a", "b"]);
+        assert_eq!(j.position, [0.5, -1.0]);
+        assert!(j.velocity.is_empty());
+        assert_eq!(j.effort, [1.0, 2.0]);
+
+        let t = r2::trajectory_msgs::msg::JointTrajectory {
+            header: r2::std_msgs::msg::Header { stamp: stamp(), frame_id: String::new() },
+            joint_names: vec!["a".into()],
+            points: vec![r2::trajectory_msgs::msg::JointTrajectoryPoint {
+                positions: vec![0.25],
+                velocities: vec![0.0],
+                accelerations: vec![],
+                effort: vec![],
+                time_from_start: r2::builtin_interfaces::msg::Duration { sec: 2, nanosec: 5 },
+            }],
+        };
+        let t = trajectory_in(t);
+        assert_eq!(t.joint_names, ["a"]);
+        assert_eq!(t.points[0].positions, [0.25]);
+        assert_eq!(t.points[0].time_from_start, msg::Duration { sec: 2, nanosec: 5 });
+    }
+
+    #[test]
+    fn stops_diagnostics_and_markers_go_out_whole() {
+        assert!(bool_out(msg::Bool { data: true }).data);
+        let d = msg::DiagnosticArray {
+            header: msg::Header { stamp: msg::Time { sec: 3, nanosec: 4 }, frame_id: String::new() },
+            status: vec![msg::DiagnosticStatus {
+                level: msg::DiagnosticStatus::WARN,
+                name: "workcell_guard: arm".into(),
+                message: "stop".into(),
+                hardware_id: "arm".into(),
+                values: vec![msg::KeyValue { key: "clearance_m".into(), value: "0.01".into() }],
+            }],
+        };
+        let r = diagnostics_out(&d);
+        assert_eq!(r.header.stamp.sec, 3);
+        assert_eq!(r.status[0].level, 1);
+        assert_eq!(r.status[0].name, "workcell_guard: arm");
+        assert_eq!(r.status[0].values[0].key, "clearance_m");
+        assert_eq!(r.status[0].values[0].value, "0.01");
+
+        let m = msg::Marker {
+            ns: "arm/spheres".into(),
+            id: 7,
+            kind: 2,
+            action: msg::Marker::ADD,
+            scale: msg::Vector3 { x: 0.1, y: 0.1, z: 0.1 },
+            color: msg::ColorRGBA { r: 1.0, g: 0.0, b: 0.0, a: 0.5 },
+            points: vec![msg::Point { x: 1.0, y: 2.0, z: 3.0 }],
+            ..msg::Marker::default()
+        };
+        let a = markers_out(&msg::MarkerArray { markers: vec![m] });
+        let r = &a.markers[0];
+        assert_eq!((r.ns.as_str(), r.id, r.type_, r.action), ("arm/spheres", 7, 2, 0));
+        assert_eq!(r.pose.orientation.w, 1.0);
+        assert_eq!(r.scale.x, 0.1);
+        assert_eq!((r.color.r, r.color.a), (1.0, 0.5));
+        assert_eq!((r.points[0].x, r.points[0].z), (1.0, 3.0));
+    }
+
+    #[test]
+    fn parameter_values_are_read_as_the_dds_transport_reads_them() {
+        assert_eq!(json_of(&ParameterValue::Double(0.5)), serde_json::json!(0.5));
+        assert_eq!(json_of(&ParameterValue::Integer(3)), serde_json::json!(3));
+        assert_eq!(json_of(&ParameterValue::Bool(true)), serde_json::json!(true));
+        assert_eq!(json_of(&ParameterValue::String("x".into())), serde_json::json!("x"));
+        assert_eq!(json_of(&ParameterValue::NotSet), Value::Null);
+    }
+}
