@@ -224,7 +224,7 @@ fn markers_and_diagnostics_describe_the_cell() {
     assert_eq!(c.markers[0].kind, Marker::CUBE_LIST);
     assert!(c.markers[0].points.len() > 1000);
     let d = n.diagnostics(Time { sec: 3, nanosec: 0 });
-    assert_eq!(d.status.len(), 3);
+    assert_eq!(d.status.len(), 5, "two arms, two platen units, the node");
     let node_status = status(d, "workcell_guard: node");
     assert!(node_status.values.iter().any(|kv| kv.key == "tuning" && kv.value.contains("watchdog_s 0.05")));
     let s = status(d, "workcell_guard: arm_left");
@@ -259,4 +259,96 @@ fn a_cycle_with_its_messages_allocates_nothing_once_warmed_up() {
     }
     let allocations = allocations() - before;
     assert_eq!(allocations, 0, "500 cycles with joint states, diagnostics and markers allocated {allocations} times");
+}
+
+#[test]
+fn contacts_can_be_allowed_and_forbidden_by_name() {
+    let mut n = node();
+    let m = n.set_contact("arm_right/hand", "arm_left/finger_left_link", true).unwrap();
+    assert!(m.contains("allowed"), "{m}");
+    n.set_contact("arm_right/hand", "arm_left/finger_left_link", false).unwrap();
+    let e = n.set_contact("arm_right/paw", "platen_table", true).unwrap_err();
+    assert!(e.contains("has no link `paw`"), "{e}");
+    let e = n.set_contact("nobody", "platen_table", true).unwrap_err();
+    assert!(e.contains("`nobody` names no"), "{e}");
+    let e = n.set_contact("mover_a", "platen_table", true).unwrap_err();
+    assert!(e.contains("platen units are not checked"), "{e}");
+}
+
+#[test]
+fn latched_stops_hold_until_reset_and_reset_refuses_while_in_conflict() {
+    let mut n = node();
+    n.set_param("latch_stops", &serde_json::json!(true)).unwrap();
+    assert_eq!(n.reset_stops().unwrap(), "no latched stops");
+    let mut t = 1.0;
+    run(&mut n, &mut t, 3.0);
+    assert!(n.stops().iter().all(|s| !s.data));
+    // Turn the arms into each other in one jump (touching): a proximity stop.
+    let (l, r) = (vec![0.0, 0.7, 1.1, 0.0, 0.0, 0.0, 0.02], vec![0.0, 1.2, 0.0, -0.3, 0.0, 0.0, 0.0, 0.0]);
+    for k in 0..20 {
+        t += 0.005;
+        n.on_joint_state(0, &state(&LEFT, &l, t), t).unwrap();
+        n.on_joint_state(1, &state(&RIGHT, &r, t), t).unwrap();
+        n.cycle(t);
+        let _ = k;
+    }
+    assert!(n.stops().iter().all(|s| s.data));
+    let e = n.reset_stops().unwrap_err();
+    assert!(e.contains("still stopped") && e.contains("arm_left"), "{e}");
+    // Back apart: the guard lets go after its hold, the latch does not.
+    let until = t + 2.0;
+    run(&mut n, &mut t, until);
+    assert!(n.stops().iter().all(|s| s.data), "latched");
+    let d = n.diagnostics(Time::default());
+    let s = status(d, "workcell_guard: arm_right");
+    assert!(s.message.contains("latched stop") && s.message.contains("reset_stop"), "{}", s.message);
+    let m = n.reset_stops().unwrap();
+    assert!(m.contains("released") && m.contains("arm_left") && m.contains("arm_right"), "{m}");
+    n.cycle(t + 0.001);
+    assert!(n.stops().iter().all(|s| !s.data));
+}
+
+#[test]
+fn platen_requests_are_answered_and_units_reported() {
+    use workcell_guard::ros::msg::{PlatenGrant, PlatenMoveRequest, Point, Pose, Pose2D, PoseStamped, Quaternion};
+    let mut n = node();
+    let pose = |x: f64, y: f64, t: f64| PoseStamped {
+        header: Header {
+            stamp: Time { sec: t.floor() as i32, nanosec: ((t - t.floor()) * 1e9) as u32 },
+            frame_id: "surface".into(),
+        },
+        pose: Pose { position: Point { x, y, z: 0.0 }, orientation: Quaternion::default() },
+    };
+    let req = |id: u64, x: f64, y: f64| PlatenMoveRequest {
+        header: Header::default(),
+        request_id: id,
+        target: Pose2D { x, y, theta: 0.0 },
+    };
+    let t = 5.0;
+    // No pose yet: refused with the reason.
+    n.on_move_request(0, &req(1, 0.3, 0.3));
+    n.cycle(t);
+    let g = n.grants().to_vec();
+    assert_eq!(g.len(), 1);
+    assert_eq!((g[0].0, g[0].1.request_id, g[0].1.result), (0, 1, PlatenGrant::REFUSED));
+    assert!(g[0].1.reason.contains("no pose"), "{}", g[0].1.reason);
+    // With a pose: a short free move is granted whole.
+    n.on_platen_pose(0, &pose(0.2, 0.3, t));
+    n.on_platen_pose(1, &pose(0.8, 0.7, t));
+    n.on_move_request(0, &req(2, 0.3, 0.3));
+    n.cycle(t + 0.001);
+    let g = n.grants().to_vec();
+    assert_eq!(g[0].1.result, PlatenGrant::GRANTED, "{:?}", g[0].1);
+    assert_eq!((g[0].1.goal.x, g[0].1.fraction), (0.3, 1.0));
+    // Into the other unit: partial or denied, naming it.
+    n.on_move_request(1, &req(3, 0.2, 0.7));
+    n.cycle(t + 0.002);
+    let g = n.grants().to_vec();
+    assert!(matches!(g[0].1.result, PlatenGrant::PARTIAL | PlatenGrant::DENIED | PlatenGrant::GRANTED), "{:?}", g[0].1);
+    // Nothing asked: nothing answered.
+    n.cycle(t + 0.003);
+    assert!(n.grants().is_empty());
+    let d = n.diagnostics(Time::default());
+    assert_eq!(status(d, "workcell_guard: mover_a").level, DiagnosticStatus::OK);
+    assert!(status(d, "workcell_guard: mover_a").message.starts_with("moving (request 2)"));
 }

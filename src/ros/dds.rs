@@ -11,13 +11,23 @@
 //!   and trajectory topic (reliable, keep last 1).
 //! - Publications: `<robot>/stop` (`std_msgs/Bool`, reliable, transient
 //!   local, every cycle), `diagnostics`, `markers`.
+//! - Platen units: `<unit>/pose` (`geometry_msgs/PoseStamped`, surface
+//!   frame) and `<unit>/move_request` in, `<unit>/grant` out
+//!   (`workcell_guard_msgs`).
+//! - Services: `~/reset_stop` and `~/reload` (`std_srvs/Trigger`),
+//!   `~/set_contact` (`workcell_guard_msgs/SetContact`). A reload builds
+//!   the new guard beside the running one and swaps it in; a workcell that
+//!   fails validation is refused and the old one keeps running.
 //! - Parameters through the six `rcl_interfaces` services; each update is
 //!   checked as [`check_param`] does and refused with its reason.
 //! - On shutdown (SIGINT, SIGTERM) every robot's stop is published true.
 
 use super::args::RosArgs;
 use super::convert::to_time;
-use super::msg::{Bool, DiagnosticArray, JointState, JointTrajectory, MarkerArray, RosMessage};
+use super::msg::{
+    Bool, DiagnosticArray, JointState, JointTrajectory, MarkerArray, PlatenGrant, PlatenMoveRequest, PoseStamped,
+    RosMessage, SetContactRequest, SetContactResponse, TriggerRequest, TriggerResponse,
+};
 use super::node::{GuardNode, check_param};
 use super::params::{NodeParams, ParamError};
 use crate::field::DistanceField;
@@ -25,9 +35,9 @@ use crate::guard::Guard;
 use crate::workcell::{self, Workcell};
 use futures::StreamExt;
 use ros2_client::dds::rustdds::DomainParticipantBuilder;
-use ros2_client::dds::{Context, Node, Publisher, Subscription};
+use ros2_client::dds::{Context, Node, Publisher, Server, ServiceMapping, Subscription};
 use ros2_client::{
-    MessageTypeName, Name, NodeName, NodeOptions, ParameterValue, QosProfile,
+    Message, MessageTypeName, Name, NodeName, NodeOptions, ParameterValue, QosProfile, ServiceTypeName,
     qos::{Durability, History, Reliability, WhenFull},
 };
 use serde_json::Value;
@@ -35,6 +45,11 @@ use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
+
+impl Message for SetContactRequest {}
+impl Message for SetContactResponse {}
+impl Message for TriggerRequest {}
+impl Message for TriggerResponse {}
 
 /// The default node name.
 pub const NODE_NAME: &str = "workcell_guard";
@@ -141,7 +156,11 @@ fn dds<E: std::fmt::Debug>(e: E) -> RunError {
 pub fn build_node(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<GuardNode, RunError> {
     let node_name = ros.node_name.as_deref().unwrap_or(NODE_NAME);
     let ns = ros.namespace.as_deref().unwrap_or("/");
-    let params = NodeParams::load(ros, node_name, ns)?;
+    build_from(NodeParams::load(ros, node_name, ns)?, matrix_cache)
+}
+
+/// Loads the workcell `params` name and builds its guard.
+pub fn build_from(params: NodeParams, matrix_cache: Option<&std::path::Path>) -> Result<GuardNode, RunError> {
     let file = params.workcell_file.clone().ok_or(RunError::NoWorkcell)?;
     let cell = workcell::load(&file)?;
     let field = DistanceField::from_workcell(&cell);
@@ -175,6 +194,7 @@ fn declared(p: &NodeParams, cell: &Workcell) -> Vec<(&'static str, ParameterValu
         ("cycle_on_joint_state", ParameterValue::Boolean(p.cycle_on_joint_state)),
         ("diagnostics_hz", ParameterValue::Double(p.diagnostics_hz)),
         ("markers_hz", ParameterValue::Double(p.markers_hz)),
+        ("latch_stops", ParameterValue::Boolean(p.latch_stops)),
         ("clearance_m", ParameterValue::Double(t.clearance_m)),
         ("release_m", ParameterValue::Double(t.release_m)),
         ("watchdog_s", ParameterValue::Double(t.watchdog_s)),
@@ -188,6 +208,12 @@ struct Topics {
     stops: Vec<Publisher<Bool>>,
     diagnostics: Publisher<DiagnosticArray>,
     markers: Publisher<MarkerArray>,
+    unit_poses: Vec<Subscription<PoseStamped>>,
+    move_requests: Vec<Subscription<PlatenMoveRequest>>,
+    grants: Vec<Publisher<PlatenGrant>>,
+    reset_stop: Server<TriggerRequest, TriggerResponse>,
+    reload: Server<TriggerRequest, TriggerResponse>,
+    set_contact: Server<SetContactRequest, SetContactResponse>,
 }
 
 /// The fully qualified name of topic `n` for a node in namespace `ns`,
@@ -227,7 +253,38 @@ fn create_topics(
     cell: &Workcell,
 ) -> Result<Topics, RunError> {
     let reliable = QosProfile::publisher_default();
+    let services = reliable.clone().history(History::KeepLast { depth: 10 });
+    let private = |srv: &str| {
+        let fq = format!("{}/{node_name}/{srv}", ns.trim_end_matches('/'));
+        let fq = ros.remapped(node_name, &fq).to_string();
+        Name::parse(&fq).map_err(|e| RunError::Name { name: fq.clone(), problem: format!("{e:?}") })
+    };
+    let trigger = ServiceTypeName::new("std_srvs", "Trigger");
     let mut t = Topics {
+        unit_poses: Vec::new(),
+        move_requests: Vec::new(),
+        grants: Vec::new(),
+        reset_stop: node
+            .create_server(
+                ServiceMapping::Enhanced,
+                &private("reset_stop")?,
+                &trigger,
+                services.clone(),
+                services.clone(),
+            )
+            .map_err(dds)?,
+        reload: node
+            .create_server(ServiceMapping::Enhanced, &private("reload")?, &trigger, services.clone(), services.clone())
+            .map_err(dds)?,
+        set_contact: node
+            .create_server(
+                ServiceMapping::Enhanced,
+                &private("set_contact")?,
+                &ServiceTypeName::new("workcell_guard_msgs", "SetContact"),
+                services.clone(),
+                services.clone(),
+            )
+            .map_err(dds)?,
         joint_states: Vec::new(),
         trajectories: Vec::new(),
         stops: Vec::new(),
@@ -247,6 +304,18 @@ fn create_topics(
         t.trajectories.push(node.create_subscription(&tr, None).map_err(dds)?);
         let st = topic::<Bool>(node, &name(ros, node_name, ns, &format!("{}/stop", m.name))?, &LATCHED)?;
         t.stops.push(node.create_publisher(&st, None).map_err(dds)?);
+    }
+    for u in cell.platen.iter().flat_map(|p| &p.units) {
+        let pose = topic::<PoseStamped>(node, &name(ros, node_name, ns, &format!("{}/pose", u.name))?, &SENSOR)?;
+        t.unit_poses.push(node.create_subscription(&pose, None).map_err(dds)?);
+        let rq = topic::<PlatenMoveRequest>(
+            node,
+            &name(ros, node_name, ns, &format!("{}/move_request", u.name))?,
+            &services,
+        )?;
+        t.move_requests.push(node.create_subscription(&rq, None).map_err(dds)?);
+        let gr = topic::<PlatenGrant>(node, &name(ros, node_name, ns, &format!("{}/grant", u.name))?, &services)?;
+        t.grants.push(node.create_publisher(&gr, None).map_err(dds)?);
     }
     Ok(t)
 }
@@ -281,21 +350,23 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     // Parameter updates: checked in the spinner (so a refusal carries its
     // reason back to the caller), applied here between cycles.
     let shared = Arc::new(Mutex::new(core.params().clone()));
-    let cell = Arc::new(core.cell().clone());
+    let cell = Arc::new(Mutex::new(Arc::new(core.cell().clone())));
     let (tx, rx) = mpsc::channel::<(String, Value)>();
     let mut options = NodeOptions::new().enable_rosout(true);
     for (k, v) in declared(core.params(), core.cell()) {
         options = options.declare_parameter(k, v);
     }
-    let (vs, vc) = (shared.clone(), cell.clone());
+    let (vs, vc, sc) = (shared.clone(), cell.clone(), cell.clone());
     let options = options
         .parameter_validator(Box::new(move |name, value| {
             let cur = vs.lock().map_err(|_| "parameters poisoned".to_string())?;
-            check_param(&vc, &cur, name, &json_of(value)).map(|_| ()).map_err(|e| e.to_string())
+            let cell = vc.lock().map_err(|_| "workcell poisoned".to_string())?.clone();
+            check_param(&cell, &cur, name, &json_of(value)).map(|_| ()).map_err(|e| e.to_string())
         }))
         .parameter_set_action(Box::new(move |name, value| {
             let v = json_of(value);
             let mut cur = shared.lock().map_err(|_| "parameters poisoned".to_string())?;
+            let cell = sc.lock().map_err(|_| "workcell poisoned".to_string())?.clone();
             *cur = check_param(&cell, &cur, name, &v).map_err(|e| e.to_string())?;
             tx.send((name.to_string(), v)).map_err(|_| "node stopped".to_string())
         }));
@@ -322,7 +393,8 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     );
 
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    rt.block_on(serve(&node, &topics, &mut core, &rx));
+    let reload = Reload { cell, matrix_cache: matrix_cache.map(|p| p.to_path_buf()) };
+    rt.block_on(serve(&node, &topics, &mut core, &rx, &reload));
     // Leave every robot stopped: the latched sample tells late joiners too.
     for p in &topics.stops {
         let _ = p.publish(Bool { data: true });
@@ -339,7 +411,32 @@ fn publish_stops(topics: &Topics, stops: &[Bool]) {
     }
 }
 
-async fn serve(node: &Node, topics: &Topics, core: &mut GuardNode, rx: &mpsc::Receiver<(String, Value)>) {
+/// What a reload needs: the workcell the parameter checks see, and the
+/// collision-matrix cache.
+struct Reload {
+    cell: Arc<Mutex<Arc<Workcell>>>,
+    matrix_cache: Option<PathBuf>,
+}
+
+fn trigger(success: bool, message: String) -> TriggerResponse {
+    TriggerResponse { success, message }
+}
+
+fn publish_grants(topics: &Topics, core: &GuardNode) {
+    for (unit, g) in core.grants() {
+        if let Err(e) = topics.grants[*unit].publish(g.clone()) {
+            tracing::warn!("grant not published: {e:?}");
+        }
+    }
+}
+
+async fn serve(
+    node: &Node,
+    topics: &Topics,
+    core: &mut GuardNode,
+    rx: &mpsc::Receiver<(String, Value)>,
+    reload: &Reload,
+) {
     let mut joint_states = futures::stream::select_all(
         topics.joint_states.iter().enumerate().map(|(i, s)| s.async_stream().map(move |m| (i, m)).boxed_local()),
     );
@@ -354,6 +451,17 @@ async fn serve(node: &Node, topics: &Topics, core: &mut GuardNode, rx: &mpsc::Re
     let mut markers = interval(markers_hz);
     let mut voxels = interval(1.0);
     let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    let mut unit_poses = futures::stream::select_all(
+        topics.unit_poses.iter().enumerate().map(|(i, s)| s.async_stream().map(move |m| (i, m)).boxed_local()),
+    );
+    let mut move_requests = futures::stream::select_all(
+        topics.move_requests.iter().enumerate().map(|(i, s)| s.async_stream().map(move |m| (i, m)).boxed_local()),
+    );
+    let mut reset_requests = Box::pin(topics.reset_stop.receive_request_stream());
+    let mut reload_requests = Box::pin(topics.reload.receive_request_stream());
+    let mut contact_requests = Box::pin(topics.set_contact.receive_request_stream());
+    let (reloaded_tx, reloaded_rx) = mpsc::channel::<Result<GuardNode, String>>();
+    let mut reload_pending = None;
     loop {
         tokio::select! {
             _ = tokio::signal::ctrl_c() => break,
@@ -369,9 +477,66 @@ async fn serve(node: &Node, topics: &Topics, core: &mut GuardNode, rx: &mpsc::Re
                 if p.rate_hz != rate { rate = p.rate_hz; cycle = interval(rate); }
                 if p.diagnostics_hz != diag_hz { diag_hz = p.diagnostics_hz; diag = interval(diag_hz); }
                 if p.markers_hz != markers_hz { markers_hz = p.markers_hz; markers = interval(markers_hz); }
+                if let Ok(r) = reloaded_rx.try_recv()
+                    && let Some(id) = reload_pending.take()
+                {
+                    let answer = match r {
+                        Ok(new) => {
+                            *core = new;
+                            if let Ok(mut c) = reload.cell.lock() {
+                                *c = Arc::new(core.cell().clone());
+                            }
+                            tracing::warn!("workcell reloaded; every robot stops until its joint states warm up again");
+                            trigger(true, format!("reloaded {}", core.cell().file.display()))
+                        }
+                        Err(e) => {
+                            tracing::error!("reload refused: {e}");
+                            trigger(false, format!("reload refused, still running the previous workcell: {e}"))
+                        }
+                    };
+                    let _ = topics.reload.send_response(id, answer);
+                }
                 let stops = core.cycle(now_s(node));
                 publish_stops(topics, stops);
+                publish_grants(topics, core);
             }
+            Some((unit, m)) = unit_poses.next() => match m {
+                Ok((msg, _)) => core.on_platen_pose(unit, &msg),
+                Err(e) => tracing::warn!("platen pose not decoded: {e:?}"),
+            },
+            Some((unit, m)) = move_requests.next() => match m {
+                Ok((msg, _)) => core.on_move_request(unit, &msg),
+                Err(e) => tracing::warn!("move request not decoded: {e:?}"),
+            },
+            Some(r) = reset_requests.next() => if let Ok((id, _)) = r {
+                let answer = match core.reset_stops() {
+                    Ok(m) => trigger(true, m),
+                    Err(m) => trigger(false, m),
+                };
+                let _ = topics.reset_stop.send_response(id, answer);
+            },
+            Some(r) = contact_requests.next() => if let Ok((id, req)) = r {
+                let (success, message) = match core.set_contact(&req.body_a, &req.body_b, req.allowed) {
+                    Ok(m) => (true, m),
+                    Err(m) => (false, m),
+                };
+                let _ = topics.set_contact.send_response(id, SetContactResponse { success, message });
+            },
+            Some(r) = reload_requests.next() => if let Ok((id, _)) = r {
+                if reload_pending.is_some() {
+                    let _ = topics.reload.send_response(id, trigger(false, "a reload is already under way".into()));
+                } else {
+                    reload_pending = Some(id);
+                    let (params, cache, tx) = (core.params().clone(), reload.matrix_cache.clone(), reloaded_tx.clone());
+                    let spawned = std::thread::Builder::new().name("reload".into()).spawn(move || {
+                        let _ = tx.send(build_from(params, cache.as_deref()).map_err(|e| e.to_string()));
+                    });
+                    if spawned.is_err() {
+                        reload_pending = None;
+                        let _ = topics.reload.send_response(id, trigger(false, "could not start the reload".into()));
+                    }
+                }
+            },
             Some((robot, m)) = joint_states.next() => match m {
                 Ok((msg, _info)) => {
                     let now = now_s(node);

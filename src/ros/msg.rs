@@ -361,3 +361,95 @@ pub struct MarkerArray {
     pub markers: Vec<Marker>,
 }
 ros_message!(MarkerArray, "visualization_msgs", "MarkerArray");
+
+/// `geometry_msgs/PoseStamped` (a platen unit's pose on `<unit>/pose`, in
+/// the surface frame: x, y and the yaw of the orientation are used).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PoseStamped {
+    /// Stamp and frame.
+    pub header: Header,
+    /// Pose.
+    pub pose: Pose,
+}
+ros_message!(PoseStamped, "geometry_msgs", "PoseStamped");
+
+/// `workcell_guard_msgs/PlatenMoveRequest` (interfaces/workcell_guard_msgs).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlatenMoveRequest {
+    /// When and by whom.
+    pub header: Header,
+    /// Echoed in the grant.
+    pub request_id: u64,
+    /// Target pose in the surface frame.
+    pub target: Pose2D,
+}
+ros_message!(PlatenMoveRequest, "workcell_guard_msgs", "PlatenMoveRequest");
+
+/// `workcell_guard_msgs/PlatenGrant` (interfaces/workcell_guard_msgs).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlatenGrant {
+    /// Stamp.
+    pub header: Header,
+    /// The request answered.
+    pub request_id: u64,
+    /// [`PlatenGrant::GRANTED`] and friends.
+    pub result: u8,
+    /// Where the unit may go.
+    pub goal: Pose2D,
+    /// Fraction of the move granted.
+    pub fraction: f64,
+    /// When denied: wait this long, s.
+    pub retry_after_s: f64,
+    /// What is in the way.
+    pub blocker: String,
+    /// Why it was refused.
+    pub reason: String,
+}
+ros_message!(PlatenGrant, "workcell_guard_msgs", "PlatenGrant");
+
+impl PlatenGrant {
+    /// Move to the target.
+    pub const GRANTED: u8 = 0;
+    /// Move to `goal` only.
+    pub const PARTIAL: u8 = 1;
+    /// Ask again after `retry_after_s`.
+    pub const DENIED: u8 = 2;
+    /// The request cannot be taken.
+    pub const REFUSED: u8 = 3;
+}
+
+/// `workcell_guard_msgs/SetContact` request.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SetContactRequest {
+    /// `robot/link`, obstacle or platen unit.
+    pub body_a: String,
+    /// The other.
+    pub body_b: String,
+    /// Allow (true) or forbid (false).
+    pub allowed: bool,
+}
+
+/// `workcell_guard_msgs/SetContact` response.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SetContactResponse {
+    /// Done.
+    pub success: bool,
+    /// What was done, or why not.
+    pub message: String,
+}
+
+/// `std_srvs/Trigger` request (rosidl gives an empty request one byte).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TriggerRequest {
+    /// Placeholder member rosidl adds to empty structures.
+    pub structure_needs_at_least_one_member: u8,
+}
+
+/// `std_srvs/Trigger` response.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TriggerResponse {
+    /// Done.
+    pub success: bool,
+    /// What was done, or why not.
+    pub message: String,
+}

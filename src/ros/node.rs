@@ -13,11 +13,15 @@
 use super::convert::{JointMap, JointStateError, Names, time_s};
 use super::msg::{
     Bool, ColorRGBA, DiagnosticArray, DiagnosticStatus, Header, JointState, JointTrajectory, KeyValue, Marker,
-    MarkerArray, Point, Time,
+    MarkerArray, PlatenGrant, PlatenMoveRequest, Point, Pose2D, PoseStamped, Time,
 };
 use super::params::{NodeParams, ParamError};
-use crate::guard::{Body, Decision, Guard, JointStateIn, Reason, Tuning, TuningError};
+use crate::guard::{
+    Body, Decision, Guard, Inputs, JointStateIn, MoveRequest, PlatenPoseIn, Reason, Tuning, TuningError,
+};
 use crate::model::{PosedSpheres, SpherePoser};
+use crate::platen::{Answer, Blocker, Refusal, StopReason, UnitStatus};
+use crate::workcell::BodyRef;
 use crate::workcell::Workcell;
 use serde_json::Value;
 use std::fmt::Write;
@@ -120,6 +124,13 @@ pub struct GuardNode {
     cell_markers: MarkerArray,
     cycle_s: f64,
     stats: NodeStats,
+    /// Proximity stops held until `reset_stops` (with `latch_stops`).
+    latched: Vec<bool>,
+    poses: Vec<PlatenPoseIn>,
+    requests: Vec<MoveRequest>,
+    grants: Vec<(usize, PlatenGrant)>,
+    n_grants: usize,
+    unit_status: Vec<UnitStatus>,
 }
 
 /// The tuning `params` asks for, over the workcell's values.
@@ -203,6 +214,12 @@ impl GuardNode {
             cell_markers: MarkerArray::default(),
             cycle_s: 0.0,
             stats: NodeStats::default(),
+            latched: vec![false; n],
+            poses: Vec::with_capacity(64),
+            requests: Vec::with_capacity(64),
+            grants: Vec::new(),
+            n_grants: 0,
+            unit_status: Vec::new(),
             cell,
         };
         node.build_markers();
@@ -339,9 +356,29 @@ impl GuardNode {
     /// is the previous cycle's duration, reported in the diagnostics.
     pub fn cycle(&mut self, now_s: f64) -> &[Bool] {
         let start = std::time::Instant::now();
-        let decisions = self.guard.evaluate(now_s);
-        for ((s, d), io) in self.stops.iter_mut().zip(decisions).zip(&mut self.io) {
-            s.data = d.is_stop() || io.fault.is_some();
+        self.n_grants = 0;
+        if self.guard.platen().is_some() {
+            let d = self
+                .guard
+                .step(now_s, &Inputs { joint_states: &[], platen_poses: &self.poses, platen_requests: &self.requests });
+            self.unit_status.clear();
+            self.unit_status.extend_from_slice(d.platen);
+            for (k, &(unit, answer)) in d.answers.iter().enumerate() {
+                if self.grants.len() <= k {
+                    self.grants.push((unit, PlatenGrant::default()));
+                }
+                self.grants[k].0 = unit;
+                fill_grant(&mut self.grants[k].1, &answer, &self.cell, now_s);
+            }
+            self.n_grants = d.answers.len();
+            self.poses.clear();
+            self.requests.clear();
+        } else {
+            self.guard.evaluate(now_s);
+        }
+        let decisions = self.guard.decisions();
+        let latch = self.params.latch_stops;
+        for (r, ((s, d), io)) in self.stops.iter_mut().zip(decisions).zip(&mut self.io).enumerate() {
             if let Decision::Stop(st) = d
                 && !matches!(st.reason, Reason::Holding { .. })
             {
@@ -354,11 +391,96 @@ impl GuardNode {
                     self.names.body(b, &mut io.cause);
                     io.cause.push(')');
                 }
+                if latch && matches!(st.reason, Reason::Cell | Reason::Robot { .. } | Reason::SelfCollision) {
+                    self.latched[r] = true;
+                }
             }
+            s.data = d.is_stop() || io.fault.is_some() || self.latched[r];
         }
         self.stats.cycles += 1;
         self.cycle_s = start.elapsed().as_secs_f64();
         &self.stops
+    }
+
+    /// Takes a platen unit's pose (in the surface frame; yaw from the
+    /// orientation) for the next cycle.
+    pub fn on_platen_pose(&mut self, unit: usize, msg: &PoseStamped) {
+        let q = msg.pose.orientation;
+        let yaw = (2.0 * (q.w * q.z + q.x * q.y)).atan2(1.0 - 2.0 * (q.y * q.y + q.z * q.z));
+        let stamp_s = time_s(msg.header.stamp).unwrap_or(f64::NAN);
+        self.poses.push(PlatenPoseIn { unit, stamp_s, pose: [msg.pose.position.x, msg.pose.position.y, yaw] });
+    }
+
+    /// Takes a platen unit's move request for the next cycle; its answer is
+    /// among that cycle's [`GuardNode::grants`].
+    pub fn on_move_request(&mut self, unit: usize, msg: &PlatenMoveRequest) {
+        self.requests.push(MoveRequest {
+            unit,
+            request_id: msg.request_id,
+            target: [msg.target.x, msg.target.y, msg.target.theta],
+        });
+    }
+
+    /// The answers to this cycle's move requests: (unit, grant).
+    pub fn grants(&self) -> &[(usize, PlatenGrant)] {
+        &self.grants[..self.n_grants]
+    }
+
+    /// Releases latched stops (`latch_stops`) of robots the guard now lets
+    /// go; refuses, naming them, while any is still in conflict.
+    pub fn reset_stops(&mut self) -> Result<String, String> {
+        let decisions = self.guard.decisions();
+        let mut released = Vec::new();
+        let mut held = Vec::new();
+        for (r, l) in self.latched.iter_mut().enumerate() {
+            if !*l {
+                continue;
+            }
+            let name = &self.cell.manipulators[r].name;
+            if decisions[r].is_stop() {
+                held.push(format!("`{name}` ({})", self.io[r].cause));
+            } else {
+                *l = false;
+                released.push(format!("`{name}`"));
+            }
+        }
+        match (released.is_empty(), held.is_empty()) {
+            (true, true) => Ok("no latched stops".into()),
+            (_, true) => Ok(format!("released {}", released.join(", "))),
+            _ => Err(format!(
+                "still stopped: {}{}",
+                held.join(", "),
+                if released.is_empty() { String::new() } else { format!("; released {}", released.join(", ")) }
+            )),
+        }
+    }
+
+    /// Allows or forbids contact between two bodies named as in the
+    /// workcell file (`robot/link`, an obstacle, a platen unit).
+    pub fn set_contact(&mut self, a: &str, b: &str, allowed: bool) -> Result<String, String> {
+        let (ra, rb) = (self.body(a)?, self.body(b)?);
+        let r = if allowed { self.guard.allow_contact(ra, rb) } else { self.guard.forbid_contact(ra, rb) };
+        r.map_err(|e| format!("`{a}` – `{b}`: {e}"))?;
+        Ok(format!("contact between `{a}` and `{b}` {}", if allowed { "allowed" } else { "forbidden" }))
+    }
+
+    fn body(&self, s: &str) -> Result<BodyRef, String> {
+        let c = &self.cell;
+        if let Some((robot, link)) = s.split_once('/') {
+            let ri = c.manipulators.iter().position(|m| m.name == robot).ok_or(format!("no manipulator `{robot}`"))?;
+            let li = c.manipulators[ri]
+                .robot
+                .link_index(link)
+                .ok_or(format!("manipulator `{robot}` has no link `{link}`"))?;
+            return Ok(BodyRef::Link { robot: ri, link: li });
+        }
+        if let Some(i) = c.obstacles.iter().position(|o| o.name == s) {
+            return Ok(BodyRef::Obstacle(i));
+        }
+        if let Some(i) = c.platen.as_ref().and_then(|p| p.units.iter().position(|u| u.name == s)) {
+            return Ok(BodyRef::PlatenUnit(i));
+        }
+        Err(format!("`{s}` names no `robot/link`, obstacle or platen unit"))
     }
 
     /// The stop flags of the last cycle.
@@ -380,8 +502,47 @@ impl GuardNode {
     /// contact, cycle time) and one for the node.
     pub fn diagnostics(&mut self, stamp: Time) -> &DiagnosticArray {
         let n = self.io.len();
+        let units = self.unit_status.len();
         self.diag.header.stamp = stamp;
-        self.diag.status.resize_with(n + 1, DiagnosticStatus::default);
+        self.diag.status.resize_with(n + units + 1, DiagnosticStatus::default);
+        for (u, st) in self.unit_status.iter().enumerate() {
+            let s = &mut self.diag.status[n + u];
+            let name = self.cell.platen.as_ref().map_or("?", |p| p.units[u].name.as_str());
+            s.name.clear();
+            let _ = write!(s.name, "workcell_guard: {name}");
+            s.hardware_id.clear();
+            s.hardware_id.push_str(name);
+            s.message.clear();
+            s.values.clear();
+            match st {
+                UnitStatus::Idle => {
+                    s.level = DiagnosticStatus::OK;
+                    s.message.push_str("idle");
+                }
+                UnitStatus::Moving { request_id, goal } => {
+                    s.level = DiagnosticStatus::OK;
+                    let _ = write!(
+                        s.message,
+                        "moving (request {request_id}) to ({:.4}, {:.4}, {:.4})",
+                        goal[0], goal[1], goal[2]
+                    );
+                }
+                UnitStatus::Stopped(why) => {
+                    s.level = DiagnosticStatus::ERROR;
+                    let _ = match why {
+                        StopReason::Breach { cell, blocker } => write!(
+                            s.message,
+                            "stopped: outside its allocation at cell ({}, {}){}",
+                            cell.0,
+                            cell.1,
+                            blocker.map(|b| format!(", on {}", blocker_name(&self.cell, b))).unwrap_or_default()
+                        ),
+                        StopReason::StalePose { age_s } => write!(s.message, "stopped: pose {age_s:.3} s old"),
+                        StopReason::BadPose(e) => write!(s.message, "stopped: pose refused: {e}"),
+                    };
+                }
+            }
+        }
         let decisions = self.guard.decisions();
         for (r, s) in self.diag.status.iter_mut().take(n).enumerate() {
             self.names.fill_status(s, r, &decisions[r]);
@@ -395,6 +556,10 @@ impl GuardNode {
                 && !io.cause.is_empty()
             {
                 let _ = write!(s.message, "; stopped for: {}", io.cause);
+            } else if self.latched[r] && !decisions[r].is_stop() {
+                s.level = DiagnosticStatus::WARN;
+                s.message.clear();
+                let _ = write!(s.message, "latched stop: clear now, call ~/reset_stop (stopped for: {})", io.cause);
             }
             s.values.resize_with(6, KeyValue::default);
             set_kv(&mut s.values[3], "cycle_time_s", format_args!("{:.6}", self.cycle_s));
@@ -408,7 +573,7 @@ impl GuardNode {
                 None => set_kv(&mut s.values[5], "planned_trajectory", format_args!("none")),
             }
         }
-        let s = &mut self.diag.status[n];
+        let s = &mut self.diag.status[n + units];
         s.level = DiagnosticStatus::OK;
         s.name.clear();
         s.name.push_str("workcell_guard: node");
@@ -553,6 +718,57 @@ impl GuardNode {
     /// arrival and want the sample's age).
     pub fn stamp_s(msg: &JointState) -> Option<f64> {
         time_s(msg.header.stamp)
+    }
+}
+
+fn blocker_name(cell: &Workcell, b: Blocker) -> String {
+    let p = cell.platen.as_ref();
+    match b {
+        Blocker::Unit(u) => p.and_then(|p| p.units.get(u)).map_or("?".into(), |u| u.name.clone()),
+        Blocker::Obstacle(o) => p.and_then(|p| p.obstacles.get(o)).map_or("?".into(), |o| o.name.clone()),
+        Blocker::Edge => "edge".into(),
+    }
+}
+
+/// Fills a grant message from the allocator's answer.
+fn fill_grant(g: &mut PlatenGrant, a: &Answer, cell: &Workcell, now_s: f64) {
+    g.header.stamp = super::convert::to_time(now_s).unwrap_or_default();
+    g.request_id = a.request_id();
+    g.blocker.clear();
+    g.reason.clear();
+    g.fraction = 0.0;
+    g.retry_after_s = 0.0;
+    g.goal = Pose2D::default();
+    let pose = |p: [f64; 3]| Pose2D { x: p[0], y: p[1], theta: p[2] };
+    match *a {
+        Answer::Granted { goal, .. } => {
+            g.result = PlatenGrant::GRANTED;
+            g.goal = pose(goal);
+            g.fraction = 1.0;
+        }
+        Answer::Partial { goal, fraction, blocker, .. } => {
+            g.result = PlatenGrant::PARTIAL;
+            g.goal = pose(goal);
+            g.fraction = fraction;
+            g.blocker.push_str(&blocker_name(cell, blocker));
+        }
+        Answer::Denied { retry_after_s, blocker, .. } => {
+            g.result = PlatenGrant::DENIED;
+            g.retry_after_s = retry_after_s;
+            g.blocker.push_str(&blocker_name(cell, blocker));
+        }
+        Answer::Refused { reason, .. } => {
+            g.result = PlatenGrant::REFUSED;
+            let _ = match reason {
+                Refusal::Busy { current } => write!(g.reason, "busy: request {current} not yet arrived"),
+                Refusal::RetryTooSoon { wait_s } => write!(g.reason, "retry too soon: wait {wait_s:.3} s"),
+                Refusal::NoPose => write!(g.reason, "no pose received"),
+                Refusal::StalePose { age_s } => write!(g.reason, "stale pose: {age_s:.3} s old"),
+                Refusal::Stopped => write!(g.reason, "stopped (see diagnostics)"),
+                Refusal::BadTarget => write!(g.reason, "target is not a finite pose"),
+                Refusal::UnknownUnit => write!(g.reason, "unknown unit"),
+            };
+        }
     }
 }
 

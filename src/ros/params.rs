@@ -23,6 +23,9 @@ pub struct NodeParams {
     pub use_sim_time: bool,
     /// `diagnostics_hz`: diagnostics published per second (0 = none), default 10.
     pub diagnostics_hz: f64,
+    /// `latch_stops`: a proximity stop (cell, robot, self) stays until the
+    /// `~/reset_stop` service releases it, default false.
+    pub latch_stops: bool,
     /// `markers_hz`: robot markers published per second (0 = none), default 10;
     /// the cell's voxels go out once a second while markers are on.
     pub markers_hz: f64,
@@ -46,6 +49,7 @@ impl Default for NodeParams {
             use_sim_time: false,
             diagnostics_hz: 10.0,
             markers_hz: 10.0,
+            latch_stops: false,
             clearance_m: None,
             release_m: None,
             watchdog_s: None,
@@ -114,6 +118,7 @@ impl NodeParams {
             "use_sim_time" => self.use_sim_time = boolean(name, v)?,
             "diagnostics_hz" => self.diagnostics_hz = number(name, v, 0.0, 1000.0)?,
             "markers_hz" => self.markers_hz = number(name, v, 0.0, 100.0)?,
+            "latch_stops" => self.latch_stops = boolean(name, v)?,
             "clearance_m" => self.clearance_m = Some(number(name, v, 0.0, 1.0)?),
             "release_m" => {
                 let x = number(name, v, 0.0, 1.0)?;

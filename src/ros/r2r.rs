@@ -231,6 +231,7 @@ fn declared(p: &NodeParams, cell: &Workcell) -> Vec<(&'static str, ParameterValu
         ("cycle_on_joint_state", ParameterValue::Bool(p.cycle_on_joint_state)),
         ("diagnostics_hz", ParameterValue::Double(p.diagnostics_hz)),
         ("markers_hz", ParameterValue::Double(p.markers_hz)),
+        ("latch_stops", ParameterValue::Bool(p.latch_stops)),
         ("clearance_m", ParameterValue::Double(t.clearance_m)),
         ("release_m", ParameterValue::Double(t.release_m)),
         ("watchdog_s", ParameterValue::Double(t.watchdog_s)),

@@ -78,6 +78,15 @@ class Peer:
         self.markers = reader("rt/markers", t.MarkerArray, t.QOS_RELIABLE)
         self.set_req = writer("rq/workcell_guard/set_parametersRequest", t.SetParameters_Request, t.QOS_RELIABLE)
         self.set_rep = reader("rr/workcell_guard/set_parametersReply", t.SetParameters_Response, t.QOS_RELIABLE)
+        self.services = {}
+        for srv, req, rep in (("reset_stop", t.Trigger_Request, t.Trigger_Response),
+                              ("reload", t.Trigger_Request, t.Trigger_Response),
+                              ("set_contact", t.SetContact_Request, t.SetContact_Response)):
+            self.services[srv] = (writer(f"rq/workcell_guard/{srv}Request", req, t.QOS_RELIABLE),
+                                  reader(f"rr/workcell_guard/{srv}Reply", rep, t.QOS_RELIABLE))
+        self.unit_pose = writer("rt/mover_a/pose", t.PoseStamped, t.QOS_SENSOR)
+        self.move_req = writer("rt/mover_a/move_request", t.PlatenMoveRequest, t.QOS_RELIABLE)
+        self.grant = reader("rt/mover_a/grant", t.PlatenGrant, t.QOS_RELIABLE)
 
         self.stop = [None, None]  # latest stop flags
         self.stop_log = [[], []]  # (t, flag) on change
@@ -188,6 +197,19 @@ class Peer:
     def state(self):
         msgs = {k: (v.level, v.message, [(kv.key, kv.value) for kv in v.values]) for k, v in self.status.items()}
         return f"stops {self.stop}, pans {self.pan}, {self.diag_count} diagnostics, latest {msgs}"
+
+    def call(self, srv, req, timeout=30.0):
+        w, r = self.services[srv]
+        r.take(N=100)
+        end = time.time() + timeout
+        while time.time() < end:  # resend until the service is matched and answers
+            w.write(req)
+            until = time.time() + 0.5
+            while time.time() < until:
+                self.run(0.02)
+                for rep in r.take(N=10):
+                    return rep
+        raise Fail(f"no answer from ~/{srv}")
 
     def set_parameter(self, name, value):
         t = self.t
@@ -346,6 +368,36 @@ def scenario(p, log):
     p.traj_right.write(t.JointTrajectory(header=t.Header(), joint_names=[], points=[]))
     p.run(10, until=lambda: p.stop[1] is False, what="right stop clears after an empty trajectory")
     expect(p.node.poll() is None, "the node died")
+
+    # Services: contacts by name, latched-stop reset, platen move requests, reload.
+    r = p.call("set_contact", t.SetContact_Request(body_a="arm_right/hand", body_b="arm_left/finger_left_link", allowed=True))
+    expect(r.success and "allowed" in r.message, f"set_contact refused a valid pair: {r.message!r}")
+    r = p.call("set_contact", t.SetContact_Request(body_a="arm_right/paw", body_b="platen_table", allowed=True))
+    expect(not r.success and "no link `paw`" in r.message, f"set_contact took a bad link: {r.message!r}")
+    ph["set_contact_refusal"] = r.message
+    r = p.call("reset_stop", t.Trigger_Request())
+    expect(r.success and r.message == "no latched stops", f"reset_stop: {r.success} {r.message!r}")
+    got = []
+
+    def granted():
+        got.extend(p.grant.take(N=10))
+        return bool(got)
+
+    now_t = time.time()
+    for k in range(5):  # a few poses (sensor QoS: the first may precede discovery)
+        p.unit_pose.write(t.PoseStamped(header=t.Header(stamp=t.stamp(time.time()), frame_id="surface"),
+                                        pose=t.Pose(position=t.Point(x=0.2, y=0.3, z=0.0))))
+        p.run(0.02)
+    p.move_req.write(t.PlatenMoveRequest(header=t.Header(stamp=t.stamp(now_t)), request_id=7, target=t.Pose2D(x=0.3, y=0.3, theta=0.0)))
+    p.run(5, until=granted, what="a grant for mover_a")
+    g = got[0]
+    expect(g.request_id == 7 and g.result == 0 and abs(g.goal.x - 0.3) < 1e-9, f"unexpected grant {g}")
+    ph["grant"] = {"request_id": g.request_id, "result": g.result, "goal": [g.goal.x, g.goal.y, g.goal.theta]}
+    t_reload = time.time()
+    r = p.call("reload", t.Trigger_Request())
+    expect(r.success and "reloaded" in r.message, f"reload: {r.success} {r.message!r}")
+    ph["reload_s"] = round(time.time() - t_reload, 3)
+    p.run(15, until=lambda: p.stop[0] is False and p.stop[1] is False, what="both stops false after the reload")
 
     # 6. Shutdown leaves every robot stopped (latched).
     p.node_alive = False

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import cyclonedds.idl as idl
 import cyclonedds.idl.annotations as annotate
 from cyclonedds.core import Policy, Qos
-from cyclonedds.idl.types import float32, float64, int32, int64, sequence, uint8, uint32
+from cyclonedds.idl.types import float32, float64, int32, int64, sequence, uint8, uint32, uint64
 from cyclonedds.util import duration
 
 
@@ -231,6 +231,70 @@ class SetParameters_Request(idl.IdlStruct, typename=_name("rcl_interfaces", "srv
 @annotate.final
 class SetParameters_Response(idl.IdlStruct, typename=_name("rcl_interfaces", "srv", "SetParameters_Response")):
     results: sequence[SetParametersResult] = field(default_factory=list)
+
+
+@dataclass
+@annotate.final
+class Pose2D(idl.IdlStruct, typename=_name("geometry_msgs", "msg", "Pose2D")):
+    x: float64 = 0.0
+    y: float64 = 0.0
+    theta: float64 = 0.0
+
+
+@dataclass
+@annotate.final
+class PoseStamped(idl.IdlStruct, typename=_name("geometry_msgs", "msg", "PoseStamped")):
+    header: Header = field(default_factory=Header)
+    pose: Pose = field(default_factory=Pose)
+
+
+@dataclass
+@annotate.final
+class PlatenMoveRequest(idl.IdlStruct, typename=_name("workcell_guard_msgs", "msg", "PlatenMoveRequest")):
+    header: Header = field(default_factory=Header)
+    request_id: uint64 = 0
+    target: Pose2D = field(default_factory=Pose2D)
+
+
+@dataclass
+@annotate.final
+class PlatenGrant(idl.IdlStruct, typename=_name("workcell_guard_msgs", "msg", "PlatenGrant")):
+    header: Header = field(default_factory=Header)
+    request_id: uint64 = 0
+    result: uint8 = 0
+    goal: Pose2D = field(default_factory=Pose2D)
+    fraction: float64 = 0.0
+    retry_after_s: float64 = 0.0
+    blocker: str = ""
+    reason: str = ""
+
+
+@dataclass
+@annotate.final
+class Trigger_Request(idl.IdlStruct, typename=_name("std_srvs", "srv", "Trigger_Request")):
+    structure_needs_at_least_one_member: uint8 = 0
+
+
+@dataclass
+@annotate.final
+class Trigger_Response(idl.IdlStruct, typename=_name("std_srvs", "srv", "Trigger_Response")):
+    success: bool = False
+    message: str = ""
+
+
+@dataclass
+@annotate.final
+class SetContact_Request(idl.IdlStruct, typename=_name("workcell_guard_msgs", "srv", "SetContact_Request")):
+    body_a: str = ""
+    body_b: str = ""
+    allowed: bool = False
+
+
+@dataclass
+@annotate.final
+class SetContact_Response(idl.IdlStruct, typename=_name("workcell_guard_msgs", "srv", "SetContact_Response")):
+    success: bool = False
+    message: str = ""
 
 
 _XCDR1 = Policy.DataRepresentation(use_cdrv0_representation=True)
