@@ -25,8 +25,9 @@
 use super::args::RosArgs;
 use super::convert::to_time;
 use super::msg::{
-    Bool, DiagnosticArray, JointState, JointTrajectory, MarkerArray, PlatenGrant, PlatenMoveRequest, PoseStamped,
-    RosMessage, SetContactRequest, SetContactResponse, TriggerRequest, TriggerResponse,
+    Bool, CancelGoalRequest, CancelGoalResponse, DiagnosticArray, Float64, JointState, JointTrajectory, MarkerArray,
+    PlatenGrant, PlatenMoveRequest, PoseStamped, RosMessage, SetContactRequest, SetContactResponse, TriggerRequest,
+    TriggerResponse,
 };
 use super::node::{GuardNode, check_param};
 use super::params::{NodeParams, ParamError};
@@ -35,7 +36,7 @@ use crate::guard::Guard;
 use crate::workcell::{self, Workcell};
 use futures::StreamExt;
 use ros2_client::dds::rustdds::DomainParticipantBuilder;
-use ros2_client::dds::{Context, Node, Publisher, Server, ServiceMapping, Subscription};
+use ros2_client::dds::{Client, Context, Node, Publisher, Server, ServiceMapping, Subscription};
 use ros2_client::{
     Message, MessageTypeName, Name, NodeName, NodeOptions, ParameterValue, QosProfile, ServiceTypeName,
     qos::{Durability, History, Reliability, WhenFull},
@@ -50,6 +51,8 @@ impl Message for SetContactRequest {}
 impl Message for SetContactResponse {}
 impl Message for TriggerRequest {}
 impl Message for TriggerResponse {}
+impl Message for CancelGoalRequest {}
+impl Message for CancelGoalResponse {}
 
 /// The default node name.
 pub const NODE_NAME: &str = "workcell_guard";
@@ -194,6 +197,7 @@ fn declared(p: &NodeParams, cell: &Workcell) -> Vec<(&'static str, ParameterValu
         ("cycle_on_joint_state", ParameterValue::Boolean(p.cycle_on_joint_state)),
         ("diagnostics_hz", ParameterValue::Double(p.diagnostics_hz)),
         ("markers_hz", ParameterValue::Double(p.markers_hz)),
+        ("slow_down_m", ParameterValue::Double(p.slow_down_m)),
         ("latch_stops", ParameterValue::Boolean(p.latch_stops)),
         ("clearance_m", ParameterValue::Double(t.clearance_m)),
         ("release_m", ParameterValue::Double(t.release_m)),
@@ -214,6 +218,12 @@ struct Topics {
     reset_stop: Server<TriggerRequest, TriggerResponse>,
     reload: Server<TriggerRequest, TriggerResponse>,
     set_contact: Server<SetContactRequest, SetContactResponse>,
+    /// Per robot, where the workcell names them: its controller's command
+    /// topic, the cancel service of its FollowJointTrajectory action, its
+    /// speed scaling topic.
+    commands: Vec<Option<Publisher<JointTrajectory>>>,
+    cancels: Vec<Option<Client<CancelGoalRequest, CancelGoalResponse>>>,
+    speed: Vec<Option<Publisher<Float64>>>,
 }
 
 /// The fully qualified name of topic `n` for a node in namespace `ns`,
@@ -261,6 +271,9 @@ fn create_topics(
     };
     let trigger = ServiceTypeName::new("std_srvs", "Trigger");
     let mut t = Topics {
+        commands: Vec::new(),
+        cancels: Vec::new(),
+        speed: Vec::new(),
         unit_poses: Vec::new(),
         move_requests: Vec::new(),
         grants: Vec::new(),
@@ -304,6 +317,33 @@ fn create_topics(
         t.trajectories.push(node.create_subscription(&tr, None).map_err(dds)?);
         let st = topic::<Bool>(node, &name(ros, node_name, ns, &format!("{}/stop", m.name))?, &LATCHED)?;
         t.stops.push(node.create_publisher(&st, None).map_err(dds)?);
+        t.commands.push(match &m.controller_command_topic {
+            Some(c) => {
+                let tp = topic::<JointTrajectory>(node, &name(ros, node_name, ns, c)?, &reliable)?;
+                Some(node.create_publisher(&tp, None).map_err(dds)?)
+            }
+            None => None,
+        });
+        t.cancels.push(match &m.controller_action {
+            Some(a) => Some(
+                node.create_client(
+                    ServiceMapping::Enhanced,
+                    &name(ros, node_name, ns, &format!("{a}/_action/cancel_goal"))?,
+                    &ServiceTypeName::new("action_msgs", "CancelGoal"),
+                    services.clone(),
+                    services.clone(),
+                )
+                .map_err(dds)?,
+            ),
+            None => None,
+        });
+        t.speed.push(match &m.speed_scaling_topic {
+            Some(c) => {
+                let tp = topic::<Float64>(node, &name(ros, node_name, ns, c)?, &reliable)?;
+                Some(node.create_publisher(&tp, None).map_err(dds)?)
+            }
+            None => None,
+        });
     }
     for u in cell.platen.iter().flat_map(|p| &p.units) {
         let pose = topic::<PoseStamped>(node, &name(ros, node_name, ns, &format!("{}/pose", u.name))?, &SENSOR)?;
@@ -403,10 +443,40 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     Ok(())
 }
 
-fn publish_stops(topics: &Topics, stops: &[Bool]) {
-    for (p, s) in topics.stops.iter().zip(stops) {
+fn publish_stops(topics: &Topics, core: &GuardNode, now: f64) {
+    for (p, s) in topics.stops.iter().zip(core.stops()) {
         if let Err(e) = p.publish(*s) {
             tracing::warn!("stop not published: {e:?}");
+        }
+    }
+    for (p, s) in topics.speed.iter().zip(core.speed_scaling()) {
+        if let Some(p) = p
+            && let Err(e) = p.publish(*s)
+        {
+            tracing::warn!("speed scaling not published: {e:?}");
+        }
+    }
+    for (r, a) in core.actuation().iter().enumerate() {
+        if a.hold
+            && let Some(p) = &topics.commands[r]
+        {
+            // An empty trajectory: joint_trajectory_controller stops and holds.
+            let hold = JointTrajectory {
+                header: super::msg::Header { stamp: to_time(now).unwrap_or_default(), frame_id: String::new() },
+                joint_names: Vec::new(),
+                points: Vec::new(),
+            };
+            if let Err(e) = p.publish(hold) {
+                tracing::warn!("hold not sent to the controller: {e:?}");
+            }
+        }
+        if let Some(c) = &topics.cancels[r] {
+            while let Ok(Some(_)) = c.receive_response() {}
+            if a.cancel
+                && let Err(e) = c.send_request(CancelGoalRequest::default())
+            {
+                tracing::warn!("goal cancel not sent: {e:?}");
+            }
         }
     }
 }
@@ -496,8 +566,9 @@ async fn serve(
                     };
                     let _ = topics.reload.send_response(id, answer);
                 }
-                let stops = core.cycle(now_s(node));
-                publish_stops(topics, stops);
+                let now = now_s(node);
+                core.cycle(now);
+                publish_stops(topics, core, now);
                 publish_grants(topics, core);
             }
             Some((unit, m)) = unit_poses.next() => match m {
@@ -544,8 +615,8 @@ async fn serve(
                         tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
                     }
                     if core.params().cycle_on_joint_state {
-                        let stops = core.cycle(now);
-                        publish_stops(topics, stops);
+                        core.cycle(now);
+                        publish_stops(topics, core, now);
                     }
                 }
                 Err(e) => tracing::warn!("joint state not decoded: {e:?}"),

@@ -453,3 +453,36 @@ pub struct TriggerResponse {
     /// What was done, or why not.
     pub message: String,
 }
+
+/// `unique_identifier_msgs/UUID`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Uuid {
+    /// The 16 bytes (all zero: any goal).
+    pub uuid: [u8; 16],
+}
+
+/// `action_msgs/GoalInfo`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GoalInfo {
+    /// The goal (all zero: every goal).
+    pub goal_id: Uuid,
+    /// Accepted at (zero: at any time).
+    pub stamp: Time,
+}
+
+/// `action_msgs/CancelGoal` request: zero id and stamp cancel every goal
+/// of the action server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CancelGoalRequest {
+    /// Which goals.
+    pub goal_info: GoalInfo,
+}
+
+/// `action_msgs/CancelGoal` response.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CancelGoalResponse {
+    /// 0 none, 1 rejected, 2 unknown goal, 3 terminated.
+    pub return_code: i8,
+    /// Goals being cancelled.
+    pub goals_canceling: Vec<GoalInfo>,
+}

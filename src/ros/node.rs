@@ -12,7 +12,7 @@
 
 use super::convert::{JointMap, JointStateError, Names, time_s};
 use super::msg::{
-    Bool, ColorRGBA, DiagnosticArray, DiagnosticStatus, Header, JointState, JointTrajectory, KeyValue, Marker,
+    Bool, ColorRGBA, DiagnosticArray, DiagnosticStatus, Float64, Header, JointState, JointTrajectory, KeyValue, Marker,
     MarkerArray, PlatenGrant, PlatenMoveRequest, Point, Pose2D, PoseStamped, Time,
 };
 use super::params::{NodeParams, ParamError};
@@ -131,7 +131,30 @@ pub struct GuardNode {
     grants: Vec<(usize, PlatenGrant)>,
     n_grants: usize,
     unit_status: Vec<UnitStatus>,
+    speed: Vec<Float64>,
+    actuate: Vec<Actuate>,
+    /// Per robot: when its controller was last told to hold / cancelled, s.
+    last_hold: Vec<f64>,
+    last_cancel: Vec<f64>,
 }
+
+/// What to tell a robot's controller this cycle (where the workcell names
+/// its command topic and action).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Actuate {
+    /// Publish an empty trajectory on the command topic (hold position):
+    /// on each new stop and every [`HOLD_PERIOD_S`] while stopped, so a
+    /// trajectory sent meanwhile is overridden.
+    pub hold: bool,
+    /// Cancel every goal of the FollowJointTrajectory action: on each new
+    /// stop and every [`CANCEL_PERIOD_S`] while stopped.
+    pub cancel: bool,
+}
+
+/// While stopped, the controller is told to hold this often, s.
+pub const HOLD_PERIOD_S: f64 = 0.1;
+/// While stopped, the controller's goals are cancelled this often, s.
+pub const CANCEL_PERIOD_S: f64 = 1.0;
 
 /// The tuning `params` asks for, over the workcell's values.
 pub fn tuning_of(cell: &Workcell, p: &NodeParams) -> Tuning {
@@ -220,6 +243,10 @@ impl GuardNode {
             grants: Vec::new(),
             n_grants: 0,
             unit_status: Vec::new(),
+            speed: vec![Float64 { data: 0.0 }; n],
+            actuate: vec![Actuate::default(); n],
+            last_hold: vec![f64::NEG_INFINITY; n],
+            last_cancel: vec![f64::NEG_INFINITY; n],
             cell,
         };
         node.build_markers();
@@ -378,6 +405,7 @@ impl GuardNode {
         }
         let decisions = self.guard.decisions();
         let latch = self.params.latch_stops;
+        let release = self.guard.tuning().release_m;
         for (r, ((s, d), io)) in self.stops.iter_mut().zip(decisions).zip(&mut self.io).enumerate() {
             if let Decision::Stop(st) = d
                 && !matches!(st.reason, Reason::Holding { .. })
@@ -395,11 +423,43 @@ impl GuardNode {
                     self.latched[r] = true;
                 }
             }
+            let was = s.data;
             s.data = d.is_stop() || io.fault.is_some() || self.latched[r];
+            // Speed scaling: 0 when stopped, rising to 1 over slow_down_m of
+            // clearance beyond the release margin.
+            self.speed[r].data = match d {
+                Decision::Continue { clearance_m, .. } if !s.data => {
+                    ((*clearance_m as f64 - release) / self.params.slow_down_m).clamp(0.0, 1.0)
+                }
+                _ => 0.0,
+            };
+            let a = &mut self.actuate[r];
+            *a = Actuate::default();
+            if s.data {
+                let new = !was;
+                if new || now_s - self.last_hold[r] >= HOLD_PERIOD_S || now_s < self.last_hold[r] {
+                    a.hold = true;
+                    self.last_hold[r] = now_s;
+                }
+                if new || now_s - self.last_cancel[r] >= CANCEL_PERIOD_S || now_s < self.last_cancel[r] {
+                    a.cancel = true;
+                    self.last_cancel[r] = now_s;
+                }
+            }
         }
         self.stats.cycles += 1;
         self.cycle_s = start.elapsed().as_secs_f64();
         &self.stops
+    }
+
+    /// Speed scalings of the last cycle, 0..1 per robot.
+    pub fn speed_scaling(&self) -> &[Float64] {
+        &self.speed
+    }
+
+    /// What to tell each robot's controller after the last cycle.
+    pub fn actuation(&self) -> &[Actuate] {
+        &self.actuate
     }
 
     /// Takes a platen unit's pose (in the surface frame; yaw from the

@@ -23,6 +23,9 @@ pub struct NodeParams {
     pub use_sim_time: bool,
     /// `diagnostics_hz`: diagnostics published per second (0 = none), default 10.
     pub diagnostics_hz: f64,
+    /// `slow_down_m`: speed scaling falls from 1 to 0 as a robot's
+    /// clearance beyond the release margin falls from this to 0, default 0.1.
+    pub slow_down_m: f64,
     /// `latch_stops`: a proximity stop (cell, robot, self) stays until the
     /// `~/reset_stop` service releases it, default false.
     pub latch_stops: bool,
@@ -50,6 +53,7 @@ impl Default for NodeParams {
             diagnostics_hz: 10.0,
             markers_hz: 10.0,
             latch_stops: false,
+            slow_down_m: 0.1,
             clearance_m: None,
             release_m: None,
             watchdog_s: None,
@@ -119,6 +123,7 @@ impl NodeParams {
             "diagnostics_hz" => self.diagnostics_hz = number(name, v, 0.0, 1000.0)?,
             "markers_hz" => self.markers_hz = number(name, v, 0.0, 100.0)?,
             "latch_stops" => self.latch_stops = boolean(name, v)?,
+            "slow_down_m" => self.slow_down_m = number(name, v, 1e-3, 2.0)?,
             "clearance_m" => self.clearance_m = Some(number(name, v, 0.0, 1.0)?),
             "release_m" => {
                 let x = number(name, v, 0.0, 1.0)?;

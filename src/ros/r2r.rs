@@ -231,6 +231,7 @@ fn declared(p: &NodeParams, cell: &Workcell) -> Vec<(&'static str, ParameterValu
         ("cycle_on_joint_state", ParameterValue::Bool(p.cycle_on_joint_state)),
         ("diagnostics_hz", ParameterValue::Double(p.diagnostics_hz)),
         ("markers_hz", ParameterValue::Double(p.markers_hz)),
+        ("slow_down_m", ParameterValue::Double(p.slow_down_m)),
         ("latch_stops", ParameterValue::Bool(p.latch_stops)),
         ("clearance_m", ParameterValue::Double(t.clearance_m)),
         ("release_m", ParameterValue::Double(t.release_m)),
@@ -267,6 +268,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     let mut joint_states = Vec::new();
     let mut trajectories = Vec::new();
     let mut stops = Vec::new();
+    let mut outs = Outputs { commands: Vec::new(), speed: Vec::new() };
     for m in &core.cell().manipulators {
         joint_states.push(
             node.subscribe::<r2::sensor_msgs::msg::JointState>(&m.joint_state_topic, QosProfile::sensor_data())
@@ -279,6 +281,19 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
         stops.push(
             node.create_publisher::<r2::std_msgs::msg::Bool>(&format!("{}/stop", m.name), latched()).map_err(r2err)?,
         );
+        outs.commands.push(match &m.controller_command_topic {
+            Some(t) => Some(
+                node.create_publisher::<r2::trajectory_msgs::msg::JointTrajectory>(t, QosProfile::default())
+                    .map_err(r2err)?,
+            ),
+            None => None,
+        });
+        outs.speed.push(match &m.speed_scaling_topic {
+            Some(t) => {
+                Some(node.create_publisher::<r2::std_msgs::msg::Float64>(t, QosProfile::default()).map_err(r2err)?)
+            }
+            None => None,
+        });
     }
     let diagnostics = node
         .create_publisher::<r2::diagnostic_msgs::msg::DiagnosticArray>("diagnostics", QosProfile::default())
@@ -334,7 +349,9 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
                     if rate_changed {
                         cycle = tick(core.params().rate_hz);
                     }
-                    publish(&stops, core.cycle(now()));
+                    let t = now();
+                    publish(&stops, core.cycle(t));
+                    actuate(&outs, &core, t);
                 }
                 Some((robot, m)) = js.next() => {
                     let t = now();
@@ -343,6 +360,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
                     }
                     if core.params().cycle_on_joint_state {
                         publish(&stops, core.cycle(t));
+                        actuate(&outs, &core, t);
                     }
                 }
                 Some((robot, m)) = tr.next() => {
@@ -367,6 +385,39 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     std::thread::sleep(Duration::from_millis(200));
     running.store(false, std::sync::atomic::Ordering::Relaxed);
     Ok(())
+}
+
+struct Outputs {
+    commands: Vec<Option<r2::Publisher<r2::trajectory_msgs::msg::JointTrajectory>>>,
+    speed: Vec<Option<r2::Publisher<r2::std_msgs::msg::Float64>>>,
+}
+
+/// Speed scalings, and the empty trajectory that makes a
+/// joint_trajectory_controller hold (cancelling FollowJointTrajectory goals
+/// is the `dds` transport's for now).
+fn actuate(outs: &Outputs, core: &super::node::GuardNode, now: f64) {
+    for (p, s) in outs.speed.iter().zip(core.speed_scaling()) {
+        if let Some(p) = p {
+            let _ = p.publish(&r2::std_msgs::msg::Float64 { data: s.data });
+        }
+    }
+    for (p, a) in outs.commands.iter().zip(core.actuation()) {
+        if let Some(p) = p
+            && a.hold
+        {
+            let hold = r2::trajectory_msgs::msg::JointTrajectory {
+                header: r2::std_msgs::msg::Header {
+                    stamp: time_out(super::convert::to_time(now).unwrap_or_default()),
+                    frame_id: String::new(),
+                },
+                joint_names: Vec::new(),
+                points: Vec::new(),
+            };
+            if let Err(e) = p.publish(&hold) {
+                tracing::warn!("hold not sent to the controller: {e}");
+            }
+        }
+    }
 }
 
 fn publish(stops: &[r2::Publisher<r2::std_msgs::msg::Bool>], flags: &[msg::Bool]) {

@@ -150,6 +150,15 @@ pub struct Manipulator {
     pub joint_state_topic: String,
     /// Topic of its planned `trajectory_msgs/JointTrajectory`.
     pub trajectory_topic: String,
+    /// Optional: its joint_trajectory_controller's command topic; on each
+    /// stop the node publishes an empty `trajectory_msgs/JointTrajectory`
+    /// there (the controller then holds position).
+    pub controller_command_topic: Option<String>,
+    /// Optional: its controller's `control_msgs/FollowJointTrajectory`
+    /// action; on each stop the node cancels all its goals.
+    pub controller_action: Option<String>,
+    /// Optional: where to publish a `std_msgs/Float64` speed scaling, 0..1.
+    pub speed_scaling_topic: Option<String>,
     /// Higher proceeds first; unique in the cell.
     pub priority: i64,
     /// Time from a stop decision to braking, s.
@@ -627,6 +636,12 @@ fn manipulator(
     let priority = m.priority;
     let joint_state_topic = cx.topic(&format!("{key}.joint_state_topic"), &m.joint_state_topic)?;
     let trajectory_topic = cx.topic(&format!("{key}.trajectory_topic"), &m.trajectory_topic)?;
+    let optional_topic = |k: &str, t: &Option<String>| -> Result<Option<String>, ConfigError> {
+        t.as_ref().map(|t| cx.topic(&format!("{key}.{k}"), t)).transpose()
+    };
+    let controller_command_topic = optional_topic("controller_command_topic", &m.controller_command_topic)?;
+    let controller_action = optional_topic("controller_action", &m.controller_action)?;
+    let speed_scaling_topic = optional_topic("speed_scaling_topic", &m.speed_scaling_topic)?;
 
     let raw_spheres = m.spheres.as_ref();
     let (spheres, sphere_source) = match raw_spheres.and_then(|s| s.file.as_ref()) {
@@ -701,6 +716,9 @@ fn manipulator(
         base,
         joint_state_topic,
         trajectory_topic,
+        controller_command_topic,
+        controller_action,
+        speed_scaling_topic,
         priority,
         reaction_time_s,
         max_decel,

@@ -80,6 +80,12 @@ pub(crate) struct RawManipulator {
     pub spheres: Option<RawSpheres>,
     #[serde(default)]
     pub trust_reported_velocity: Option<bool>,
+    #[serde(default)]
+    pub controller_command_topic: Option<String>,
+    #[serde(default)]
+    pub controller_action: Option<String>,
+    #[serde(default)]
+    pub speed_scaling_topic: Option<String>,
 }
 
 #[derive(Deserialize, Debug)]

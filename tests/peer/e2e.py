@@ -84,6 +84,14 @@ class Peer:
                               ("set_contact", t.SetContact_Request, t.SetContact_Response)):
             self.services[srv] = (writer(f"rq/workcell_guard/{srv}Request", req, t.QOS_RELIABLE),
                                   reader(f"rr/workcell_guard/{srv}Reply", rep, t.QOS_RELIABLE))
+        # The right arm's controller, as ros2_control would offer it.
+        self.controller = reader("rt/arm_right_controller/joint_trajectory", t.JointTrajectory, t.QOS_RELIABLE)
+        self.cancels = reader("rq/arm_right_controller/follow_joint_trajectory/_action/cancel_goalRequest",
+                              t.CancelGoal_Request, t.QOS_RELIABLE)
+        self.speed = reader("rt/arm_right/speed_scaling", t.Float64, t.QOS_RELIABLE)
+        self.holds = 0
+        self.cancel_count = 0
+        self.speeds = []
         self.unit_pose = writer("rt/mover_a/pose", t.PoseStamped, t.QOS_SENSOR)
         self.move_req = writer("rt/mover_a/move_request", t.PlatenMoveRequest, t.QOS_RELIABLE)
         self.grant = reader("rt/mover_a/grant", t.PlatenGrant, t.QOS_RELIABLE)
@@ -110,6 +118,14 @@ class Peer:
                 if s.data != self.stop[i]:
                     self.stop_log[i].append((now, s.data))
                 self.stop[i] = s.data
+        for m in self.controller.take(N=100):
+            if not m.joint_names and not m.points:
+                self.holds += 1
+        for c in self.cancels.take(N=100):
+            if list(c.goal_info.goal_id.uuid) == [0] * 16:
+                self.cancel_count += 1
+        for v in self.speed.take(N=1000):
+            self.speeds.append(v.data)
         for a in self.diag.take(N=100):
             self.diag_count += 1
             for st in a.status:
@@ -198,13 +214,13 @@ class Peer:
         msgs = {k: (v.level, v.message, [(kv.key, kv.value) for kv in v.values]) for k, v in self.status.items()}
         return f"stops {self.stop}, pans {self.pan}, {self.diag_count} diagnostics, latest {msgs}"
 
-    def call(self, srv, req, timeout=30.0):
+    def call(self, srv, req, timeout=30.0, resend_s=0.5):
         w, r = self.services[srv]
         r.take(N=100)
         end = time.time() + timeout
         while time.time() < end:  # resend until the service is matched and answers
             w.write(req)
-            until = time.time() + 0.5
+            until = time.time() + resend_s
             while time.time() < until:
                 self.run(0.02)
                 for rep in r.take(N=10):
@@ -285,6 +301,17 @@ def scenario(p, log):
     expect(first, "no stop=true for the right arm during the approach")
     ph["right_stop_after_s"] = round(first[0] - t_start, 3)
     ph["rest_pans"] = [round(p.pan[0], 4), round(p.pan[1], 4)]
+    # The controller was told to hold and its goals were cancelled; the
+    # speed scaling fell to 0 on the way.
+    p.run(0.3)
+    expect(p.holds >= 1, "no empty JointTrajectory reached the right arm's controller")
+    expect(p.cancel_count >= 1, "no cancel of the right arm's FollowJointTrajectory goals")
+    # (Its link_1 sits 8.6 cm from the pedestal, so its scaling never
+    # reaches 1 with slow_down_m 0.1.)
+    expect(p.speeds and max(p.speeds) > 0.5 and min(p.speeds) == 0.0 and all(0.0 <= v <= 1.0 for v in p.speeds),
+           f"speed scaling not within 0..1, falling from above 0.5 to 0: {sorted(set(round(v, 2) for v in p.speeds))[:20]}")
+    ph["controller"] = {"holds": p.holds, "cancels": p.cancel_count,
+                        "speed_scaling_values": len(set(round(v, 3) for v in p.speeds))}
     # Diagnostics said why while it stopped, naming the other arm.
     p.run(0.3)
     said = [m for (lvl, m) in p.seen.get("workcell_guard: arm_right", []) if lvl in (1, 2) and "arm_left" in m]
@@ -394,7 +421,8 @@ def scenario(p, log):
     expect(g.request_id == 7 and g.result == 0 and abs(g.goal.x - 0.3) < 1e-9, f"unexpected grant {g}")
     ph["grant"] = {"request_id": g.request_id, "result": g.result, "goal": [g.goal.x, g.goal.y, g.goal.theta]}
     t_reload = time.time()
-    r = p.call("reload", t.Trigger_Request())
+    # Matched long ago (discovery runs from the start): one request, a long wait.
+    r = p.call("reload", t.Trigger_Request(), resend_s=30.0)
     expect(r.success and "reloaded" in r.message, f"reload: {r.success} {r.message!r}")
     ph["reload_s"] = round(time.time() - t_reload, 3)
     p.run(15, until=lambda: p.stop[0] is False and p.stop[1] is False, what="both stops false after the reload")

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import cyclonedds.idl as idl
 import cyclonedds.idl.annotations as annotate
 from cyclonedds.core import Policy, Qos
-from cyclonedds.idl.types import float32, float64, int32, int64, sequence, uint8, uint32, uint64
+from cyclonedds.idl.types import array, float32, float64, int32, int64, sequence, uint8, uint32, uint64
 from cyclonedds.util import duration
 
 
@@ -295,6 +295,31 @@ class SetContact_Request(idl.IdlStruct, typename=_name("workcell_guard_msgs", "s
 class SetContact_Response(idl.IdlStruct, typename=_name("workcell_guard_msgs", "srv", "SetContact_Response")):
     success: bool = False
     message: str = ""
+
+
+@dataclass
+@annotate.final
+class Float64(idl.IdlStruct, typename=_name("std_msgs", "msg", "Float64")):
+    data: float64 = 0.0
+
+
+@dataclass
+@annotate.final
+class UUID(idl.IdlStruct, typename=_name("unique_identifier_msgs", "msg", "UUID")):
+    uuid: array[uint8, 16] = field(default_factory=lambda: [0] * 16)
+
+
+@dataclass
+@annotate.final
+class GoalInfo(idl.IdlStruct, typename=_name("action_msgs", "msg", "GoalInfo")):
+    goal_id: UUID = field(default_factory=UUID)
+    stamp: Time = field(default_factory=Time)
+
+
+@dataclass
+@annotate.final
+class CancelGoal_Request(idl.IdlStruct, typename=_name("action_msgs", "srv", "CancelGoal_Request")):
+    goal_info: GoalInfo = field(default_factory=GoalInfo)
 
 
 _XCDR1 = Policy.DataRepresentation(use_cdrv0_representation=True)
