@@ -352,3 +352,73 @@ fn platen_requests_are_answered_and_units_reported() {
     assert_eq!(status(d, "workcell_guard: mover_a").level, DiagnosticStatus::OK);
     assert!(status(d, "workcell_guard: mover_a").message.starts_with("moving (request 2)"));
 }
+
+fn cloud(frame: &str, points: &[[f32; 3]]) -> workcell_guard::ros::msg::PointCloud2 {
+    use workcell_guard::ros::msg::{PointCloud2, PointField};
+    let field =
+        |name: &str, offset: u32| PointField { name: name.into(), offset, datatype: PointField::FLOAT32, count: 1 };
+    let mut data = Vec::new();
+    for p in points {
+        for c in p {
+            data.extend_from_slice(&c.to_le_bytes());
+        }
+        data.extend_from_slice(&[0u8; 4]); // padding, as real drivers have
+    }
+    PointCloud2 {
+        header: Header { stamp: Time::default(), frame_id: frame.into() },
+        height: 1,
+        width: points.len() as u32,
+        fields: vec![field("x", 0), field("y", 4), field("z", 8)],
+        is_bigendian: false,
+        point_step: 16,
+        row_step: 16 * points.len() as u32,
+        data,
+        is_dense: true,
+    }
+}
+
+#[test]
+fn sensed_points_enter_the_field_off_the_cycle_and_bad_clouds_are_refused() {
+    let mut n = node();
+    let mut t = 1.0;
+    run(&mut n, &mut t, 3.0);
+    assert!(n.stops().iter().all(|s| !s.data));
+    // A block of points right in front of the left arm's gripper.
+    let mut pts = Vec::new();
+    let (cx, cy, cz) = (-0.45f32, 0.55f32, 1.35f32);
+    for i in 0..10 {
+        for j in 0..10 {
+            for k in 0..10 {
+                pts.push([cx + 0.01 * i as f32, cy + 0.01 * j as f32, cz + 0.01 * k as f32]);
+            }
+        }
+    }
+    let probe = [cx + 0.05, cy + 0.05, cz + 0.05];
+    let before = n.guard().field().clearance(probe[0], probe[1], probe[2], 0.0);
+    assert!(before > 0.05, "free before: {before}");
+    n.on_cloud(&cloud("world", &pts), t).unwrap();
+    // The cycle goes on while the worker rebuilds; the field changes later.
+    let mut waited = 0;
+    while n.sensed_report().is_none() && waited < 2000 {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        let until = t + 0.005;
+        run(&mut n, &mut t, until);
+        waited += 1;
+    }
+    let rep = n.sensed_report().expect("the worker answered");
+    assert_eq!(rep.accepted + rep.filtered + rep.outside + rep.invalid, 1000);
+    assert!(rep.accepted > 900, "{rep:?}");
+    let after = n.guard().field().clearance(probe[0], probe[1], probe[2], 0.0);
+    assert!(after <= 0.0, "occupied after: {after}");
+    // Not in the cell frame, or too short: refused and reported.
+    let e = n.on_cloud(&cloud("camera", &pts), t).unwrap_err();
+    assert!(e.to_string().contains("frame `camera`"), "{e}");
+    let d = n.diagnostics(Time::default());
+    assert!(status(d, "workcell_guard: node").message.contains("point cloud refused"));
+    let mut short = cloud("world", &pts);
+    short.data.truncate(100);
+    assert!(n.on_cloud(&short, t).unwrap_err().to_string().contains("data bytes"));
+    let mut no_z = cloud("world", &pts);
+    no_z.fields.pop();
+    assert!(n.on_cloud(&no_z, t).unwrap_err().to_string().contains("`z`"));
+}

@@ -366,3 +366,74 @@ mod tests {
         assert_eq!((s.level, s.message.as_str()), (DiagnosticStatus::ERROR, "stop now: no joint state received"));
     }
 }
+
+/// A point cloud that cannot be read.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CloudError {
+    /// No `x`, `y` or `z` field of type FLOAT32 or FLOAT64.
+    #[error("no FLOAT32/FLOAT64 field `{0}`")]
+    MissingField(&'static str),
+    /// A field does not fit in a point.
+    #[error("field `{0}` reaches past point_step {1}")]
+    FieldOutside(&'static str, u32),
+    /// `data` is shorter than the layout says.
+    #[error("{have} data bytes, the layout needs {need}")]
+    ShortData {
+        /// Bytes present.
+        have: usize,
+        /// Bytes needed.
+        need: usize,
+    },
+    /// The cloud is not in the cell frame.
+    #[error("frame `{got}`, expected the cell frame `{want}` (no tf lookups yet)")]
+    Frame {
+        /// The cloud's frame.
+        got: String,
+        /// The cell frame.
+        want: String,
+    },
+}
+
+/// The x, y, z of every point of `msg` into `out` (cleared first; points
+/// with a non-finite coordinate are kept, for the field to count them).
+pub fn cloud_points(msg: &super::msg::PointCloud2, out: &mut Vec<[f32; 3]>) -> Result<(), CloudError> {
+    use super::msg::PointField;
+    out.clear();
+    let field = |n: &'static str| -> Result<(usize, u8), CloudError> {
+        let f = msg
+            .fields
+            .iter()
+            .find(|f| f.name == n && (f.datatype == PointField::FLOAT32 || f.datatype == PointField::FLOAT64))
+            .ok_or(CloudError::MissingField(n))?;
+        let size = if f.datatype == PointField::FLOAT32 { 4 } else { 8 };
+        if f.offset as usize + size > msg.point_step as usize {
+            return Err(CloudError::FieldOutside(n, msg.point_step));
+        }
+        Ok((f.offset as usize, f.datatype))
+    };
+    let fx = [field("x")?, field("y")?, field("z")?];
+    let (w, h) = (msg.width as usize, msg.height as usize);
+    let (step, row) = (msg.point_step as usize, msg.row_step as usize);
+    let need = if w == 0 || h == 0 { 0 } else { (h - 1) * row + w * step };
+    if msg.data.len() < need || (h > 1 && row < w * step) {
+        return Err(CloudError::ShortData { have: msg.data.len(), need: need.max(h * w * step) });
+    }
+    let big = msg.is_bigendian;
+    let read = |b: &[u8], (off, ty): (usize, u8)| -> f32 {
+        if ty == PointField::FLOAT32 {
+            let a: [u8; 4] = b[off..off + 4].try_into().expect("checked above");
+            if big { f32::from_be_bytes(a) } else { f32::from_le_bytes(a) }
+        } else {
+            let a: [u8; 8] = b[off..off + 8].try_into().expect("checked above");
+            (if big { f64::from_be_bytes(a) } else { f64::from_le_bytes(a) }) as f32
+        }
+    };
+    out.reserve(w * h);
+    for r in 0..h {
+        for c in 0..w {
+            let p = &msg.data[r * row + c * step..r * row + (c + 1) * step];
+            out.push([read(p, fx[0]), read(p, fx[1]), read(p, fx[2])]);
+        }
+    }
+    Ok(())
+}

@@ -11,6 +11,8 @@
 //!   and trajectory topic (reliable, keep last 1).
 //! - Publications: `<robot>/stop` (`std_msgs/Bool`, reliable, transient
 //!   local, every cycle), `diagnostics`, `markers`.
+//! - `points` (`sensor_msgs/PointCloud2`, cell frame): sensed obstacles,
+//!   folded into the distance field on a worker thread.
 //! - Platen units: `<unit>/pose` (`geometry_msgs/PoseStamped`, surface
 //!   frame) and `<unit>/move_request` in, `<unit>/grant` out
 //!   (`workcell_guard_msgs`).
@@ -26,8 +28,8 @@ use super::args::RosArgs;
 use super::convert::to_time;
 use super::msg::{
     Bool, CancelGoalRequest, CancelGoalResponse, DiagnosticArray, Float64, JointState, JointTrajectory, MarkerArray,
-    PlatenGrant, PlatenMoveRequest, PoseStamped, RosMessage, SetContactRequest, SetContactResponse, TriggerRequest,
-    TriggerResponse,
+    PlatenGrant, PlatenMoveRequest, PointCloud2, PoseStamped, RosMessage, SetContactRequest, SetContactResponse,
+    TriggerRequest, TriggerResponse,
 };
 use super::node::{GuardNode, check_param};
 use super::params::{NodeParams, ParamError};
@@ -212,6 +214,7 @@ struct Topics {
     stops: Vec<Publisher<Bool>>,
     diagnostics: Publisher<DiagnosticArray>,
     markers: Publisher<MarkerArray>,
+    points: Subscription<PointCloud2>,
     unit_poses: Vec<Subscription<PoseStamped>>,
     move_requests: Vec<Subscription<PlatenMoveRequest>>,
     grants: Vec<Publisher<PlatenGrant>>,
@@ -271,6 +274,10 @@ fn create_topics(
     };
     let trigger = ServiceTypeName::new("std_srvs", "Trigger");
     let mut t = Topics {
+        points: {
+            let tp = topic::<PointCloud2>(node, &name(ros, node_name, ns, "points")?, &SENSOR)?;
+            node.create_subscription(&tp, None).map_err(dds)?
+        },
         commands: Vec::new(),
         cancels: Vec::new(),
         speed: Vec::new(),
@@ -527,6 +534,7 @@ async fn serve(
     let mut move_requests = futures::stream::select_all(
         topics.move_requests.iter().enumerate().map(|(i, s)| s.async_stream().map(move |m| (i, m)).boxed_local()),
     );
+    let mut clouds = Box::pin(topics.points.async_stream());
     let mut reset_requests = Box::pin(topics.reset_stop.receive_request_stream());
     let mut reload_requests = Box::pin(topics.reload.receive_request_stream());
     let mut contact_requests = Box::pin(topics.set_contact.receive_request_stream());
@@ -571,6 +579,14 @@ async fn serve(
                 publish_stops(topics, core, now);
                 publish_grants(topics, core);
             }
+            Some(m) = clouds.next() => match m {
+                Ok((msg, _)) => {
+                    if let Err(e) = core.on_cloud(&msg, now_s(node)) {
+                        tracing::warn!("point cloud refused: {e}");
+                    }
+                }
+                Err(e) => tracing::warn!("point cloud not decoded: {e:?}"),
+            },
             Some((unit, m)) = unit_poses.next() => match m {
                 Ok((msg, _)) => core.on_platen_pose(unit, &msg),
                 Err(e) => tracing::warn!("platen pose not decoded: {e:?}"),

@@ -486,3 +486,48 @@ pub struct CancelGoalResponse {
     /// Goals being cancelled.
     pub goals_canceling: Vec<GoalInfo>,
 }
+
+/// `sensor_msgs/PointField`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PointField {
+    /// Field name (`x`, `y`, `z`, …).
+    pub name: String,
+    /// Byte offset within a point.
+    pub offset: u32,
+    /// [`PointField::FLOAT32`] and friends.
+    pub datatype: u8,
+    /// Elements.
+    pub count: u32,
+}
+ros_message!(PointField, "sensor_msgs", "PointField");
+
+impl PointField {
+    /// 32-bit float.
+    pub const FLOAT32: u8 = 7;
+    /// 64-bit float.
+    pub const FLOAT64: u8 = 8;
+}
+
+/// `sensor_msgs/PointCloud2` (sensed obstacles on `points`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PointCloud2 {
+    /// Stamp and frame (must be the cell frame).
+    pub header: Header,
+    /// Rows.
+    pub height: u32,
+    /// Points per row.
+    pub width: u32,
+    /// Layout of a point.
+    pub fields: Vec<PointField>,
+    /// Byte order of `data`.
+    pub is_bigendian: bool,
+    /// Bytes per point.
+    pub point_step: u32,
+    /// Bytes per row.
+    pub row_step: u32,
+    /// The points.
+    pub data: Vec<u8>,
+    /// No invalid points.
+    pub is_dense: bool,
+}
+ros_message!(PointCloud2, "sensor_msgs", "PointCloud2");

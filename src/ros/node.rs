@@ -10,12 +10,14 @@
 //! cycle, and its diagnostic names the problem until a good message
 //! arrives. The node keeps running.
 
+use super::convert::{CloudError, cloud_points};
 use super::convert::{JointMap, JointStateError, Names, time_s};
 use super::msg::{
     Bool, ColorRGBA, DiagnosticArray, DiagnosticStatus, Float64, Header, JointState, JointTrajectory, KeyValue, Marker,
-    MarkerArray, PlatenGrant, PlatenMoveRequest, Point, Pose2D, PoseStamped, Time,
+    MarkerArray, PlatenGrant, PlatenMoveRequest, Point, PointCloud2, Pose2D, PoseStamped, Time,
 };
 use super::params::{NodeParams, ParamError};
+use crate::field::{DistanceField, PointReport};
 use crate::guard::{
     Body, Decision, Guard, Inputs, JointStateIn, MoveRequest, PlatenPoseIn, Reason, Tuning, TuningError,
 };
@@ -25,6 +27,7 @@ use crate::workcell::BodyRef;
 use crate::workcell::Workcell;
 use serde_json::Value;
 use std::fmt::Write;
+use std::sync::mpsc;
 
 /// Why a robot's input was refused by the adapter (the core refuses NaN
 /// and bad stamps itself, with its own reasons).
@@ -136,6 +139,49 @@ pub struct GuardNode {
     /// Per robot: when its controller was last told to hold / cancelled, s.
     last_hold: Vec<f64>,
     last_cancel: Vec<f64>,
+    sensing: Option<Sensing>,
+    cloud_error: Option<CloudError>,
+}
+
+/// Sensed obstacles are folded into a copy of the distance field on a
+/// worker thread (a rebuild takes longer than a cycle); the finished field
+/// is swapped in at the start of a cycle and the old one goes back to the
+/// worker for the next cloud.
+struct Sensing {
+    jobs: mpsc::Sender<SenseJob>,
+    done: mpsc::Receiver<(DistanceField, PointReport)>,
+    busy: bool,
+    /// A cloud arrived while the worker was busy: send it when it is free.
+    waiting: bool,
+    points: Vec<[f32; 3]>,
+    spare: Option<DistanceField>,
+    report: Option<PointReport>,
+    last_cloud_s: f64,
+}
+
+struct SenseJob {
+    points: Vec<[f32; 3]>,
+    robots: Vec<PosedSpheres>,
+    margin_m: f32,
+    field: Option<DistanceField>,
+}
+
+fn sense_worker(
+    mut spare: Option<DistanceField>,
+    jobs: mpsc::Receiver<SenseJob>,
+    done: mpsc::Sender<(DistanceField, PointReport)>,
+) {
+    while let Ok(job) = jobs.recv() {
+        if let Some(f) = job.field {
+            spare = Some(f);
+        }
+        let Some(mut f) = spare.take() else { continue };
+        let robots: Vec<&PosedSpheres> = job.robots.iter().collect();
+        let report = f.set_sensed_points(&job.points, &robots, job.margin_m);
+        if done.send((f, report)).is_err() {
+            return;
+        }
+    }
 }
 
 /// What to tell a robot's controller this cycle (where the workcell names
@@ -247,6 +293,8 @@ impl GuardNode {
             actuate: vec![Actuate::default(); n],
             last_hold: vec![f64::NEG_INFINITY; n],
             last_cancel: vec![f64::NEG_INFINITY; n],
+            sensing: None,
+            cloud_error: None,
             cell,
         };
         node.build_markers();
@@ -384,6 +432,7 @@ impl GuardNode {
     pub fn cycle(&mut self, now_s: f64) -> &[Bool] {
         let start = std::time::Instant::now();
         self.n_grants = 0;
+        self.take_sensed_field();
         if self.guard.platen().is_some() {
             let d = self
                 .guard
@@ -450,6 +499,82 @@ impl GuardNode {
         self.stats.cycles += 1;
         self.cycle_s = start.elapsed().as_secs_f64();
         &self.stops
+    }
+
+    /// Takes a point cloud of sensed obstacles (in the cell frame): the
+    /// field is rebuilt with them on a worker thread and swapped in at the
+    /// start of a later cycle. Points within the release margin of a robot's
+    /// own spheres (at its latest joint state) are left out.
+    pub fn on_cloud(&mut self, msg: &PointCloud2, now_s: f64) -> Result<(), CloudError> {
+        let r = self.take_cloud(msg, now_s);
+        self.cloud_error = r.as_ref().err().cloned();
+        r
+    }
+
+    fn take_cloud(&mut self, msg: &PointCloud2, now_s: f64) -> Result<(), CloudError> {
+        if msg.header.frame_id != self.cell.cell_frame {
+            return Err(CloudError::Frame { got: msg.header.frame_id.clone(), want: self.cell.cell_frame.clone() });
+        }
+        if self.sensing.is_none() {
+            let (jobs, jobs_rx) = mpsc::channel();
+            let (done_tx, done) = mpsc::channel();
+            let first = self.guard.field().clone();
+            std::thread::Builder::new()
+                .name("sensed-field".into())
+                .spawn(move || sense_worker(Some(first), jobs_rx, done_tx))
+                .map_err(|_| CloudError::MissingField("worker"))?;
+            self.sensing = Some(Sensing {
+                jobs,
+                done,
+                busy: false,
+                waiting: false,
+                points: Vec::new(),
+                spare: None,
+                report: None,
+                last_cloud_s: now_s,
+            });
+        }
+        let s = self.sensing.as_mut().expect("set above");
+        cloud_points(msg, &mut s.points)?;
+        s.last_cloud_s = now_s;
+        s.waiting = true;
+        self.send_cloud();
+        Ok(())
+    }
+
+    fn send_cloud(&mut self) {
+        let margin_m = self.guard.tuning().release_m as f32;
+        let Some(s) = self.sensing.as_mut() else { return };
+        if s.busy || !s.waiting {
+            return;
+        }
+        let mut robots = Vec::with_capacity(self.io.len());
+        for io in &mut self.io {
+            if io.has_q && io.poser.pose(&io.q, &mut io.posed).is_ok() {
+                robots.push(io.posed.clone());
+            }
+        }
+        let job = SenseJob { points: std::mem::take(&mut s.points), robots, margin_m, field: s.spare.take() };
+        if s.jobs.send(job).is_ok() {
+            s.busy = true;
+            s.waiting = false;
+        }
+    }
+
+    fn take_sensed_field(&mut self) {
+        let Some(s) = self.sensing.as_mut() else { return };
+        if let Ok((mut f, report)) = s.done.try_recv() {
+            std::mem::swap(self.guard.field_mut(), &mut f);
+            s.spare = Some(f);
+            s.report = Some(report);
+            s.busy = false;
+            self.send_cloud();
+        }
+    }
+
+    /// The last cloud folded into the field: what became of its points.
+    pub fn sensed_report(&self) -> Option<PointReport> {
+        self.sensing.as_ref().and_then(|s| s.report)
     }
 
     /// Speed scalings of the last cycle, 0..1 per robot.
@@ -640,7 +765,26 @@ impl GuardNode {
         s.hardware_id.clear();
         s.message.clear();
         s.message.push_str("running");
-        s.values.resize_with(5, KeyValue::default);
+        s.values.resize_with(6, KeyValue::default);
+        match self.sensing.as_ref() {
+            Some(sn) => match sn.report {
+                Some(r) => set_kv(
+                    &mut s.values[5],
+                    "sensed_points",
+                    format_args!(
+                        "{} accepted, {} filtered (robots), {} outside, {} invalid; last cloud at {:.3} s",
+                        r.accepted, r.filtered, r.outside, r.invalid, sn.last_cloud_s
+                    ),
+                ),
+                None => set_kv(&mut s.values[5], "sensed_points", format_args!("first cloud being folded in")),
+            },
+            None => set_kv(&mut s.values[5], "sensed_points", format_args!("no cloud received")),
+        }
+        if let Some(e) = &self.cloud_error {
+            s.level = DiagnosticStatus::WARN;
+            s.message.clear();
+            let _ = write!(s.message, "point cloud refused: {e}");
+        }
         let t = self.guard.tuning();
         set_kv(&mut s.values[0], "rate_hz", format_args!("{}", self.params.rate_hz));
         set_kv(&mut s.values[1], "cycles", format_args!("{}", self.stats.cycles));
