@@ -422,3 +422,40 @@ fn sensed_points_enter_the_field_off_the_cycle_and_bad_clouds_are_refused() {
     no_z.fields.pop();
     assert!(n.on_cloud(&no_z, t).unwrap_err().to_string().contains("`z`"));
 }
+
+#[test]
+fn moveit_display_trajectories_give_each_robot_its_columns() {
+    use workcell_guard::ros::msg::{DisplayTrajectory, RobotTrajectory};
+    let mut n = node();
+    let traj = |names: &[&str], times: &[i32]| RobotTrajectory {
+        joint_trajectory: JointTrajectory {
+            header: Header::default(),
+            joint_names: names.iter().map(|s| s.to_string()).collect(),
+            points: times
+                .iter()
+                .map(|&k| JointTrajectoryPoint {
+                    positions: vec![0.1 * k as f64; names.len()],
+                    velocities: Vec::new(),
+                    accelerations: Vec::new(),
+                    effort: Vec::new(),
+                    time_from_start: Duration { sec: k, nanosec: 0 },
+                })
+                .collect(),
+        },
+        multi_dof_joint_trajectory: Default::default(),
+    };
+    // A dual-arm plan in two segments: each arm gets its columns, the
+    // segments joined end to end (the second's start point is the first's end).
+    let both: Vec<&str> = LEFT.iter().chain(RIGHT.iter()).copied().collect();
+    let msg =
+        DisplayTrajectory { model_id: "cell".into(), trajectory: vec![traj(&both, &[0, 1, 2]), traj(&both, &[0, 1])] };
+    assert!(n.on_display_trajectory(0, &msg).unwrap());
+    assert!(n.on_display_trajectory(1, &msg).unwrap());
+    let t = n.trajectory(1).unwrap();
+    assert_eq!((t.points, t.duration_s), (4, 3.0));
+    // A plan for the left arm only is not the right arm's business.
+    let left = DisplayTrajectory { model_id: "cell".into(), trajectory: vec![traj(&LEFT, &[0, 1])] };
+    assert!(!n.on_display_trajectory(1, &left).unwrap());
+    assert_eq!(n.trajectory(1).unwrap().points, 4, "unchanged");
+    assert!(n.fault(1).is_none());
+}

@@ -13,6 +13,9 @@
 //!   local, every cycle), `diagnostics`, `markers`.
 //! - `points` (`sensor_msgs/PointCloud2`, cell frame): sensed obstacles,
 //!   folded into the distance field on a worker thread.
+//! - The workcell's `display_trajectory_topic`s (MoveIt's
+//!   `moveit_msgs/DisplayTrajectory`): each robot's joints' columns become
+//!   its planned trajectory.
 //! - Platen units: `<unit>/pose` (`geometry_msgs/PoseStamped`, surface
 //!   frame) and `<unit>/move_request` in, `<unit>/grant` out
 //!   (`workcell_guard_msgs`).
@@ -27,9 +30,9 @@
 use super::args::RosArgs;
 use super::convert::to_time;
 use super::msg::{
-    Bool, CancelGoalRequest, CancelGoalResponse, DiagnosticArray, Float64, JointState, JointTrajectory, MarkerArray,
-    PlatenGrant, PlatenMoveRequest, PointCloud2, PoseStamped, RosMessage, SetContactRequest, SetContactResponse,
-    TriggerRequest, TriggerResponse,
+    Bool, CancelGoalRequest, CancelGoalResponse, DiagnosticArray, DisplayTrajectory, Float64, JointState,
+    JointTrajectory, MarkerArray, PlatenGrant, PlatenMoveRequest, PointCloud2, PoseStamped, RosMessage,
+    SetContactRequest, SetContactResponse, TriggerRequest, TriggerResponse,
 };
 use super::node::{GuardNode, check_param};
 use super::params::{NodeParams, ParamError};
@@ -215,6 +218,8 @@ struct Topics {
     diagnostics: Publisher<DiagnosticArray>,
     markers: Publisher<MarkerArray>,
     points: Subscription<PointCloud2>,
+    /// MoveIt display topics, each with the robots pointed at it.
+    displays: Vec<(Subscription<DisplayTrajectory>, Vec<usize>)>,
     unit_poses: Vec<Subscription<PoseStamped>>,
     move_requests: Vec<Subscription<PlatenMoveRequest>>,
     grants: Vec<Publisher<PlatenGrant>>,
@@ -278,6 +283,7 @@ fn create_topics(
             let tp = topic::<PointCloud2>(node, &name(ros, node_name, ns, "points")?, &SENSOR)?;
             node.create_subscription(&tp, None).map_err(dds)?
         },
+        displays: Vec::new(),
         commands: Vec::new(),
         cancels: Vec::new(),
         speed: Vec::new(),
@@ -351,6 +357,19 @@ fn create_topics(
             }
             None => None,
         });
+    }
+    let mut display_topics: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (r, m) in cell.manipulators.iter().enumerate() {
+        if let Some(d) = &m.display_trajectory_topic {
+            match display_topics.iter_mut().find(|(t, _)| *t == d.as_str()) {
+                Some((_, robots)) => robots.push(r),
+                None => display_topics.push((d.as_str(), vec![r])),
+            }
+        }
+    }
+    for (d, robots) in display_topics {
+        let tp = topic::<DisplayTrajectory>(node, &name(ros, node_name, ns, d)?, &services)?;
+        t.displays.push((node.create_subscription(&tp, None).map_err(dds)?, robots));
     }
     for u in cell.platen.iter().flat_map(|p| &p.units) {
         let pose = topic::<PoseStamped>(node, &name(ros, node_name, ns, &format!("{}/pose", u.name))?, &SENSOR)?;
@@ -450,9 +469,13 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     Ok(())
 }
 
-fn publish_stops(topics: &Topics, core: &GuardNode, now: f64) {
-    for (p, s) in topics.stops.iter().zip(core.stops()) {
-        if let Err(e) = p.publish(*s) {
+/// Publishes every stop (`first`'s before the others: the robot whose
+/// joint state triggered the cycle), then speed scalings and actuation.
+fn publish_stops(topics: &Topics, core: &GuardNode, now: f64, first: Option<usize>) {
+    let stops = core.stops();
+    let order = first.into_iter().chain((0..stops.len()).filter(|&r| Some(r) != first));
+    for r in order {
+        if let Err(e) = topics.stops[r].publish(stops[r]) {
             tracing::warn!("stop not published: {e:?}");
         }
     }
@@ -535,6 +558,9 @@ async fn serve(
         topics.move_requests.iter().enumerate().map(|(i, s)| s.async_stream().map(move |m| (i, m)).boxed_local()),
     );
     let mut clouds = Box::pin(topics.points.async_stream());
+    let mut displays = futures::stream::select_all(
+        topics.displays.iter().enumerate().map(|(i, (s, _))| s.async_stream().map(move |m| (i, m)).boxed_local()),
+    );
     let mut reset_requests = Box::pin(topics.reset_stop.receive_request_stream());
     let mut reload_requests = Box::pin(topics.reload.receive_request_stream());
     let mut contact_requests = Box::pin(topics.set_contact.receive_request_stream());
@@ -576,9 +602,19 @@ async fn serve(
                 }
                 let now = now_s(node);
                 core.cycle(now);
-                publish_stops(topics, core, now);
+                publish_stops(topics, core, now, None);
                 publish_grants(topics, core);
             }
+            Some((d, m)) = displays.next() => match m {
+                Ok((msg, _)) => {
+                    for &robot in &topics.displays[d].1 {
+                        if let Err(e) = core.on_display_trajectory(robot, &msg) {
+                            tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
+                        }
+                    }
+                }
+                Err(e) => tracing::warn!("display trajectory not decoded: {e:?}"),
+            },
             Some(m) = clouds.next() => match m {
                 Ok((msg, _)) => {
                     if let Err(e) = core.on_cloud(&msg, now_s(node)) {
@@ -632,7 +668,7 @@ async fn serve(
                     }
                     if core.params().cycle_on_joint_state {
                         core.cycle(now);
-                        publish_stops(topics, core, now);
+                        publish_stops(topics, core, now, Some(robot));
                     }
                 }
                 Err(e) => tracing::warn!("joint state not decoded: {e:?}"),

@@ -531,3 +531,68 @@ pub struct PointCloud2 {
     pub is_dense: bool,
 }
 ros_message!(PointCloud2, "sensor_msgs", "PointCloud2");
+
+/// `geometry_msgs/Transform`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Transform {
+    /// Translation.
+    pub translation: Vector3,
+    /// Rotation.
+    pub rotation: Quaternion,
+}
+
+/// `geometry_msgs/Twist`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Twist {
+    /// Linear.
+    pub linear: Vector3,
+    /// Angular.
+    pub angular: Vector3,
+}
+
+/// `trajectory_msgs/MultiDOFJointTrajectoryPoint`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MultiDofJointTrajectoryPoint {
+    /// Transforms.
+    pub transforms: Vec<Transform>,
+    /// Velocities.
+    pub velocities: Vec<Twist>,
+    /// Accelerations.
+    pub accelerations: Vec<Twist>,
+    /// When.
+    pub time_from_start: Duration,
+}
+
+/// `trajectory_msgs/MultiDOFJointTrajectory`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MultiDofJointTrajectory {
+    /// Stamp.
+    pub header: Header,
+    /// Joints.
+    pub joint_names: Vec<String>,
+    /// Points.
+    pub points: Vec<MultiDofJointTrajectoryPoint>,
+}
+
+/// `moveit_msgs/RobotTrajectory`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RobotTrajectory {
+    /// Single-DOF joints.
+    pub joint_trajectory: JointTrajectory,
+    /// Multi-DOF joints (read past, not used).
+    pub multi_dof_joint_trajectory: MultiDofJointTrajectory,
+}
+
+/// The leading fields of `moveit_msgs/DisplayTrajectory` (MoveIt's
+/// `display_planned_path`): the model and the trajectories. The last field,
+/// `trajectory_start` (a `RobotState`, whose attached-object layout has
+/// changed between MoveIt releases), is not decoded: CDR is read front to
+/// back and the rest of the sample is left unread.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DisplayTrajectory {
+    /// Robot model.
+    pub model_id: String,
+    /// Trajectories, in order.
+    pub trajectory: Vec<RobotTrajectory>,
+}
+ros_message!(DisplayTrajectory, "moveit_msgs", "DisplayTrajectory");

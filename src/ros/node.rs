@@ -426,6 +426,75 @@ impl GuardNode {
         }
     }
 
+    /// Takes MoveIt's DisplayTrajectory for `robot`: the columns of its
+    /// joints, from every trajectory that names any, become its planned
+    /// trajectory (checked as [`GuardNode::on_trajectory`] does). A message
+    /// naming none of its joints is for another robot and is ignored
+    /// (`Ok(false)`).
+    pub fn on_display_trajectory(
+        &mut self,
+        robot: usize,
+        msg: &super::msg::DisplayTrajectory,
+    ) -> Result<bool, InputFault> {
+        let Some(m) = self.cell.manipulators.get(robot) else { return Ok(false) };
+        let dof = &m.robot.dof_names;
+        let mut out = JointTrajectory::default();
+        let mut offset = 0.0;
+        for rt in &msg.trajectory {
+            let jt = &rt.joint_trajectory;
+            let cols: Vec<usize> = (0..jt.joint_names.len()).filter(|&i| dof.contains(&jt.joint_names[i])).collect();
+            if cols.is_empty() {
+                continue;
+            }
+            let names: Vec<String> = cols.iter().map(|&i| jt.joint_names[i].clone()).collect();
+            if out.joint_names.is_empty() {
+                out.header = jt.header.clone();
+                out.joint_names = names;
+            } else if out.joint_names != names {
+                return Err(self.refuse_trajectory(
+                    robot,
+                    TrajectoryError::DuplicateJoint("(the display's trajectories name different joints)".into()),
+                ));
+            }
+            let mut last = 0.0;
+            for p in &jt.points {
+                let pick = |v: &Vec<f64>| -> Vec<f64> {
+                    if v.len() == jt.joint_names.len() { cols.iter().map(|&i| v[i]).collect() } else { Vec::new() }
+                };
+                let t = p.time_from_start.sec as f64 + p.time_from_start.nanosec as f64 * 1e-9;
+                last = t;
+                if offset > 0.0 && t <= 0.0 {
+                    continue; // a later trajectory starts where the one before ended
+                }
+                let at = super::convert::to_time(offset + t).unwrap_or_default();
+                out.points.push(super::msg::JointTrajectoryPoint {
+                    positions: if p.positions.len() == jt.joint_names.len() {
+                        pick(&p.positions)
+                    } else {
+                        p.positions.clone()
+                    },
+                    velocities: pick(&p.velocities),
+                    accelerations: pick(&p.accelerations),
+                    effort: Vec::new(),
+                    time_from_start: super::msg::Duration { sec: at.sec, nanosec: at.nanosec },
+                });
+            }
+            offset += last;
+        }
+        if out.joint_names.is_empty() {
+            return Ok(false);
+        }
+        self.on_trajectory(robot, &out).map(|()| true)
+    }
+
+    fn refuse_trajectory(&mut self, robot: usize, e: TrajectoryError) -> InputFault {
+        let f = InputFault::Trajectory(e);
+        self.io[robot].refused += 1;
+        self.stats.refused += 1;
+        self.io[robot].fault = Some(f.clone());
+        f
+    }
+
     /// Runs one cycle at node time `now_s` and returns every robot's stop
     /// flag (the guard's decision, or a stop for refused input). `cycle_s`
     /// is the previous cycle's duration, reported in the diagnostics.

@@ -159,6 +159,10 @@ pub struct Manipulator {
     pub controller_action: Option<String>,
     /// Optional: where to publish a `std_msgs/Float64` speed scaling, 0..1.
     pub speed_scaling_topic: Option<String>,
+    /// Optional: a `moveit_msgs/DisplayTrajectory` topic (MoveIt's
+    /// `display_planned_path`) whose trajectories, for this robot's joints,
+    /// count as its planned trajectory.
+    pub display_trajectory_topic: Option<String>,
     /// Higher proceeds first; unique in the cell.
     pub priority: i64,
     /// Time from a stop decision to braking, s.
@@ -642,6 +646,7 @@ fn manipulator(
     let controller_command_topic = optional_topic("controller_command_topic", &m.controller_command_topic)?;
     let controller_action = optional_topic("controller_action", &m.controller_action)?;
     let speed_scaling_topic = optional_topic("speed_scaling_topic", &m.speed_scaling_topic)?;
+    let display_trajectory_topic = optional_topic("display_trajectory_topic", &m.display_trajectory_topic)?;
 
     let raw_spheres = m.spheres.as_ref();
     let (spheres, sphere_source) = match raw_spheres.and_then(|s| s.file.as_ref()) {
@@ -719,6 +724,7 @@ fn manipulator(
         controller_command_topic,
         controller_action,
         speed_scaling_topic,
+        display_trajectory_topic,
         priority,
         reaction_time_s,
         max_decel,

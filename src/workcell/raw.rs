@@ -86,6 +86,8 @@ pub(crate) struct RawManipulator {
     pub controller_action: Option<String>,
     #[serde(default)]
     pub speed_scaling_topic: Option<String>,
+    #[serde(default)]
+    pub display_trajectory_topic: Option<String>,
 }
 
 #[derive(Deserialize, Debug)]

@@ -92,6 +92,7 @@ class Peer:
         self.holds = 0
         self.cancel_count = 0
         self.speeds = []
+        self.display = writer("rt/display_planned_path", t.DisplayTrajectory, t.QOS_RELIABLE)
         self.unit_pose = writer("rt/mover_a/pose", t.PoseStamped, t.QOS_SENSOR)
         self.move_req = writer("rt/mover_a/move_request", t.PlatenMoveRequest, t.QOS_RELIABLE)
         self.grant = reader("rt/mover_a/grant", t.PlatenGrant, t.QOS_RELIABLE)
@@ -420,6 +421,22 @@ def scenario(p, log):
     g = got[0]
     expect(g.request_id == 7 and g.result == 0 and abs(g.goal.x - 0.3) < 1e-9, f"unexpected grant {g}")
     ph["grant"] = {"request_id": g.request_id, "result": g.result, "goal": [g.goal.x, g.goal.y, g.goal.theta]}
+    # MoveIt's display_planned_path: the right arm's columns become its plan
+    # (the sample cell points arm_right at it); trajectory_start is not read.
+    def planned():
+        return p.value("workcell_guard: arm_right", "planned_trajectory") or ""
+
+    pts = [t.JointTrajectoryPoint(positions=[0.1 * k] * 9, velocities=[], accelerations=[], effort=[],
+                                  time_from_start=t.Duration(sec=k)) for k in range(3)]
+    jt = t.JointTrajectory(header=t.Header(), joint_names=RIGHT["names"] + ["rail"], points=pts)
+    start = t.RobotState(joint_state=t.JointState(header=t.Header(), name=RIGHT["names"], position=p.q(1), velocity=[], effort=[]))
+    disp = t.DisplayTrajectory(model_id="workcell", trajectory=[t.RobotTrajectory(joint_trajectory=jt)], trajectory_start=start)
+    end = time.time() + 10
+    while time.time() < end and planned() != "3 points, 2.000 s":
+        p.display.write(disp)
+        p.run(0.2)
+    expect(planned() == "3 points, 2.000 s", f"display_planned_path not taken for arm_right: {planned()!r}")
+    ph["display_trajectory"] = planned()
     t_reload = time.time()
     # Matched long ago (discovery runs from the start): one request, a long wait.
     r = p.call("reload", t.Trigger_Request(), resend_s=30.0)

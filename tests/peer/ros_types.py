@@ -322,6 +322,85 @@ class CancelGoal_Request(idl.IdlStruct, typename=_name("action_msgs", "srv", "Ca
     goal_info: GoalInfo = field(default_factory=GoalInfo)
 
 
+@dataclass
+@annotate.final
+class Transform(idl.IdlStruct, typename=_name("geometry_msgs", "msg", "Transform")):
+    translation: Vector3 = field(default_factory=Vector3)
+    rotation: Quaternion = field(default_factory=Quaternion)
+
+
+@dataclass
+@annotate.final
+class Twist(idl.IdlStruct, typename=_name("geometry_msgs", "msg", "Twist")):
+    linear: Vector3 = field(default_factory=Vector3)
+    angular: Vector3 = field(default_factory=Vector3)
+
+
+@dataclass
+@annotate.final
+class Wrench(idl.IdlStruct, typename=_name("geometry_msgs", "msg", "Wrench")):
+    force: Vector3 = field(default_factory=Vector3)
+    torque: Vector3 = field(default_factory=Vector3)
+
+
+@dataclass
+@annotate.final
+class MultiDOFJointTrajectoryPoint(idl.IdlStruct, typename=_name("trajectory_msgs", "msg", "MultiDOFJointTrajectoryPoint")):
+    transforms: sequence[Transform] = field(default_factory=list)
+    velocities: sequence[Twist] = field(default_factory=list)
+    accelerations: sequence[Twist] = field(default_factory=list)
+    time_from_start: Duration = field(default_factory=Duration)
+
+
+@dataclass
+@annotate.final
+class MultiDOFJointTrajectory(idl.IdlStruct, typename=_name("trajectory_msgs", "msg", "MultiDOFJointTrajectory")):
+    header: Header = field(default_factory=Header)
+    joint_names: sequence[str] = field(default_factory=list)
+    points: sequence[MultiDOFJointTrajectoryPoint] = field(default_factory=list)
+
+
+@dataclass
+@annotate.final
+class RobotTrajectory(idl.IdlStruct, typename=_name("moveit_msgs", "msg", "RobotTrajectory")):
+    joint_trajectory: JointTrajectory = field(default_factory=JointTrajectory)
+    multi_dof_joint_trajectory: MultiDOFJointTrajectory = field(default_factory=MultiDOFJointTrajectory)
+
+
+@dataclass
+@annotate.final
+class MultiDOFJointState(idl.IdlStruct, typename=_name("sensor_msgs", "msg", "MultiDOFJointState")):
+    header: Header = field(default_factory=Header)
+    joint_names: sequence[str] = field(default_factory=list)
+    transforms: sequence[Transform] = field(default_factory=list)
+    twist: sequence[Twist] = field(default_factory=list)
+    wrench: sequence[Wrench] = field(default_factory=list)
+
+
+@dataclass
+@annotate.final
+class AttachedCollisionObjectStub(idl.IdlStruct, typename=_name("moveit_msgs", "msg", "AttachedCollisionObject")):
+    # Only ever sent empty here: the node does not read trajectory_start.
+    link_name: str = ""
+
+
+@dataclass
+@annotate.final
+class RobotState(idl.IdlStruct, typename=_name("moveit_msgs", "msg", "RobotState")):
+    joint_state: JointState = field(default_factory=JointState)
+    multi_dof_joint_state: MultiDOFJointState = field(default_factory=MultiDOFJointState)
+    attached_collision_objects: sequence[AttachedCollisionObjectStub] = field(default_factory=list)
+    is_diff: bool = False
+
+
+@dataclass
+@annotate.final
+class DisplayTrajectory(idl.IdlStruct, typename=_name("moveit_msgs", "msg", "DisplayTrajectory")):
+    model_id: str = ""
+    trajectory: sequence[RobotTrajectory] = field(default_factory=list)
+    trajectory_start: RobotState = field(default_factory=RobotState)
+
+
 _XCDR1 = Policy.DataRepresentation(use_cdrv0_representation=True)
 # Reliable, volatile, keep last 10 (ROS's default profile).
 QOS_RELIABLE = Qos(Policy.Reliability.Reliable(duration(seconds=1)), Policy.Durability.Volatile, Policy.History.KeepLast(10), _XCDR1)
