@@ -216,6 +216,26 @@ fn tuning_refused(name: &str, v: &Value, e: TuningError) -> ParamError {
     ParamError::Invalid { name: name.to_string(), value: v.to_string(), problem: e.to_string() }
 }
 
+/// The node's parameters as it declares them to ROS, with their current
+/// values (the workcell's where `params` does not override): what both
+/// transports serve through the parameter services.
+pub fn declared_parameters(p: &NodeParams, cell: &Workcell) -> Vec<(&'static str, Value)> {
+    let t = tuning_of(cell, p);
+    vec![
+        ("workcell_file", Value::from(p.workcell_file.as_ref().map(|f| f.display().to_string()).unwrap_or_default())),
+        ("rate_hz", Value::from(p.rate_hz)),
+        ("cycle_on_joint_state", Value::from(p.cycle_on_joint_state)),
+        ("diagnostics_hz", Value::from(p.diagnostics_hz)),
+        ("markers_hz", Value::from(p.markers_hz)),
+        ("slow_down_m", Value::from(p.slow_down_m)),
+        ("latch_stops", Value::from(p.latch_stops)),
+        ("clearance_m", Value::from(t.clearance_m)),
+        ("release_m", Value::from(t.release_m)),
+        ("watchdog_s", Value::from(t.watchdog_s)),
+        ("release_hold_s", Value::from(t.release_hold_s)),
+    ]
+}
+
 /// Checks one parameter update against the current parameters without
 /// applying it: the parameter's own range, then the tuning it leads to.
 /// Returns the parameters after the update.

@@ -221,23 +221,18 @@ impl r2::RosParams for Params {
 }
 
 fn declared(p: &NodeParams, cell: &Workcell) -> Vec<(&'static str, ParameterValue)> {
-    let t = super::node::tuning_of(cell, p);
-    vec![
-        (
-            "workcell_file",
-            ParameterValue::String(p.workcell_file.as_ref().map(|f| f.display().to_string()).unwrap_or_default()),
-        ),
-        ("rate_hz", ParameterValue::Double(p.rate_hz)),
-        ("cycle_on_joint_state", ParameterValue::Bool(p.cycle_on_joint_state)),
-        ("diagnostics_hz", ParameterValue::Double(p.diagnostics_hz)),
-        ("markers_hz", ParameterValue::Double(p.markers_hz)),
-        ("slow_down_m", ParameterValue::Double(p.slow_down_m)),
-        ("latch_stops", ParameterValue::Bool(p.latch_stops)),
-        ("clearance_m", ParameterValue::Double(t.clearance_m)),
-        ("release_m", ParameterValue::Double(t.release_m)),
-        ("watchdog_s", ParameterValue::Double(t.watchdog_s)),
-        ("release_hold_s", ParameterValue::Double(t.release_hold_s)),
-    ]
+    super::node::declared_parameters(p, cell)
+        .into_iter()
+        .map(|(k, v)| {
+            let v = match v {
+                Value::Bool(b) => ParameterValue::Bool(b),
+                Value::Number(n) => ParameterValue::Double(n.as_f64().unwrap_or(f64::NAN)),
+                Value::String(s) => ParameterValue::String(s),
+                other => ParameterValue::String(other.to_string()),
+            };
+            (k, v)
+        })
+        .collect()
 }
 
 fn r2err(e: r2::Error) -> RunError {

@@ -253,12 +253,8 @@ def main():
     tmp = tempfile.mkdtemp(prefix="wg_e2e_")
     import ros_types
 
-    cfg = os.path.join(tmp, "cyclonedds.xml")
-    with open(cfg, "w") as f:
-        f.write(ros_types.LOOPBACK_CONFIG)
-    os.environ["CYCLONEDDS_URI"] = "file://" + cfg
     domain = 17
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_LOCALHOST_ONLY="1", RUST_LOG="warn,rustdds=off,ros2_client=error")
+    env = ros_types.loopback(tmp, domain, "warn,rustdds=off,ros2_client=error")
     node_log = os.path.join(tmp, "node.log")
     node = subprocess.Popen([a.node, "--ros-args", "--params-file", a.params, "-p", "watchdog_s:=0.15"],
                             env=env, stdout=open(node_log, "w"), stderr=subprocess.STDOUT)

@@ -116,13 +116,8 @@ def main():
     a = ap.parse_args()
     import ros_types
 
-    tmp = tempfile.mkdtemp(prefix="wg_lat_")
-    cfg = os.path.join(tmp, "cyclonedds.xml")
-    with open(cfg, "w") as f:
-        f.write(ros_types.LOOPBACK_CONFIG)
-    os.environ["CYCLONEDDS_URI"] = "file://" + cfg
     domain = 23
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_LOCALHOST_ONLY="1", RUST_LOG="error,rustdds=off")
+    env = ros_types.loopback(tempfile.mkdtemp(prefix="wg_lat_"), domain, "error,rustdds=off")
     node_cmd = [a.node, "--ros-args", "--params-file", a.params, "-p", "cycle_on_joint_state:=true",
                 "-p", "rate_hz:=1.0", "-p", "diagnostics_hz:=1.0", "-p", "markers_hz:=0.0", "-p", "watchdog_s:=10.0"]
     res = {}

@@ -427,6 +427,19 @@ LOOPBACK_CONFIG = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
+def loopback(tmp, domain, rust_log):
+    """Points this process's Cyclone DDS at a loopback-only configuration
+    (written into `tmp`) and returns the environment for a node on
+    `domain`, localhost only, logging at `rust_log`."""
+    import os
+
+    cfg = os.path.join(tmp, "cyclonedds.xml")
+    with open(cfg, "w") as f:
+        f.write(LOOPBACK_CONFIG)
+    os.environ["CYCLONEDDS_URI"] = "file://" + cfg
+    return dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_LOCALHOST_ONLY="1", RUST_LOG=rust_log)
+
+
 def stamp(t):
     sec = int(t // 1)
     return Time(sec=sec, nanosec=min(int(round((t - sec) * 1e9)), 999_999_999))
