@@ -48,9 +48,10 @@ fn echo() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
         let mut s = Box::pin(sub.async_stream());
+        let mut shutdown = workcell_guard::ros::dds::Shutdown::new();
         loop {
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => break,
+                _ = shutdown.requested() => break,
                 m = s.next() => match m {
                     Some(Ok((msg, _))) => { let _ = publ.publish(Bool { data: msg.position.is_empty() }); }
                     Some(Err(_)) => {}

@@ -545,7 +545,9 @@ async fn serve(
     let mut markers_hz = core.params().markers_hz;
     let mut markers = interval(markers_hz);
     let mut voxels = interval(1.0);
-    let mut sigterm = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    // Signal streams made once: a `ctrl_c()` future made per loop would
+    // register anew on every message.
+    let mut shutdown = Shutdown::new();
     let mut unit_poses = futures::stream::select_all(
         topics.unit_poses.iter().enumerate().map(|(i, s)| s.async_stream().map(move |m| (i, m)).boxed_local()),
     );
@@ -563,8 +565,7 @@ async fn serve(
     let mut reload_pending = None;
     loop {
         tokio::select! {
-            _ = tokio::signal::ctrl_c() => break,
-            _ = async { match sigterm.as_mut() { Some(s) => { s.recv().await; } None => std::future::pending().await } } => break,
+            _ = shutdown.requested() => break,
             _ = cycle.tick() => {
                 while let Ok((name, v)) = rx.try_recv() {
                     match core.set_param(&name, &v) {
@@ -695,6 +696,42 @@ async fn serve(
                 }
             }
         }
+    }
+}
+
+/// SIGINT or SIGTERM, listened for once for the node's whole run.
+pub struct Shutdown {
+    int: Option<tokio::signal::unix::Signal>,
+    term: Option<tokio::signal::unix::Signal>,
+}
+
+impl Shutdown {
+    /// Starts listening (inside a tokio runtime).
+    pub fn new() -> Shutdown {
+        use tokio::signal::unix::{SignalKind, signal};
+        Shutdown { int: signal(SignalKind::interrupt()).ok(), term: signal(SignalKind::terminate()).ok() }
+    }
+
+    /// Resolves on the next SIGINT or SIGTERM.
+    pub async fn requested(&mut self) {
+        async fn next(s: Option<&mut tokio::signal::unix::Signal>) {
+            match s {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        }
+        tokio::select! {
+            _ = next(self.int.as_mut()) => {}
+            _ = next(self.term.as_mut()) => {}
+        }
+    }
+}
+
+impl Default for Shutdown {
+    fn default() -> Self {
+        Shutdown::new()
     }
 }
 

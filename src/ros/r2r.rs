@@ -329,10 +329,11 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
         let mut cycle = tick(core.params().rate_hz);
         let mut diag = tick(core.params().diagnostics_hz);
         let mut mark = tick(core.params().markers_hz);
+        let mut shutdown = super::dds::Shutdown::new();
         let mut now = || clock.get_now().map(|d| d.as_secs_f64()).unwrap_or(f64::NAN);
         loop {
             tokio::select! {
-                _ = tokio::signal::ctrl_c() => break,
+                _ = shutdown.requested() => break,
                 _ = cycle.tick() => {
                     let mut rate_changed = false;
                     while let Ok((n, v)) = rx.try_recv() {
