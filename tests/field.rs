@@ -220,6 +220,63 @@ proptest! {
     }
 }
 
+/// The one-lookup bound of a ball is never above the clearance of any
+/// sphere inside it (what lets the guard skip a link's spheres), for random
+/// scenes, balls anywhere (near the grid's faces too) and either outside
+/// policy; and it is not vacuous: far from obstacles it stays within
+/// 2·res·√3 + 2·r of the sphere's own clearance.
+fn bound_round(seed: u64) {
+    let mut rng = Rng::new(seed);
+    let res = rng.range(0.01, 0.04);
+    let dims =
+        [20 + (rng.unit() * 20.0) as usize, 20 + (rng.unit() * 20.0) as usize, 16 + (rng.unit() * 20.0) as usize];
+    let origin = [rng.range(-0.5, 0.5), rng.range(-0.5, 0.5), rng.range(-0.2, 0.2)];
+    let outside = if seed.is_multiple_of(2) { Outside::Collision } else { Outside::Free };
+    let g = grid(origin, res, dims, rng.range(0.1, 0.4), outside);
+    let hi: [f64; 3] = std::array::from_fn(|a| origin[a] + dims[a] as f64 * res);
+    let mut f = DistanceField::new(&g);
+    for _ in 0..1 + (rng.unit() * 4.0) as usize {
+        let (pose, s) = random_obstacle(&mut rng, origin, hi);
+        f.add_obstacle(pose, s).unwrap();
+    }
+    let mut bounded = 0;
+    for _ in 0..200 {
+        let c =
+            [rng.range(origin[0], hi[0]), rng.range(origin[1], hi[1]), rng.range(origin[2], hi[2])].map(|v| v as f32);
+        let r = rng.range(0.0, 0.2) as f32;
+        let b = f.clearance_bound(c[0], c[1], c[2], r);
+        if b.is_finite() {
+            bounded += 1;
+        }
+        for _ in 0..40 {
+            // A sphere inside the ball: radius rho, centre within r - rho.
+            let rho = (rng.unit() as f32) * r;
+            let d = [rng.range(-1.0, 1.0), rng.range(-1.0, 1.0), rng.range(-1.0, 1.0)];
+            let n = (d[0] * d[0] + d[1] * d[1] + d[2] * d[2]).sqrt().max(1e-9);
+            let k = (rng.unit() as f32) * (r - rho);
+            let p: [f32; 3] = std::array::from_fn(|a| c[a] + (d[a] / n) as f32 * k);
+            let cl = f.clearance(p[0], p[1], p[2], rho);
+            assert!(b <= cl, "seed {seed}: bound {b} of ball {c:?} r {r} above {cl} of sphere {p:?} r {rho}");
+        }
+        let own = f.clearance(c[0], c[1], c[2], 0.0);
+        if b.is_finite() && own.is_finite() {
+            assert!(
+                own - b <= 2.0 * res as f32 * 3f32.sqrt() + r + 1e-4,
+                "seed {seed}: bound {b} too loose (own {own})"
+            );
+        }
+    }
+    assert!(bounded > 0, "seed {seed}: some balls lie inside the grid");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    #[test]
+    fn a_balls_bound_is_below_every_sphere_inside_it(seed in 1u64..u64::MAX / 2) {
+        bound_round(seed);
+    }
+}
+
 #[test]
 fn every_point_of_every_sample_obstacle_is_in_collision() {
     // Surface and interior samples of every obstacle of the sample cell,

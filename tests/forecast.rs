@@ -84,6 +84,26 @@ fn jittered_stamps_keep_the_error_bounded_on_smooth_motion() {
 }
 
 #[test]
+fn a_joint_holding_still_has_exactly_zero_speed_and_no_stopping_path() {
+    // Jittered stamps give weights that sum to zero only up to rounding;
+    // the estimate must still be exactly zero for a joint that does not
+    // move, so that a still arm has a single configuration to check.
+    let mut rng = Rng::new(3);
+    let q = [1.234_567_891_234, -2.5, 0.1, 3.0e-7, 1.0e3];
+    let mut e = Estimator::new(q.len(), 3, false);
+    let mut t = 1_700_000_000.0;
+    for _ in 0..20 {
+        t += 0.002 + rng.range(-0.0004, 0.0004);
+        e.push(t, &q, None).expect("valid sample");
+    }
+    let m = e.motion().expect("enough samples");
+    assert!(m.v.iter().chain(m.a).all(|&x| x == 0.0), "v {:?} a {:?}", m.v, m.a);
+    let mut inflation = vec![0.0; 2];
+    let plan = forecast::plan(m.v, m.a, &[2.0; 5], &[0.5; 10], 0.05, 0.01, 40, &mut inflation);
+    assert_eq!(plan.intervals, 0, "{plan:?}");
+}
+
+#[test]
 fn the_running_average_filter_averages_the_last_estimates() {
     // Constant acceleration: velocity is linear, so a window of w samples
     // reports the velocity (w−1)/2 samples back, exactly.

@@ -440,6 +440,115 @@ fn the_hashed_robot_check_decides_exactly_as_all_pairs() {
     println!("{robot_stops} decisions whose closest pair is two robots, identical with and without the hash");
 }
 
+/// A transport that cycles on each joint state decides the robot whose
+/// state arrived first (`evaluate_first`), publishes its stop, then the
+/// others (`evaluate_rest`): together they must decide what one whole
+/// evaluation decides, for every robot, stops and pairs included.
+#[test]
+fn a_split_evaluation_decides_exactly_as_a_whole_one() {
+    let mut cell = sim::cell_with_arms(sample_cell(), 4);
+    cell.guard.max_path_samples = 16;
+    let mut s = Sim::new(cell.clone(), SimOptions::default(), Some(cache_dir())).unwrap();
+    let start = s.clear_start(&mut Rng::new(5)).expect("a clear start");
+    let field = DistanceField::from_workcell(&cell);
+    let (mut stops, mut goes, mut robot_pairs) = (0, 0, 0);
+    for seed in 1..=4u64 {
+        let mut whole = Guard::new(&cell, field.clone(), Some(cache_dir())).unwrap().0;
+        let mut split = Guard::new(&cell, field.clone(), Some(cache_dir())).unwrap().0;
+        let mut rng = Rng::new(seed);
+        let speeds: Vec<Vec<f64>> = start.iter().map(|q| q.iter().map(|_| rng.range(-1.2, 1.2)).collect()).collect();
+        let mut qs = start.clone();
+        for k in 0..1200 {
+            // One robot's state per cycle, in turn, as they arrive; still
+            // for the first 0.4 s (past the release hold), then moving.
+            let r = k % qs.len();
+            let t = k as f64 * 0.001;
+            let w = ((t - 0.4) * 4.0).clamp(0.0, 1.0);
+            for (x, v) in qs[r].iter_mut().zip(&speeds[r]) {
+                *x += w * v * 0.004;
+            }
+            // Now and then a refused state (NaN) in the middle of the run.
+            let mut q = qs[r].clone();
+            if k == 600 || k == 1001 {
+                q[0] = f64::NAN;
+            }
+            let s_in = JointStateIn { robot: r, stamp_s: t, positions: &q, velocities: None };
+            let _ = whole.ingest(t, &s_in);
+            let _ = split.ingest(t, &s_in);
+            let a = whole.evaluate(t).to_vec();
+            let first = split.evaluate_first(t, r).expect("a manipulator");
+            // Compared as text: a refused NaN is carried in the reason.
+            assert_eq!(format!("{first:?}"), format!("{:?}", a[r]), "seed {seed} cycle {k}: the first robot");
+            let b = split.evaluate_rest().to_vec();
+            assert_eq!(format!("{a:?}"), format!("{b:?}"), "seed {seed} cycle {k}");
+            stops += a.iter().filter(|d| d.is_stop()).count();
+            goes += a.iter().filter(|d| !d.is_stop()).count();
+            robot_pairs += a
+                .iter()
+                .filter(|d| {
+                    let p = match d {
+                        Decision::Stop(s) => s.pair,
+                        Decision::Continue { pair, .. } => *pair,
+                    };
+                    matches!(p, Some((Body::Link { robot: x, .. }, Body::Link { robot: y, .. })) if x != y)
+                })
+                .count();
+        }
+    }
+    assert!(split_guard_ignores_unknown_robots());
+    assert!(
+        stops > 0 && goes > 0 && robot_pairs > 0,
+        "the scene must bring robots close ({stops} stops, {goes} continues, {robot_pairs} on robot pairs)"
+    );
+    println!("{stops} stops, {goes} continues, {robot_pairs} on a robot pair: identical split and whole");
+}
+
+#[test]
+fn an_arm_that_moves_on_after_holding_still_is_posed_anew() {
+    // A still arm's poses are kept from cycle to cycle; once it stands
+    // somewhere else, the guard must judge it there, exactly as a guard
+    // that never saw the first place.
+    let a = clear_configs();
+    let mut b = a.clone();
+    for x in b[1].iter_mut().take(3) {
+        *x += 0.3;
+    }
+    let (mut moved, mut fresh) = (guard(), guard());
+    let mut t = 10.0;
+    for _ in 0..100 {
+        t += 0.002;
+        feed(&mut moved, &a, t);
+    }
+    let at_a = format!("{:?}", moved.decisions()[1]);
+    let mut last = (String::new(), String::new());
+    for _ in 0..200 {
+        t += 0.002;
+        last = (format!("{:?}", feed(&mut moved, &b, t)), format!("{:?}", feed(&mut fresh, &b, t)));
+    }
+    assert_eq!(moved.plan(1).map(|p| p.intervals), Some(0), "the arm holds still at b");
+    assert_eq!(last.0, last.1, "a guard that saw the arm at a first judges b alike");
+    assert_ne!(at_a, format!("{:?}", moved.decisions()[1]), "a and b must differ for this test to tell");
+
+    // While warming up, an arm is one configuration, its newest: a jump
+    // from a to b between two first states keeps that count at one.
+    let seen = |d: &Decision| match *d {
+        Decision::Stop(s) => (s.clearance_m, s.pair),
+        Decision::Continue { clearance_m, pair } => (clearance_m, pair),
+    };
+    let (mut jumped, mut fresh) = (guard(), guard());
+    let first = feed(&mut jumped, &a, 20.0);
+    let (x, y) = (feed(&mut jumped, &b, 20.002), feed(&mut fresh, &b, 20.002));
+    assert!(x[1].is_stop() && y[1].is_stop(), "warming up");
+    assert_eq!(seen(&x[1]), seen(&y[1]), "judged where it is now");
+    assert_ne!(seen(&first[1]), seen(&x[1]), "a and b must differ for this test to tell");
+}
+
+fn split_guard_ignores_unknown_robots() -> bool {
+    let mut g = guard();
+    let before = g.evaluate(1.0).to_vec();
+    g.evaluate_first(1.0, 99).is_none() && g.evaluate_rest() == before.as_slice()
+}
+
 #[test]
 fn one_step_answers_platen_requests_beside_the_manipulator_decisions() {
     use workcell_guard::guard::{Inputs, MoveRequest, PlatenPoseIn};

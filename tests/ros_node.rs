@@ -249,9 +249,19 @@ fn a_cycle_with_its_messages_allocates_nothing_once_warmed_up() {
         let stamp = Time { sec: t.floor() as i32, nanosec: ((t - t.floor()) * 1e9) as u32 };
         l.header.stamp = stamp;
         r.header.stamp = stamp;
-        n.on_joint_state(0, &l, t).unwrap();
-        n.on_joint_state(1, &r, t).unwrap();
-        n.cycle(t);
+        if k % 2 == 0 {
+            n.on_joint_state(0, &l, t).unwrap();
+            n.on_joint_state(1, &r, t).unwrap();
+            n.cycle(t);
+        } else {
+            // As with cycle_on_joint_state: split, the arriving robot first.
+            n.on_joint_state(0, &l, t).unwrap();
+            n.cycle_first(t, 0);
+            n.cycle_rest(t);
+            n.on_joint_state(1, &r, t).unwrap();
+            n.cycle_first(t, 1);
+            n.cycle_rest(t);
+        }
         if k % 50 == 0 {
             n.diagnostics(stamp);
             n.markers(stamp);
@@ -259,6 +269,85 @@ fn a_cycle_with_its_messages_allocates_nothing_once_warmed_up() {
     }
     let allocations = allocations() - before;
     assert_eq!(allocations, 0, "500 cycles with joint states, diagnostics and markers allocated {allocations} times");
+}
+
+/// `cycle_on_joint_state`: the robot whose state arrived is decided first
+/// (`cycle_first`, its stop published at once), then the others
+/// (`cycle_rest`). The arms swing toward each other and apart: every stop,
+/// speed scaling and controller action must be what a whole cycle gives.
+#[test]
+fn a_cycle_split_on_a_joint_state_gives_what_a_whole_cycle_gives() {
+    let (mut whole, mut split) = (node(), node());
+    let mut t = 20.0;
+    let (mut pan_l, mut pan_r) = (1.5f64, -1.5f64);
+    let (mut stopped, mut went, mut stopped_right_first) = (0, 0, false);
+    for k in 0..1600 {
+        t += 0.0025;
+        // Toward each other at 0.5 rad/s for 1.5 s, apart for 1.5 s, after a
+        // still second; the states alternate between the two arms.
+        let dir = if k < 400 {
+            0.0
+        } else if k < 1000 {
+            1.0
+        } else {
+            -1.0
+        };
+        let robot = k % 2;
+        let msg = if robot == 0 {
+            pan_l = (pan_l - dir * 0.5 * 0.005).min(1.5);
+            let mut q = q_left();
+            q[0] = pan_l;
+            state(&LEFT, &q, t)
+        } else {
+            pan_r = (pan_r + dir * 0.5 * 0.005).max(-1.5);
+            let mut q = q_right();
+            q[0] = pan_r;
+            state(&RIGHT, &q, t)
+        };
+        whole.on_joint_state(robot, &msg, t).unwrap();
+        split.on_joint_state(robot, &msg, t).unwrap();
+        let a = whole.cycle(t).to_vec();
+        let first = split.cycle_first(t, robot).expect("a manipulator");
+        assert_eq!(first, a[robot], "cycle {k}: robot {robot}'s stop, published first");
+        let b = split.cycle_rest(t).to_vec();
+        assert_eq!(a, b, "cycle {k}");
+        assert_eq!(format!("{:?}", whole.speed_scaling()), format!("{:?}", split.speed_scaling()), "cycle {k}");
+        assert_eq!(whole.actuation(), split.actuation(), "cycle {k}");
+        if a[1].data && !stopped_right_first && k > 400 {
+            stopped_right_first = true;
+        }
+        stopped += a.iter().filter(|s| s.data).count();
+        went += a.iter().filter(|s| !s.data).count();
+    }
+    assert!(
+        stopped_right_first && stopped > 0 && went > 0,
+        "the arms must meet and part ({stopped} stops, {went} continues)"
+    );
+    assert!(split.cycle_first(t, 7).is_none(), "no robot 7");
+    let d = split.diagnostics(Time::default());
+    let node = status(d, "workcell_guard: node");
+    assert!(node.values.iter().any(|v| v.key == "first_stop_time_s" && v.value.parse::<f64>().unwrap() > 0.0));
+}
+
+/// With `cycle_on_joint_state`, a timer tick within one period of the last
+/// cycle has nothing to add and is skipped; without it, every tick cycles.
+#[test]
+fn timer_ticks_cycle_only_when_joint_states_have_not_within_a_period() {
+    let mut n = node();
+    assert!(n.timer_due(), "before any cycle");
+    n.set_param("rate_hz", &serde_json::json!(20.0)).unwrap();
+    let t = 30.0;
+    n.on_joint_state(1, &state(&RIGHT, &q_right(), t), t).unwrap();
+    n.cycle(t);
+    assert!(n.timer_due(), "without cycle_on_joint_state every tick cycles");
+    n.set_param("cycle_on_joint_state", &serde_json::json!(true)).unwrap();
+    n.cycle_first(t, 1).expect("a manipulator");
+    n.cycle_rest(t);
+    assert!(!n.timer_due(), "a joint state cycled just now");
+    std::thread::sleep(std::time::Duration::from_millis(60));
+    assert!(n.timer_due(), "one period (50 ms) has passed");
+    n.cycle(t);
+    assert!(!n.timer_due(), "a timer cycle counts as well");
 }
 
 #[test]

@@ -273,8 +273,12 @@ impl Estimator {
             true
         } else if i + 1 >= STENCIL {
             let w = weights(self);
+            // The weights sum to zero: differences from the newest sample
+            // give the same value with less cancellation, and exactly zero
+            // for a joint holding still.
             for j in 0..d {
-                self.vel[s * d + j] = (0..STENCIL).map(|k| w[k] * self.pos[self.slot(i - k) * d + j]).sum();
+                let q0 = self.pos[s * d + j];
+                self.vel[s * d + j] = (1..STENCIL).map(|k| w[k] * (self.pos[self.slot(i - k) * d + j] - q0)).sum();
             }
             true
         } else {
@@ -285,7 +289,8 @@ impl Estimator {
         if have_v && i >= first_v + STENCIL - 1 {
             let w = weights(self);
             for j in 0..d {
-                self.acc[s * d + j] = (0..STENCIL).map(|k| w[k] * self.vel[self.slot(i - k) * d + j]).sum();
+                let v0 = self.vel[s * d + j];
+                self.acc[s * d + j] = (1..STENCIL).map(|k| w[k] * (self.vel[self.slot(i - k) * d + j] - v0)).sum();
             }
         }
         Ok(())

@@ -427,11 +427,22 @@ struct Arm {
     fixed_link: Vec<bool>,
     /// Their least clearance to the cell and which link has it.
     fixed_best: (f32, u32),
+    /// `fixed_best` must be recomputed (field, contacts or margins changed).
+    fixed_dirty: bool,
     slots: usize,
     qbuf: Vec<f64>,
+    /// The configurations `batches` hold (`posed_n` of them); a cycle
+    /// whose configurations are the same, bit for bit, poses nothing.
+    posed_q: Vec<f64>,
+    posed_n: usize,
     batches: Vec<PosedBatch>,
-    /// Per link, per lane: [lo x, lo y, lo z, hi x, hi y, hi z] of its spheres.
+    /// Per batch, per link, per lane: [lo x, lo y, lo z, hi x, hi y, hi z]
+    /// of its spheres, at `batch * n_links + link` (made when posing).
     lbox: Vec<[[f32; BATCH]; 6]>,
+    n_links: usize,
+    /// Scratch: (lower bound on the cell clearance, range index) of the
+    /// moving links in one batch, least first.
+    order: Vec<(f32, u32)>,
     // This cycle.
     n_cfg: usize,
     plan: StopPlan,
@@ -474,13 +485,61 @@ pub struct Guard {
     unknown_inputs: usize,
     grid_lo: [f64; 3],
     grid_hi: [f64; 3],
-    /// The fixed links' cell clearance must be recomputed (field changed).
-    fixed_dirty: bool,
+    /// The first phase of a split evaluation, awaiting the rest.
+    pending: Option<Pending>,
     /// Robot-vs-robot by all pairs instead of the hash (benchmark baseline).
     all_pairs: bool,
     platen: Option<BitAllocator>,
     platen_status: Vec<UnitStatus>,
     answers: Vec<(usize, Answer)>,
+}
+
+/// A box that holds nothing (every minimum +∞, every maximum −∞).
+const EMPTY_BOX: [[f32; BATCH]; 6] = [
+    [f32::INFINITY; BATCH],
+    [f32::INFINITY; BATCH],
+    [f32::INFINITY; BATCH],
+    [f32::NEG_INFINITY; BATCH],
+    [f32::NEG_INFINITY; BATCH],
+    [f32::NEG_INFINITY; BATCH],
+];
+
+/// Which arms, and which pairs of arms, a check covers.
+#[derive(Clone, Copy, Debug)]
+enum Part {
+    All,
+    /// This arm, and the pairs that include it.
+    Only(usize),
+    /// The other arms, and the pairs without this one.
+    Except(usize),
+}
+
+impl Part {
+    fn arm(self, r: usize) -> bool {
+        match self {
+            Part::All => true,
+            Part::Only(x) => r == x,
+            Part::Except(x) => r != x,
+        }
+    }
+
+    fn pair(self, a: usize, b: usize) -> bool {
+        match self {
+            Part::All => true,
+            Part::Only(x) => a == x || b == x,
+            Part::Except(x) => a != x && b != x,
+        }
+    }
+}
+
+/// What the second half of a split evaluation needs from the first.
+#[derive(Clone, Copy, Debug)]
+struct Pending {
+    now_s: f64,
+    first: usize,
+    unknown: Option<u16>,
+    m: f32,
+    release: f32,
 }
 
 impl Guard {
@@ -574,10 +633,15 @@ impl Guard {
                 link_slots,
                 fixed_link,
                 fixed_best: (f32::INFINITY, 0),
+                fixed_dirty: true,
                 slots,
                 qbuf: vec![0.0; max_cfg * m.robot.dof()],
+                posed_q: vec![0.0; max_cfg * m.robot.dof()],
+                posed_n: 0,
                 batches: vec![posed; max_cfg / BATCH],
-                lbox: vec![[[0.0; BATCH]; 6]; m.robot.links.len()],
+                lbox: vec![EMPTY_BOX; (max_cfg / BATCH) * m.robot.links.len()],
+                n_links: m.robot.links.len(),
+                order: Vec::with_capacity(ranges.len()),
                 ranges,
                 poser,
                 n_cfg: 0,
@@ -639,7 +703,7 @@ impl Guard {
             unknown_inputs: 0,
             grid_lo: g.origin_m,
             grid_hi,
-            fixed_dirty: true,
+            pending: None,
             all_pairs: false,
             platen_status: Vec::with_capacity(platen.as_ref().map_or(0, |p| p.units())),
             answers: Vec::with_capacity(64),
@@ -648,8 +712,8 @@ impl Guard {
         let n_arms = guard.arms.len();
         for ia in 0..n_arms {
             for ib in 0..n_arms {
-                let links = guard.arms[ia].lbox.len();
-                let other = guard.arms[ib].lbox.len();
+                let links = guard.arms[ia].n_links;
+                let other = guard.arms[ib].n_links;
                 let meets: Vec<bool> = (0..links)
                     .map(|la| {
                         ia != ib
@@ -698,7 +762,7 @@ impl Guard {
 
     /// The distance field, to add or remove obstacles at run time.
     pub fn field_mut(&mut self) -> &mut DistanceField {
-        self.fixed_dirty = true;
+        self.dirty_fixed();
         &mut self.field
     }
 
@@ -721,7 +785,7 @@ impl Guard {
         self.margins = Margins { clearance_m: t.clearance_m, release_m: t.release_m };
         self.settings.watchdog_s = t.watchdog_s;
         self.settings.release_hold_s = t.release_hold_s;
-        self.fixed_dirty = true;
+        self.dirty_fixed();
         Ok(())
     }
 
@@ -771,7 +835,7 @@ impl Guard {
         match b {
             BodyRef::Link { robot, link } => {
                 let arm = self.arms.get(robot).ok_or(ContactError::UnknownBody(b))?;
-                if link >= arm.lbox.len() {
+                if link >= arm.n_links {
                     return Err(ContactError::UnknownBody(b));
                 }
                 Ok(Some(self.matrix.global(robot, link)))
@@ -812,13 +876,13 @@ impl Guard {
     /// Lets two bodies touch (e.g. a gripper and its workpiece) until
     /// [`forbid_contact`](Self::forbid_contact).
     pub fn allow_contact(&mut self, a: BodyRef, b: BodyRef) -> Result<(), ContactError> {
-        self.fixed_dirty = true;
+        self.dirty_fixed();
         self.set_contact(a, b, true)
     }
 
     /// Breaks an allowed contact.
     pub fn forbid_contact(&mut self, a: BodyRef, b: BodyRef) -> Result<(), ContactError> {
-        self.fixed_dirty = true;
+        self.dirty_fixed();
         self.set_contact(a, b, false)
     }
 
@@ -842,23 +906,31 @@ impl Guard {
     /// its grants and status.
     pub fn step(&mut self, now_s: f64, inputs: &Inputs<'_>) -> Decisions<'_> {
         self.step_manipulators(now_s, inputs.joint_states);
+        self.step_platen(now_s, inputs.platen_poses, inputs.platen_requests)
+    }
+
+    /// The platen part of [`Guard::step`]: applies the pose updates, answers
+    /// the move requests, and returns them with the manipulators' decisions
+    /// as they stand (after [`Guard::evaluate`] or
+    /// [`Guard::evaluate_rest`]).
+    pub fn step_platen(&mut self, now_s: f64, poses: &[PlatenPoseIn], requests: &[MoveRequest]) -> Decisions<'_> {
         self.answers.clear();
         if let Some(p) = &mut self.platen {
-            for u in inputs.platen_poses {
+            for u in poses {
                 if u.unit >= p.units() {
                     self.unknown_inputs += 1;
                     continue;
                 }
                 p.pose_update(now_s, u.unit, u.stamp_s, u.pose);
             }
-            for r in inputs.platen_requests {
+            for r in requests {
                 let answer = p.request(now_s, r.unit, r.request_id, r.target);
                 self.answers.push((r.unit, answer));
             }
             self.platen_status.clear();
             self.platen_status.extend((0..p.units()).map(|i| p.status(i, now_s)));
         } else {
-            self.unknown_inputs += inputs.platen_poses.len() + inputs.platen_requests.len();
+            self.unknown_inputs += poses.len() + requests.len();
         }
         Decisions { manipulators: &self.decisions, platen: &self.platen_status, answers: &self.answers }
     }
@@ -904,8 +976,52 @@ impl Guard {
     /// Decides, for every manipulator, continue or stop, from the joint
     /// states taken so far ([`Guard::ingest`]).
     pub fn evaluate(&mut self, now_s: f64) -> &[Decision] {
-        let m = self.margins.clearance_m as f32;
-        let release = self.margins.release_m as f32;
+        self.pending = None;
+        let (m, release) = (self.margins.clearance_m as f32, self.margins.release_m as f32);
+        let unknown = self.prepare_all(now_s);
+        self.check(m, release, Part::All);
+        for ri in 0..self.arms.len() {
+            self.decisions[ri] = self.decide(ri, now_s, release, unknown);
+        }
+        &self.decisions
+    }
+
+    /// The first half of an evaluation split in two, for a transport that
+    /// cycles on each joint state: decides `robot` (the one whose state just
+    /// arrived) and nothing else: every arm's stopping path is posed, but
+    /// only `robot`'s cell and self checks and the pairs that include it
+    /// are run. Its stop can go out before [`Guard::evaluate_rest`] decides
+    /// the others. Together the two decide exactly what [`Guard::evaluate`]
+    /// would. `None` (and nothing done) when `robot` is not a manipulator
+    /// of the cell.
+    pub fn evaluate_first(&mut self, now_s: f64, robot: usize) -> Option<Decision> {
+        if robot >= self.arms.len() {
+            return None;
+        }
+        let (m, release) = (self.margins.clearance_m as f32, self.margins.release_m as f32);
+        let unknown = self.prepare_all(now_s);
+        self.check(m, release, Part::Only(robot));
+        let d = self.decide(robot, now_s, release, unknown);
+        self.decisions[robot] = d;
+        self.pending = Some(Pending { now_s, first: robot, unknown, m, release });
+        Some(d)
+    }
+
+    /// The second half of a split evaluation: the other arms' checks and
+    /// decisions. Without a first half pending, the decisions stand as
+    /// they are.
+    pub fn evaluate_rest(&mut self) -> &[Decision] {
+        if let Some(p) = self.pending.take() {
+            self.check(p.m, p.release, Part::Except(p.first));
+            for ri in (0..self.arms.len()).filter(|&ri| ri != p.first) {
+                self.decisions[ri] = self.decide(ri, p.now_s, p.release, p.unknown);
+            }
+        }
+        &self.decisions
+    }
+
+    /// Prepares every arm; the first robot with no joint state, if any.
+    fn prepare_all(&mut self, now_s: f64) -> Option<u16> {
         let mut unknown = None;
         for ri in 0..self.arms.len() {
             self.prepare(ri, now_s);
@@ -913,14 +1029,19 @@ impl Guard {
                 unknown = Some(ri as u16);
             }
         }
-        self.check_field(m, release);
-        self.check_self(m, release);
-        self.check_robots(m, release);
-        for ri in 0..self.arms.len() {
-            let d = self.decide(ri, now_s, release, unknown);
-            self.decisions[ri] = d;
+        unknown
+    }
+
+    fn check(&mut self, m: f32, release: f32, part: Part) {
+        self.check_field(m, release, part);
+        self.check_self(m, release, part);
+        self.check_robots(m, release, part);
+    }
+
+    fn dirty_fixed(&mut self) {
+        for a in &mut self.arms {
+            a.fixed_dirty = true;
         }
-        &self.decisions
     }
 
     /// Estimates, plans and poses one arm's stopping path.
@@ -1005,6 +1126,13 @@ impl Guard {
                 a.rin[sl] = r[sl] + a.link_e[link[sl] as usize] as f32;
             }
         }
+        // An arm holding still (or an unchanged state) has the same
+        // configurations as last time: its poses and boxes stand.
+        let nq = a.n_cfg * dof;
+        if a.posed_n == a.n_cfg && a.qbuf[..nq].iter().zip(&a.posed_q[..nq]).all(|(x, y)| x.to_bits() == y.to_bits()) {
+            return;
+        }
+        a.posed_n = 0;
         // Pad the last batch with the last configuration and pose.
         let nb = a.n_cfg.div_ceil(BATCH);
         let last_k = a.n_cfg - 1;
@@ -1021,17 +1149,34 @@ impl Guard {
                 a.n_cfg = 0;
                 return;
             }
+            // Per lane, the box of each link's spheres, and of all of them.
             let pb = &a.batches[bi];
-            for sl in 0..a.slots {
-                let r = pb.r[sl];
-                for (c, arr) in [&pb.x, &pb.y, &pb.z].into_iter().enumerate() {
-                    for &v in &arr[sl * BATCH..(sl + 1) * BATCH] {
-                        a.bounds[c] = a.bounds[c].min(v - r);
-                        a.bounds[3 + c] = a.bounds[3 + c].max(v + r);
+            for &(l, s, e) in &a.ranges {
+                let bx = &mut a.lbox[bi * a.n_links + l as usize];
+                *bx = EMPTY_BOX;
+                // Plain comparisons (not f32::min's NaN rules): the lanes
+                // go through as one vector. Positions are finite here (the
+                // estimator refuses NaN states).
+                for sl in s as usize..e as usize {
+                    let r = pb.r[sl];
+                    for (c, arr) in [&pb.x, &pb.y, &pb.z].into_iter().enumerate() {
+                        let v = lanes(arr, sl);
+                        let (lo, hi) = bx.split_at_mut(3);
+                        for lane in 0..BATCH {
+                            let (a, b) = (v[lane] - r, v[lane] + r);
+                            lo[c][lane] = if a < lo[c][lane] { a } else { lo[c][lane] };
+                            hi[c][lane] = if b > hi[c][lane] { b } else { hi[c][lane] };
+                        }
                     }
+                }
+                for c in 0..3 {
+                    a.bounds[c] = bx[c].iter().copied().fold(a.bounds[c], f32::min);
+                    a.bounds[3 + c] = bx[3 + c].iter().copied().fold(a.bounds[3 + c], f32::max);
                 }
             }
         }
+        a.posed_q[..nq].copy_from_slice(&a.qbuf[..nq]);
+        a.posed_n = a.n_cfg;
     }
 
     /// Records a clearance found at sample `k`: the least one, and the
@@ -1122,16 +1267,16 @@ impl Guard {
         })
     }
 
-    fn check_field(&mut self, m: f32, release: f32) {
+    fn check_field(&mut self, m: f32, release: f32, part: Part) {
         let w = self.obstacle_words;
         let refine_ok = !self.field.has_sensed();
         for ri in 0..self.arms.len() {
             let n_cfg = self.arms[ri].n_cfg;
-            if n_cfg == 0 {
+            if n_cfg == 0 || !part.arm(ri) {
                 continue;
             }
             // Links no joint moves: once per change of the field or contacts.
-            if self.fixed_dirty || self.arms[ri].fixed_best.0.is_infinite() {
+            if self.arms[ri].fixed_dirty || self.arms[ri].fixed_best.0.is_infinite() {
                 let mut best = (f32::INFINITY, 0u32);
                 for &(l, s, en) in &self.arms[ri].ranges {
                     if !self.arms[ri].fixed_link[l as usize] {
@@ -1153,6 +1298,7 @@ impl Guard {
                     }
                 }
                 self.arms[ri].fixed_best = best;
+                self.arms[ri].fixed_dirty = false;
             }
             let (fc, fl) = self.arms[ri].fixed_best;
             if fc.is_finite() || fc.is_nan() || fc == f32::NEG_INFINITY {
@@ -1160,18 +1306,48 @@ impl Guard {
                 Self::note(&mut self.arms[ri].track, fc, 0, pair, Reason::Cell, m);
             }
             for bi in 0..n_cfg.div_ceil(BATCH) {
-                for ki in 0..self.arms[ri].ranges.len() {
-                    let (l, s, en) = self.arms[ri].ranges[ki];
-                    if self.arms[ri].fixed_link[l as usize] {
+                // One lookup per moving link and lane bounds all of the
+                // link's spheres there (DistanceField::clearance_bound).
+                // Links are then looked at nearest first; once a link's
+                // bound exceeds both the margin and the least clearance
+                // found so far, neither it nor any after it can change
+                // the result.
+                let lanes_here = (n_cfg - bi * BATCH).min(BATCH);
+                let mut order = std::mem::take(&mut self.arms[ri].order);
+                order.clear();
+                let a = &self.arms[ri];
+                for (ki, &(l, _, _)) in a.ranges.iter().enumerate() {
+                    if a.fixed_link[l as usize] {
                         continue;
                     }
+                    let bx = &a.lbox[bi * a.n_links + l as usize];
+                    let e = a.link_e[l as usize] as f32;
+                    let mut lo = f32::INFINITY;
+                    // Lanes index six arrays at once.
+                    #[allow(clippy::needless_range_loop)]
+                    for lane in 0..lanes_here {
+                        let lo_c: [f32; 3] = std::array::from_fn(|c| bx[c][lane]);
+                        let h: [f32; 3] = std::array::from_fn(|c| 0.5 * (bx[3 + c][lane] - lo_c[c]));
+                        let rad = (h[0] * h[0] + h[1] * h[1] + h[2] * h[2]).sqrt() + e;
+                        let b = self.field.clearance_bound(lo_c[0] + h[0], lo_c[1] + h[1], lo_c[2] + h[2], rad);
+                        lo = if b.is_nan() { f32::NEG_INFINITY } else { lo.min(b) };
+                    }
+                    order.push((lo, ki as u32));
+                }
+                order.sort_unstable_by(|x, y| x.0.total_cmp(&y.0));
+                for &(bound, ki) in &order {
+                    if bound > m && bound >= self.arms[ri].track.best {
+                        break;
+                    }
+                    let (l, s, en) = self.arms[ri].ranges[ki as usize];
                     let gl = self.matrix.global(ri, l as usize);
                     let refine = refine_ok && self.allowed_obstacles[gl * w..(gl + 1) * w].iter().any(|&x| x != 0);
                     for sl in s as usize..en as usize {
                         let pb = &self.arms[ri].batches[bi];
                         let r = self.arms[ri].rin[sl];
-                        let mut lane_c = [0.0f32; BATCH];
-                        for (lane, c) in lane_c.iter_mut().enumerate() {
+                        // Lanes past the last configuration repeat it.
+                        let mut lane_c = [f32::INFINITY; BATCH];
+                        for (lane, c) in lane_c.iter_mut().enumerate().take(lanes_here) {
                             let i = sl * BATCH + lane;
                             *c = self.field.clearance(pb.x[i], pb.y[i], pb.z[i], r);
                         }
@@ -1179,11 +1355,8 @@ impl Guard {
                         if lo > m && lo >= self.arms[ri].track.best {
                             continue;
                         }
-                        for (lane, &c0) in lane_c.iter().enumerate() {
+                        for (lane, &c0) in lane_c.iter().enumerate().take(lanes_here) {
                             let k = bi * BATCH + lane;
-                            if k >= n_cfg {
-                                break;
-                            }
                             let mut c = c0;
                             if refine && c <= release {
                                 let i = sl * BATCH + lane;
@@ -1198,45 +1371,24 @@ impl Guard {
                         }
                     }
                 }
+                self.arms[ri].order = order;
             }
         }
-        self.fixed_dirty = false;
     }
 
-    fn check_self(&mut self, m: f32, release: f32) {
+    fn check_self(&mut self, m: f32, release: f32, part: Part) {
         let nl = self.matrix.total_links();
         for ri in 0..self.arms.len() {
             let a = &mut self.arms[ri];
-            if a.n_cfg == 0 || a.self_pairs.is_empty() {
+            if a.n_cfg == 0 || a.self_pairs.is_empty() || !part.arm(ri) {
                 continue;
             }
             let e2 = 2.0 * a.inflate;
             let reach = release.max(m) + e2;
-            let Arm { batches, lbox, track, ranges, self_pairs, link_slots, n_cfg, pair_e, cand, .. } = a;
+            let Arm { batches, lbox, n_links, track, self_pairs, link_slots, n_cfg, pair_e, cand, .. } = a;
             let n_cfg = *n_cfg;
             for (bi, pb) in batches.iter().enumerate().take(n_cfg.div_ceil(BATCH)) {
-                // Per-lane boxes of each link in this batch.
-                for &(l, s, e) in ranges.iter() {
-                    let bx = &mut lbox[l as usize];
-                    *bx = [
-                        [f32::INFINITY; BATCH],
-                        [f32::INFINITY; BATCH],
-                        [f32::INFINITY; BATCH],
-                        [f32::NEG_INFINITY; BATCH],
-                        [f32::NEG_INFINITY; BATCH],
-                        [f32::NEG_INFINITY; BATCH],
-                    ];
-                    for sl in s as usize..e as usize {
-                        let r = pb.r[sl];
-                        for (c, arr) in [&pb.x, &pb.y, &pb.z].into_iter().enumerate() {
-                            for lane in 0..BATCH {
-                                let v = arr[sl * BATCH + lane];
-                                bx[c][lane] = bx[c][lane].min(v - r);
-                                bx[3 + c][lane] = bx[3 + c][lane].max(v + r);
-                            }
-                        }
-                    }
-                }
+                let lbox = &lbox[bi * *n_links..(bi + 1) * *n_links];
                 for pi in 0..self_pairs.len() {
                     let (la, lb) = self_pairs[pi];
                     let (la, lb) = (la as usize, lb as usize);
@@ -1301,12 +1453,12 @@ impl Guard {
         }
     }
 
-    fn check_robots(&mut self, m: f32, release: f32) {
+    fn check_robots(&mut self, m: f32, release: f32, part: Part) {
         let n = self.arms.len();
         for ia in 0..n {
             for ib in (ia + 1)..n {
                 let (a, b) = (&self.arms[ia], &self.arms[ib]);
-                if a.n_cfg == 0 || b.n_cfg == 0 {
+                if a.n_cfg == 0 || b.n_cfg == 0 || !part.pair(ia, ib) {
                     continue;
                 }
                 let thr = release.max(m);

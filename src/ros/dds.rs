@@ -464,12 +464,12 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     Ok(())
 }
 
-/// Publishes every stop (`first`'s before the others: the robot whose
-/// joint state triggered the cycle), then speed scalings and actuation.
-fn publish_stops(topics: &Topics, core: &GuardNode, now: f64, first: Option<usize>) {
+/// Publishes every stop (but `done`'s: the robot whose joint state
+/// triggered the cycle, published already), then speed scalings and
+/// actuation.
+fn publish_stops(topics: &Topics, core: &GuardNode, now: f64, done: Option<usize>) {
     let stops = core.stops();
-    let order = first.into_iter().chain((0..stops.len()).filter(|&r| Some(r) != first));
-    for r in order {
+    for r in (0..stops.len()).filter(|&r| Some(r) != done) {
         if let Err(e) = topics.stops[r].publish(stops[r]) {
             tracing::warn!("stop not published: {e:?}");
         }
@@ -564,7 +564,10 @@ async fn serve(
     let (reloaded_tx, reloaded_rx) = mpsc::channel::<Result<GuardNode, String>>();
     let mut reload_pending = None;
     loop {
+        // In this order: shutdown, the timer, joint states (polled before
+        // the rest, so a state's stop waits for no other stream's poll).
         tokio::select! {
+            biased;
             _ = shutdown.requested() => break,
             _ = cycle.tick() => {
                 while let Ok((name, v)) = rx.try_recv() {
@@ -596,11 +599,37 @@ async fn serve(
                     };
                     let _ = topics.reload.send_response(id, answer);
                 }
-                let now = now_s(node);
-                core.cycle(now);
-                publish_stops(topics, core, now, None);
-                publish_grants(topics, core);
+                if core.timer_due() {
+                    let now = now_s(node);
+                    core.cycle(now);
+                    publish_stops(topics, core, now, None);
+                    publish_grants(topics, core);
+                }
             }
+            Some((robot, m)) = joint_states.next() => match m {
+                Ok((msg, _info)) => {
+                    let now = now_s(node);
+                    if let Err(e) = core.on_joint_state(robot, &msg, now) {
+                        tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
+                    }
+                    if core.params().cycle_on_joint_state {
+                        // This robot's stop first, then the others'.
+                        if let Some(stop) = core.cycle_first(now, robot) {
+                            if let Err(e) = topics.stops[robot].publish(stop) {
+                                tracing::warn!("stop not published: {e:?}");
+                            }
+                            // RustDDS sends from its own thread, which the
+                            // kernel tends to wake on this core: let it run
+                            // before the rest of the cycle.
+                            std::thread::yield_now();
+                        }
+                        core.cycle_rest(now);
+                        publish_stops(topics, core, now, Some(robot));
+                        publish_grants(topics, core);
+                    }
+                }
+                Err(e) => tracing::warn!("joint state not decoded: {e:?}"),
+            },
             Some((d, m)) = displays.next() => match m {
                 Ok((msg, _)) => {
                     for &robot in &topics.displays[d].1 {
@@ -655,19 +684,6 @@ async fn serve(
                         let _ = topics.reload.send_response(id, trigger(false, "could not start the reload".into()));
                     }
                 }
-            },
-            Some((robot, m)) = joint_states.next() => match m {
-                Ok((msg, _info)) => {
-                    let now = now_s(node);
-                    if let Err(e) = core.on_joint_state(robot, &msg, now) {
-                        tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
-                    }
-                    if core.params().cycle_on_joint_state {
-                        core.cycle(now);
-                        publish_stops(topics, core, now, Some(robot));
-                    }
-                }
-                Err(e) => tracing::warn!("joint state not decoded: {e:?}"),
             },
             Some((robot, m)) = trajectories.next() => match m {
                 Ok((msg, _info)) => {

@@ -18,9 +18,7 @@ use super::msg::{
 };
 use super::params::{NodeParams, ParamError};
 use crate::field::{DistanceField, PointReport};
-use crate::guard::{
-    Body, Decision, Guard, Inputs, JointStateIn, MoveRequest, PlatenPoseIn, Reason, Tuning, TuningError,
-};
+use crate::guard::{Body, Decision, Guard, JointStateIn, MoveRequest, PlatenPoseIn, Reason, Tuning, TuningError};
 use crate::model::{PosedSpheres, SpherePoser};
 use crate::platen::{Answer, Blocker, Refusal, StopReason, UnitStatus};
 use crate::workcell::BodyRef;
@@ -126,6 +124,13 @@ pub struct GuardNode {
     markers: MarkerArray,
     cell_markers: MarkerArray,
     cycle_s: f64,
+    /// The robot whose stop the current split cycle settled first, and when
+    /// that cycle began.
+    first: Option<(usize, std::time::Instant)>,
+    /// The first half's duration, in the last split cycle (0 after a whole one).
+    first_s: f64,
+    /// When the last cycle (timer or joint state) began.
+    last_cycle: Option<std::time::Instant>,
     stats: NodeStats,
     /// Proximity stops held until `reset_stops` (with `latch_stops`).
     latched: Vec<bool>,
@@ -302,6 +307,9 @@ impl GuardNode {
             markers: MarkerArray::default(),
             cell_markers: MarkerArray::default(),
             cycle_s: 0.0,
+            first: None,
+            first_s: 0.0,
+            last_cycle: None,
             stats: NodeStats::default(),
             latched: vec![false; n],
             poses: Vec::with_capacity(64),
@@ -515,17 +523,62 @@ impl GuardNode {
         f
     }
 
+    /// Whether a tick of the cycle timer should run a cycle: always, but
+    /// with `cycle_on_joint_state` when a cycle began less than one period
+    /// ago. Joint states then keep every decision current (each of their
+    /// cycles decides every robot); the timer is there for when they stop
+    /// (the watchdog). Skipped ticks cost no work and keep a timer cycle
+    /// from delaying the next joint state's stop.
+    pub fn timer_due(&self) -> bool {
+        let p = &self.params;
+        match (p.cycle_on_joint_state && p.rate_hz > 0.0, self.last_cycle) {
+            (true, Some(at)) => at.elapsed().as_secs_f64() >= 1.0 / p.rate_hz,
+            _ => true,
+        }
+    }
+
     /// Runs one cycle at node time `now_s` and returns every robot's stop
     /// flag (the guard's decision, or a stop for refused input). `cycle_s`
     /// is the previous cycle's duration, reported in the diagnostics.
     pub fn cycle(&mut self, now_s: f64) -> &[Bool] {
         let start = std::time::Instant::now();
-        self.n_grants = 0;
         self.take_sensed_field();
+        self.guard.evaluate(now_s);
+        self.finish_cycle(now_s, None, start)
+    }
+
+    /// The first half of a cycle run on `robot`'s joint state: decides that
+    /// robot alone (every arm's stopping path posed, but only its own checks
+    /// and the pairs with it) and returns its stop flag, to publish at once;
+    /// [`GuardNode::cycle_rest`] then decides the others. The two together
+    /// decide what [`GuardNode::cycle`] would. `None` (and nothing done) for
+    /// an index that is not a manipulator.
+    pub fn cycle_first(&mut self, now_s: f64, robot: usize) -> Option<Bool> {
+        let start = std::time::Instant::now();
+        self.take_sensed_field();
+        let d = self.guard.evaluate_first(now_s, robot)?;
+        self.settle(robot, &d, now_s);
+        self.first = Some((robot, start));
+        self.first_s = start.elapsed().as_secs_f64();
+        Some(self.stops[robot])
+    }
+
+    /// The second half of a cycle begun by [`GuardNode::cycle_first`]: the
+    /// other robots, the platen, speed scalings and actuation. Without a
+    /// first half, a whole cycle.
+    pub fn cycle_rest(&mut self, now_s: f64) -> &[Bool] {
+        let Some((robot, start)) = self.first.take() else { return self.cycle(now_s) };
+        self.guard.evaluate_rest();
+        self.finish_cycle(now_s, Some(robot), start)
+    }
+
+    /// Platen requests and every robot's stop (but `done`'s, settled in
+    /// [`GuardNode::cycle_first`]).
+    fn finish_cycle(&mut self, now_s: f64, done: Option<usize>, start: std::time::Instant) -> &[Bool] {
+        self.last_cycle = Some(start);
+        self.n_grants = 0;
         if self.guard.platen().is_some() {
-            let d = self
-                .guard
-                .step(now_s, &Inputs { joint_states: &[], platen_poses: &self.poses, platen_requests: &self.requests });
+            let d = self.guard.step_platen(now_s, &self.poses, &self.requests);
             self.unit_status.clear();
             self.unit_status.extend_from_slice(d.platen);
             for (k, &(unit, answer)) in d.answers.iter().enumerate() {
@@ -538,56 +591,65 @@ impl GuardNode {
             self.n_grants = d.answers.len();
             self.poses.clear();
             self.requests.clear();
-        } else {
-            self.guard.evaluate(now_s);
         }
-        let decisions = self.guard.decisions();
-        let latch = self.params.latch_stops;
-        let release = self.guard.tuning().release_m;
-        for (r, ((s, d), io)) in self.stops.iter_mut().zip(decisions).zip(&mut self.io).enumerate() {
-            if let Decision::Stop(st) = d
-                && !matches!(st.reason, Reason::Holding { .. })
-            {
-                io.cause.clear();
-                self.names.reason(st.reason, &mut io.cause);
-                if let Some((a, b)) = st.pair {
-                    io.cause.push_str(" (");
-                    self.names.body(a, &mut io.cause);
-                    io.cause.push_str(" <-> ");
-                    self.names.body(b, &mut io.cause);
-                    io.cause.push(')');
-                }
-                if latch && matches!(st.reason, Reason::Cell | Reason::Robot { .. } | Reason::SelfCollision) {
-                    self.latched[r] = true;
-                }
+        for r in 0..self.stops.len() {
+            if Some(r) != done {
+                let d = self.guard.decisions()[r];
+                self.settle(r, &d, now_s);
             }
-            let was = s.data;
-            s.data = d.is_stop() || io.fault.is_some() || self.latched[r];
-            // Speed scaling: 0 when stopped, rising to 1 over slow_down_m of
-            // clearance beyond the release margin.
-            self.speed[r].data = match d {
-                Decision::Continue { clearance_m, .. } if !s.data => {
-                    ((*clearance_m as f64 - release) / self.params.slow_down_m).clamp(0.0, 1.0)
-                }
-                _ => 0.0,
-            };
-            let a = &mut self.actuate[r];
-            *a = Actuate::default();
-            if s.data {
-                let new = !was;
-                if new || now_s - self.last_hold[r] >= HOLD_PERIOD_S || now_s < self.last_hold[r] {
-                    a.hold = true;
-                    self.last_hold[r] = now_s;
-                }
-                if new || now_s - self.last_cancel[r] >= CANCEL_PERIOD_S || now_s < self.last_cancel[r] {
-                    a.cancel = true;
-                    self.last_cancel[r] = now_s;
-                }
-            }
+        }
+        if done.is_none() {
+            self.first_s = 0.0;
         }
         self.stats.cycles += 1;
         self.cycle_s = start.elapsed().as_secs_f64();
         &self.stops
+    }
+
+    /// Robot `r`'s stop flag, speed scaling and actuation from its decision.
+    fn settle(&mut self, r: usize, d: &Decision, now_s: f64) {
+        let latch = self.params.latch_stops;
+        let release = self.guard.tuning().release_m;
+        let (s, io) = (&mut self.stops[r], &mut self.io[r]);
+        if let Decision::Stop(st) = d
+            && !matches!(st.reason, Reason::Holding { .. })
+        {
+            io.cause.clear();
+            self.names.reason(st.reason, &mut io.cause);
+            if let Some((a, b)) = st.pair {
+                io.cause.push_str(" (");
+                self.names.body(a, &mut io.cause);
+                io.cause.push_str(" <-> ");
+                self.names.body(b, &mut io.cause);
+                io.cause.push(')');
+            }
+            if latch && matches!(st.reason, Reason::Cell | Reason::Robot { .. } | Reason::SelfCollision) {
+                self.latched[r] = true;
+            }
+        }
+        let was = s.data;
+        s.data = d.is_stop() || io.fault.is_some() || self.latched[r];
+        // Speed scaling: 0 when stopped, rising to 1 over slow_down_m of
+        // clearance beyond the release margin.
+        self.speed[r].data = match d {
+            Decision::Continue { clearance_m, .. } if !s.data => {
+                ((*clearance_m as f64 - release) / self.params.slow_down_m).clamp(0.0, 1.0)
+            }
+            _ => 0.0,
+        };
+        let a = &mut self.actuate[r];
+        *a = Actuate::default();
+        if s.data {
+            let new = !was;
+            if new || now_s - self.last_hold[r] >= HOLD_PERIOD_S || now_s < self.last_hold[r] {
+                a.hold = true;
+                self.last_hold[r] = now_s;
+            }
+            if new || now_s - self.last_cancel[r] >= CANCEL_PERIOD_S || now_s < self.last_cancel[r] {
+                a.cancel = true;
+                self.last_cancel[r] = now_s;
+            }
+        }
     }
 
     /// Takes a point cloud of sensed obstacles (in the cell frame): the
@@ -854,7 +916,8 @@ impl GuardNode {
         s.hardware_id.clear();
         s.message.clear();
         s.message.push_str("running");
-        s.values.resize_with(6, KeyValue::default);
+        s.values.resize_with(7, KeyValue::default);
+        set_kv(&mut s.values[6], "first_stop_time_s", format_args!("{:.6}", self.first_s));
         match self.sensing.as_ref() {
             Some(sn) => match sn.report {
                 Some(r) => set_kv(

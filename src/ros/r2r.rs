@@ -332,7 +332,9 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
         let mut shutdown = super::dds::Shutdown::new();
         let mut now = || clock.get_now().map(|d| d.as_secs_f64()).unwrap_or(f64::NAN);
         loop {
+            // Shutdown, the timer, then joint states before the rest.
             tokio::select! {
+                biased;
                 _ = shutdown.requested() => break,
                 _ = cycle.tick() => {
                     let mut rate_changed = false;
@@ -345,9 +347,11 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
                     if rate_changed {
                         cycle = tick(core.params().rate_hz);
                     }
-                    let t = now();
-                    publish(&stops, core.cycle(t));
-                    actuate(&outs, &core, t);
+                    if core.timer_due() {
+                        let t = now();
+                        publish(&stops, core.cycle(t));
+                        actuate(&outs, &core, t);
+                    }
                 }
                 Some((robot, m)) = js.next() => {
                     let t = now();
@@ -355,7 +359,13 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
                         tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
                     }
                     if core.params().cycle_on_joint_state {
-                        publish(&stops, core.cycle(t));
+                        // This robot's stop first, then the others'.
+                        if let Some(f) = core.cycle_first(t, robot)
+                            && let Err(e) = stops[robot].publish(&bool_out(f))
+                        {
+                            tracing::warn!("stop not published: {e}");
+                        }
+                        publish(&stops, core.cycle_rest(t));
                         actuate(&outs, &core, t);
                     }
                 }

@@ -4,14 +4,22 @@ DDS round trip, measured in the same run (benches/ros_latency.rs starts
 this inside its own network namespace; Cyclone is configured for
 loopback, the Rust processes get ROS_LOCALHOST_ONLY=1).
 
-For each target in turn (the echo, then the node) this peer publishes a
-`sensor_msgs/JointState` for arm_right and waits, polling, for the next
-`std_msgs/Bool` on arm_right/stop (blocked in a Cyclone wait set):
+Both targets run at once and the trials alternate between them, one by
+one, so that whatever else the machine does hits both alike:
   - echo: a ros2-client process on the node's DDS stack and QoS that
-    answers every joint state with a Bool at once (the bare round trip);
-  - node: workcell_guard with cycle_on_joint_state, which maps the joint
-    state, runs a full guard cycle for both arms and publishes the stops.
-Prints p50/p99 (µs) of both and of the difference, as JSON on the last line.
+    answers every joint state on `arm_right/joint_states` with a Bool on
+    `arm_right/stop` at once (the bare round trip);
+  - node: workcell_guard in namespace /node with cycle_on_joint_state: it
+    maps the joint state, decides arm_right (both arms' stopping paths
+    posed, arm_right's checks), publishes its stop, then the rest.
+A trial publishes a `sensor_msgs/JointState` for arm_right and waits,
+blocked in a Cyclone wait set, for the next `std_msgs/Bool` on that
+target's `arm_right/stop`. With `--moving`, arm_right's joints swing
+(about 0.6 rad/s), so its stopping path is checked at several
+configurations; otherwise it holds still. A left-arm state goes to the
+node every 50 node trials (its watchdog is set long).
+Prints p50/p99 (µs) of both and of the difference, and the JSON on the
+last line.
 """
 
 import argparse
@@ -35,76 +43,88 @@ def percentile(xs, p):
     return s[k]
 
 
-def measure(cmd, env, trials, warmup, domain):
+def measure(echo_cmd, node_cmd, env, trials, warmup, domain, moving):
+    import math
+
     import ros_types as t
+    from cyclonedds.core import InstanceState, ReadCondition, SampleState, ViewState, WaitSet
     from cyclonedds.domain import DomainParticipant
     from cyclonedds.pub import DataWriter
     from cyclonedds.sub import DataReader
     from cyclonedds.topic import Topic
-
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    dp = DomainParticipant(domain)
-    qjs, qstop = t.QOS_SENSOR, t.QOS_LATCHED
-    js_r = DataWriter(dp, Topic(dp, "rt/arm_right/joint_states", t.JointState, qos=qjs), qos=qjs)
-    js_l = DataWriter(dp, Topic(dp, "rt/arm_left/joint_states", t.JointState, qos=qjs), qos=qjs)
-    stop = DataReader(dp, Topic(dp, "rt/arm_right/stop", t.Bool, qos=qstop), qos=qstop)
-    # Wait blocked in Cyclone (not spinning in Python), leaving the CPU to
-    # the process measured: this machine has two cores.
-    from cyclonedds.core import InstanceState, ReadCondition, SampleState, ViewState, WaitSet
     from cyclonedds.util import duration
 
-    ws = WaitSet(dp)
-    ws.attach(ReadCondition(stop, SampleState.Any | ViewState.Any | InstanceState.Any))
-    q_r = [-1.5, 1.2, 0.0, -0.3, 0.0, 0.0, 0.0, 0.0]
+    procs = [subprocess.Popen(c, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) for c in (echo_cmd, node_cmd)]
+    dp = DomainParticipant(domain)
+    qjs, qstop = t.QOS_SENSOR, t.QOS_LATCHED
+
+    class Target:
+        def __init__(self, prefix):
+            self.js = DataWriter(dp, Topic(dp, f"rt{prefix}/arm_right/joint_states", t.JointState, qos=qjs), qos=qjs)
+            self.stop = DataReader(dp, Topic(dp, f"rt{prefix}/arm_right/stop", t.Bool, qos=qstop), qos=qstop)
+            self.ws = WaitSet(dp)
+            self.ws.attach(ReadCondition(self.stop, SampleState.Any | ViewState.Any | InstanceState.Any))
+            self.out = []
+            self.lost = 0
+
+    echo, node = Target(""), Target("/node")
+    js_l = DataWriter(dp, Topic(dp, "rt/node/arm_left/joint_states", t.JointState, qos=qjs), qos=qjs)
+    q_r0 = [-1.5, 1.2, 0.0, -0.3, 0.0, 0.0, 0.0, 0.0]
     q_l = [1.5, 0.7, 1.1, 0.0, 0.0, 0.0, 0.02]
+    t_start = time.time()
 
     def js(names, q):
         return t.JointState(header=t.Header(stamp=t.stamp(time.time()), frame_id=""), name=names, position=q, velocity=[], effort=[])
 
-    def trial(timeout=0.5, left=False):
+    def q_right():
+        if not moving:
+            return q_r0
+        s = time.time() - t_start
+        return [q + 0.1 * math.sin(6.0 * s + j) for j, q in enumerate(q_r0[:7])] + [0.0]
+
+    def trial(target, timeout=0.5, left=False):
         if left:
-            # The other arm must be known (and fresh within the watchdog) for
-            # the right arm to be cleared; its cycle is let finish first, so
-            # that only the right arm's joint state is timed.
             js_l.write(js(LEFT, q_l))
             time.sleep(0.003)
-        stop.take(N=100)
-        msg = js(RIGHT, q_r)
+        target.stop.take(N=100)
+        msg = js(RIGHT, q_right())
         t0 = time.perf_counter()
-        js_r.write(msg)
+        target.js.write(msg)
         end = t0 + timeout
         while True:
-            got = stop.take(N=1)
+            got = target.stop.take(N=1)
             now = time.perf_counter()
             if got:
                 return now - t0
             if now > end:
                 return None
-            ws.wait(duration(microseconds=int((end - now) * 1e6) + 1))
+            target.ws.wait(duration(microseconds=int((end - now) * 1e6) + 1))
 
-    # Discovery: until answers come back.
     deadline = time.time() + 30
-    while trial(0.05, left=True) is None:
-        if time.time() > deadline or proc.poll() is not None:
-            proc.kill()
-            raise SystemExit(f"no answer from {cmd[0]}: {proc.stderr.read().decode()[-2000:]}")
-    out = []
-    lost = 0
+    for target, proc, cmd in ((echo, procs[0], echo_cmd), (node, procs[1], node_cmd)):
+        while trial(target, 0.05, left=target is node) is None:
+            if time.time() > deadline or proc.poll() is not None:
+                for p in procs:
+                    p.kill()
+                raise SystemExit(f"no answer from {cmd[0]}: {proc.stderr.read().decode()[-2000:]}")
     for k in range(warmup + trials):
-        dt = trial(left=(k % 50 == 0))
-        time.sleep(0.002)
-        if dt is None:
-            lost += 1
-            continue
-        if k >= warmup:
-            out.append(dt * 1e6)
-    proc.send_signal(2)
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    del stop, js_r, js_l, dp
-    return out, lost
+        for target in (echo, node) if k % 2 == 0 else (node, echo):
+            dt = trial(target, left=(target is node and k % 50 == 0))
+            time.sleep(0.002)
+            if dt is None:
+                target.lost += 1
+            elif k >= warmup:
+                target.out.append(dt * 1e6)
+    for p in procs:
+        p.send_signal(2)
+    for p in procs:
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
+    res = (echo.out, echo.lost, node.out, node.lost)
+    del echo, node, js_l, dp
+    return res
 
 
 def main():
@@ -112,34 +132,26 @@ def main():
     ap.add_argument("--echo", required=True, help="the echo command line")
     ap.add_argument("--node", required=True)
     ap.add_argument("--params", required=True)
-    ap.add_argument("--trials", type=int, default=2000)
+    ap.add_argument("--trials", type=int, default=4000, help="per target")
+    ap.add_argument("--moving", action="store_true", help="arm_right swings instead of holding still")
     a = ap.parse_args()
     import ros_types
 
     domain = 23
     env = ros_types.loopback(tempfile.mkdtemp(prefix="wg_lat_"), domain, "error,rustdds=off")
-    node_cmd = [a.node, "--ros-args", "--params-file", a.params, "-p", "cycle_on_joint_state:=true",
+    node_cmd = [a.node, "--ros-args", "-r", "__ns:=/node", "--params-file", a.params, "-p", "cycle_on_joint_state:=true",
                 "-p", "rate_hz:=1.0", "-p", "diagnostics_hz:=1.0", "-p", "markers_hz:=0.0", "-p", "watchdog_s:=10.0"]
-    res = {}
-    # Interleave rounds so that drifts of a noisy machine hit both alike.
-    rounds = 4
-    echo, node = [], []
-    lost = {"echo": 0, "node": 0}
-    for r in range(rounds):
-        e, le = measure(shlex.split(a.echo), env, a.trials // rounds, 50, domain)
-        n, ln = measure(node_cmd, env, a.trials // rounds, 50, domain)
-        echo += e
-        node += n
-        lost["echo"] += le
-        lost["node"] += ln
+    echo, le, node, ln = measure(shlex.split(a.echo), node_cmd, env, a.trials, 50, domain, a.moving)
+    res = {"arm_right": "moving" if a.moving else "still"}
     for name, xs in (("echo", echo), ("node", node)):
         res[name] = {"trials": len(xs), "p50_us": percentile(xs, 50), "p99_us": percentile(xs, 99)}
     res["added_p50_us"] = res["node"]["p50_us"] - res["echo"]["p50_us"]
     res["added_p99_us"] = res["node"]["p99_us"] - res["echo"]["p99_us"]
-    res["lost"] = lost
-    print(f"bare DDS round trip (echo): p50 {res['echo']['p50_us']:.0f} µs, p99 {res['echo']['p99_us']:.0f} µs over {len(echo)} trials")
-    print(f"joint state -> stop (node): p50 {res['node']['p50_us']:.0f} µs, p99 {res['node']['p99_us']:.0f} µs over {len(node)} trials")
-    print(f"added by the node: p50 {res['added_p50_us']:.0f} µs, p99 {res['added_p99_us']:.0f} µs (goal: p99 <= 200 µs); lost {lost}")
+    res["lost"] = {"echo": le, "node": ln}
+    print(f"arm_right {res['arm_right']}, trials alternating between the two targets:")
+    print(f"  bare DDS round trip (echo): p50 {res['echo']['p50_us']:.0f} µs, p99 {res['echo']['p99_us']:.0f} µs over {len(echo)} trials")
+    print(f"  joint state -> stop (node): p50 {res['node']['p50_us']:.0f} µs, p99 {res['node']['p99_us']:.0f} µs over {len(node)} trials")
+    print(f"  added by the node: p50 {res['added_p50_us']:.0f} µs, p99 {res['added_p99_us']:.0f} µs (goal: p99 <= 200 µs); lost {res['lost']}")
     print(json.dumps(res))
 
 
