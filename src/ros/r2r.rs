@@ -349,7 +349,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
                     }
                     if core.timer_due() {
                         let t = now();
-                        publish(&stops, core.cycle(t));
+                        publish(&stops, core.cycle(t), None);
                         actuate(&outs, &core, t);
                     }
                 }
@@ -365,7 +365,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
                         {
                             tracing::warn!("stop not published: {e}");
                         }
-                        publish(&stops, core.cycle_rest(t));
+                        publish(&stops, core.cycle_rest(t), Some(robot));
                         actuate(&outs, &core, t);
                     }
                 }
@@ -426,8 +426,12 @@ fn actuate(outs: &Outputs, core: &super::node::GuardNode, now: f64) {
     }
 }
 
-fn publish(stops: &[r2::Publisher<r2::std_msgs::msg::Bool>], flags: &[msg::Bool]) {
-    for (p, f) in stops.iter().zip(flags) {
+/// Publishes every stop but `done`'s (published already this cycle).
+fn publish(stops: &[r2::Publisher<r2::std_msgs::msg::Bool>], flags: &[msg::Bool], done: Option<usize>) {
+    for (r, (p, f)) in stops.iter().zip(flags).enumerate() {
+        if Some(r) == done {
+            continue;
+        }
         if let Err(e) = p.publish(&bool_out(*f)) {
             tracing::warn!("stop not published: {e}");
         }
