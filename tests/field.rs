@@ -220,13 +220,10 @@ proptest! {
     }
 }
 
-/// The one-lookup bound of a ball is never above the clearance of any
-/// sphere inside it (what lets the guard skip a link's spheres), for random
-/// scenes, balls anywhere (near the grid's faces too) and either outside
-/// policy; and it is not vacuous: far from obstacles it stays within
-/// 2·res·√3 + 2·r of the sphere's own clearance.
-fn bound_round(seed: u64) {
-    let mut rng = Rng::new(seed);
+/// A random grid (size, resolution, origin, cap, outside policy by the
+/// seed's parity) with 1–4 random obstacles: the field, the resolution and
+/// the grid's corners.
+fn random_field(seed: u64, rng: &mut Rng) -> (DistanceField, f64, [f64; 3], [f64; 3]) {
     let res = rng.range(0.01, 0.04);
     let dims =
         [20 + (rng.unit() * 20.0) as usize, 20 + (rng.unit() * 20.0) as usize, 16 + (rng.unit() * 20.0) as usize];
@@ -236,9 +233,20 @@ fn bound_round(seed: u64) {
     let hi: [f64; 3] = std::array::from_fn(|a| origin[a] + dims[a] as f64 * res);
     let mut f = DistanceField::new(&g);
     for _ in 0..1 + (rng.unit() * 4.0) as usize {
-        let (pose, s) = random_obstacle(&mut rng, origin, hi);
+        let (pose, s) = random_obstacle(rng, origin, hi);
         f.add_obstacle(pose, s).unwrap();
     }
+    (f, res, origin, hi)
+}
+
+/// The one-lookup bound of a ball is never above the clearance of any
+/// sphere inside it (what lets the guard skip a link's spheres), for random
+/// scenes, balls anywhere (near the grid's faces too) and either outside
+/// policy; and it is not vacuous: far from obstacles it stays within
+/// 2·res·√3 + 2·r of the sphere's own clearance.
+fn bound_round(seed: u64) {
+    let mut rng = Rng::new(seed);
+    let (f, res, origin, hi) = random_field(seed, &mut rng);
     let mut bounded = 0;
     for _ in 0..200 {
         let c =
@@ -269,11 +277,61 @@ fn bound_round(seed: u64) {
     assert!(bounded > 0, "seed {seed}: some balls lie inside the grid");
 }
 
+/// `clearance_from`: from an anchor voxel's value, a bound for spheres
+/// anywhere (inside the grid) that never exceeds their looked-up
+/// clearance, is exact at the anchor's own voxel, and is `−∞` outside.
+fn anchor_round(seed: u64) {
+    let mut rng = Rng::new(seed);
+    let (f, res, origin, hi) = random_field(seed, &mut rng);
+    for _ in 0..100 {
+        let a: [f32; 3] = std::array::from_fn(|k| rng.range(origin[k], hi[k]) as f32);
+        let an = f.anchor(a[0], a[1], a[2]).expect("the anchor is inside");
+        let anchors: [[f32; 8]; 4] = std::array::from_fn(|row| [an[row]; 8]);
+        for _ in 0..10 {
+            // Eight spheres: near the anchor, anywhere, and outside the grid.
+            let reach = [0.05, 0.3, 2.0][(rng.unit() * 3.0) as usize % 3];
+            let p: [[f32; 8]; 3] =
+                std::array::from_fn(|k| std::array::from_fn(|_| (a[k] as f64 + rng.range(-reach, reach)) as f32));
+            let r = rng.range(0.0, 0.1) as f32;
+            let lb = f.clearance_from(&anchors, &p[0], &p[1], &p[2], r);
+            for l in 0..8 {
+                let c = f.clearance(p[0][l], p[1][l], p[2][l], r);
+                assert!(
+                    lb[l] <= c,
+                    "seed {seed}: bound {} above clearance {c} at {:?}",
+                    lb[l],
+                    [p[0][l], p[1][l], p[2][l]]
+                );
+                match f.voxel_of([p[0][l], p[1][l], p[2][l]]) {
+                    None => assert_eq!(lb[l], f32::NEG_INFINITY, "seed {seed}: a sphere outside the grid is bounded"),
+                    // No looser than twice the distance between the voxels.
+                    Some(v) => {
+                        let d: f32 = (0..3).map(|k| (v[k] as f32 - an[k]).powi(2)).sum::<f32>().sqrt();
+                        assert!(
+                            c - lb[l] <= (2.0 * d + 2e-3) * res as f32 + 1e-5,
+                            "seed {seed}: bound {} loose",
+                            lb[l]
+                        );
+                    }
+                }
+            }
+        }
+        let own = f.clearance_from(&anchors, &[a[0]; 8], &[a[1]; 8], &[a[2]; 8], 0.0);
+        let c = f.clearance(a[0], a[1], a[2], 0.0);
+        assert!(own[0] <= c && c - own[0] <= 1e-3 * res as f32 + 1e-6, "seed {seed}: {} vs {c} at the anchor", own[0]);
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
     #[test]
     fn a_balls_bound_is_below_every_sphere_inside_it(seed in 1u64..u64::MAX / 2) {
         bound_round(seed);
+    }
+
+    #[test]
+    fn an_anchors_bound_is_below_every_spheres_clearance(seed in 1u64..u64::MAX / 2) {
+        anchor_round(seed);
     }
 }
 

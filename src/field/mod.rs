@@ -310,6 +310,101 @@ impl DistanceField {
         self.clearance(x, y, z, r) - self.offset_m - 1e-5
     }
 
+    /// The voxel holding a point, as `[x, y, z, d]`: the voxel's indices
+    /// (as `f32`) and its stored distance in voxels. `None` outside the
+    /// grid or for NaN. An anchor for [`DistanceField::clearance_from`].
+    #[inline]
+    pub fn anchor(&self, x: f32, y: f32, z: f32) -> Option<[f32; 4]> {
+        let v = self.voxel_of([x, y, z])?;
+        Some([v[0] as f32, v[1] as f32, v[2] as f32, self.dist[self.index(v)]])
+    }
+
+    /// Lower bounds on [`DistanceField::clearance`] of `N` spheres of
+    /// radius `r` from `N` anchors (lane `l`'s sphere from lane `l`'s
+    /// anchor, laid out as x, y, z, d rows), with no lookup: the guard's
+    /// way past lookups that cannot matter. Branch-free over the lanes,
+    /// so they go through as vectors.
+    ///
+    /// Why it holds: the stored distances are an exact Euclidean distance
+    /// transform between voxel centres, capped and (for
+    /// [`Outside::Collision`]) folded with each axis' distance to the
+    /// grid's faces: a minimum of 1-Lipschitz functions, so 1-Lipschitz
+    /// over voxel centres. A sphere's voxel centre is `δ` voxels from its
+    /// anchor's, so its value is at least the anchor's minus `δ`, computed
+    /// exactly from the voxel indices (no `res·√3` of slack). 10⁻³ voxels
+    /// cover the rounding of the stored square roots and of `δ`. `−∞` for
+    /// a lane whose centre is outside the grid or NaN (its clearance is
+    /// then the outside policy's value) or whose anchor's `d` is `−∞`.
+    #[inline]
+    pub fn clearance_from<const N: usize>(
+        &self,
+        anchor: &[[f32; N]; 4],
+        x: &[f32; N],
+        y: &[f32; N],
+        z: &[f32; N],
+        r: f32,
+    ) -> [f32; N] {
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: `clearance_from_avx2` only requires the CPU feature checked just above.
+            return unsafe { self.clearance_from_avx2(anchor, x, y, z, r) };
+        }
+        self.clearance_from_impl(anchor, x, y, z, r)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    fn clearance_from_avx2<const N: usize>(
+        &self,
+        anchor: &[[f32; N]; 4],
+        x: &[f32; N],
+        y: &[f32; N],
+        z: &[f32; N],
+        r: f32,
+    ) -> [f32; N] {
+        self.clearance_from_impl(anchor, x, y, z, r)
+    }
+
+    #[inline(always)]
+    fn clearance_from_impl<const N: usize>(
+        &self,
+        anchor: &[[f32; N]; 4],
+        x: &[f32; N],
+        y: &[f32; N],
+        z: &[f32; N],
+        r: f32,
+    ) -> [f32; N] {
+        let mut out = [0.0; N];
+        let (lim, off) = (self.extent.map(|e| e - 1.0), self.offset_m + r);
+        for l in 0..N {
+            let f = [
+                (x[l] - self.origin[0]) * self.inv_res,
+                (y[l] - self.origin[1]) * self.inv_res,
+                (z[l] - self.origin[2]) * self.inv_res,
+            ];
+            let inside = (f[0] >= 0.0)
+                & (f[1] >= 0.0)
+                & (f[2] >= 0.0)
+                & (f[0] < self.extent[0])
+                & (f[1] < self.extent[1])
+                & (f[2] < self.extent[2]);
+            let mut d2 = 0.0;
+            for a in 0..3 {
+                // Clamped (NaN goes to 0) so the truncation is defined;
+                // truncation is the floor for values ≥ 0, and one
+                // instruction where `floor` is a library call.
+                let c = if f[a] > 0.0 { f[a] } else { 0.0 };
+                let c = if c < lim[a] { c } else { lim[a] };
+                // SAFETY: c is in [0, extent − 1], finite and below u32::MAX.
+                let v = unsafe { c.to_int_unchecked::<i32>() } as f32 - anchor[a][l];
+                d2 += v * v;
+            }
+            let b = (anchor[3][l] - d2.sqrt() - 1e-3) * self.res - off;
+            out[l] = if inside { b } else { f32::NEG_INFINITY };
+        }
+        out
+    }
+
     #[cold]
     fn outside(&self, x: f32, y: f32, z: f32) -> f32 {
         if x.is_nan() || y.is_nan() || z.is_nan() { f32::NEG_INFINITY } else { self.outside_value }

@@ -435,14 +435,16 @@ struct Arm {
     /// whose configurations are the same, bit for bit, poses nothing.
     posed_q: Vec<f64>,
     posed_n: usize,
+    /// Poses, a batch per [`BATCH`] configurations, each with its links'
+    /// boxes per lane.
     batches: Vec<PosedBatch>,
-    /// Per batch, per link, per lane: [lo x, lo y, lo z, hi x, hi y, hi z]
-    /// of its spheres, at `batch * n_links + link` (made when posing).
-    lbox: Vec<[[f32; BATCH]; 6]>,
     n_links: usize,
     /// Scratch: (lower bound on the cell clearance, range index) of the
     /// moving links in one batch, least first.
     order: Vec<(f32, u32)>,
+    /// Scratch, per range index and lane: the field's anchor at the centre
+    /// of the link's box (`[x, y, z, d]`, d = −∞ when outside the grid).
+    anchors: Vec<[[f32; BATCH]; 4]>,
     // This cycle.
     n_cfg: usize,
     plan: StopPlan,
@@ -493,16 +495,6 @@ pub struct Guard {
     platen_status: Vec<UnitStatus>,
     answers: Vec<(usize, Answer)>,
 }
-
-/// A box that holds nothing (every minimum +∞, every maximum −∞).
-const EMPTY_BOX: [[f32; BATCH]; 6] = [
-    [f32::INFINITY; BATCH],
-    [f32::INFINITY; BATCH],
-    [f32::INFINITY; BATCH],
-    [f32::NEG_INFINITY; BATCH],
-    [f32::NEG_INFINITY; BATCH],
-    [f32::NEG_INFINITY; BATCH],
-];
 
 /// Which arms, and which pairs of arms, a check covers.
 #[derive(Clone, Copy, Debug)]
@@ -639,9 +631,9 @@ impl Guard {
                 posed_q: vec![0.0; max_cfg * m.robot.dof()],
                 posed_n: 0,
                 batches: vec![posed; max_cfg / BATCH],
-                lbox: vec![EMPTY_BOX; (max_cfg / BATCH) * m.robot.links.len()],
                 n_links: m.robot.links.len(),
                 order: Vec::with_capacity(ranges.len()),
+                anchors: vec![[[0.0; BATCH]; 4]; ranges.len()],
                 ranges,
                 poser,
                 n_cfg: 0,
@@ -1149,26 +1141,10 @@ impl Guard {
                 a.n_cfg = 0;
                 return;
             }
-            // Per lane, the box of each link's spheres, and of all of them.
+            // The box of all spheres, from each link's (made while posing).
             let pb = &a.batches[bi];
-            for &(l, s, e) in &a.ranges {
-                let bx = &mut a.lbox[bi * a.n_links + l as usize];
-                *bx = EMPTY_BOX;
-                // Plain comparisons (not f32::min's NaN rules): the lanes
-                // go through as one vector. Positions are finite here (the
-                // estimator refuses NaN states).
-                for sl in s as usize..e as usize {
-                    let r = pb.r[sl];
-                    for (c, arr) in [&pb.x, &pb.y, &pb.z].into_iter().enumerate() {
-                        let v = lanes(arr, sl);
-                        let (lo, hi) = bx.split_at_mut(3);
-                        for lane in 0..BATCH {
-                            let (a, b) = (v[lane] - r, v[lane] + r);
-                            lo[c][lane] = if a < lo[c][lane] { a } else { lo[c][lane] };
-                            hi[c][lane] = if b > hi[c][lane] { b } else { hi[c][lane] };
-                        }
-                    }
-                }
+            for &(l, _, _) in &a.ranges {
+                let bx = &pb.boxes[l as usize];
                 for c in 0..3 {
                     a.bounds[c] = bx[c].iter().copied().fold(a.bounds[c], f32::min);
                     a.bounds[3 + c] = bx[3 + c].iter().copied().fold(a.bounds[3 + c], f32::max);
@@ -1312,15 +1288,22 @@ impl Guard {
                 // bound exceeds both the margin and the least clearance
                 // found so far, neither it nor any after it can change
                 // the result.
+                //
+                // The lookup at a link's centre is also an anchor: a sphere
+                // of the link whose bound from it
+                // (DistanceField::clearance_from, arithmetic only) exceeds
+                // the margin and the least clearance so far is not looked
+                // up, for it cannot change the result either.
                 let lanes_here = (n_cfg - bi * BATCH).min(BATCH);
                 let mut order = std::mem::take(&mut self.arms[ri].order);
+                let mut anchors = std::mem::take(&mut self.arms[ri].anchors);
                 order.clear();
                 let a = &self.arms[ri];
                 for (ki, &(l, _, _)) in a.ranges.iter().enumerate() {
                     if a.fixed_link[l as usize] {
                         continue;
                     }
-                    let bx = &a.lbox[bi * a.n_links + l as usize];
+                    let bx = &a.batches[bi].boxes[l as usize];
                     let e = a.link_e[l as usize] as f32;
                     let mut lo = f32::INFINITY;
                     // Lanes index six arrays at once.
@@ -1329,8 +1312,13 @@ impl Guard {
                         let lo_c: [f32; 3] = std::array::from_fn(|c| bx[c][lane]);
                         let h: [f32; 3] = std::array::from_fn(|c| 0.5 * (bx[3 + c][lane] - lo_c[c]));
                         let rad = (h[0] * h[0] + h[1] * h[1] + h[2] * h[2]).sqrt() + e;
-                        let b = self.field.clearance_bound(lo_c[0] + h[0], lo_c[1] + h[1], lo_c[2] + h[2], rad);
+                        let (cx, cy, cz) = (lo_c[0] + h[0], lo_c[1] + h[1], lo_c[2] + h[2]);
+                        let b = self.field.clearance_bound(cx, cy, cz, rad);
                         lo = if b.is_nan() { f32::NEG_INFINITY } else { lo.min(b) };
+                        let an = self.field.anchor(cx, cy, cz).unwrap_or([0.0, 0.0, 0.0, f32::NEG_INFINITY]);
+                        for (row, v) in anchors[ki].iter_mut().zip(an) {
+                            row[lane] = v;
+                        }
                     }
                     order.push((lo, ki as u32));
                 }
@@ -1346,10 +1334,20 @@ impl Guard {
                         let pb = &self.arms[ri].batches[bi];
                         let r = self.arms[ri].rin[sl];
                         // Lanes past the last configuration repeat it.
+                        let thr = m.max(self.arms[ri].track.best);
+                        let (x, y, z) = (lanes(&pb.x, sl), lanes(&pb.y, sl), lanes(&pb.z, sl));
+                        let lb = self.field.clearance_from(&anchors[ki as usize], x, y, z, r);
+                        // (A NaN bound would fail `>` and be looked up.)
+                        if lb.iter().take(lanes_here).all(|&b| b > thr) {
+                            continue;
+                        }
                         let mut lane_c = [f32::INFINITY; BATCH];
                         for (lane, c) in lane_c.iter_mut().enumerate().take(lanes_here) {
-                            let i = sl * BATCH + lane;
-                            *c = self.field.clearance(pb.x[i], pb.y[i], pb.z[i], r);
+                            *c = if lb[lane] > thr {
+                                lb[lane]
+                            } else {
+                                self.field.clearance(x[lane], y[lane], z[lane], r)
+                            };
                         }
                         let lo = lane_c.iter().copied().fold(f32::INFINITY, f32::min);
                         if lo > m && lo >= self.arms[ri].track.best {
@@ -1372,6 +1370,7 @@ impl Guard {
                     }
                 }
                 self.arms[ri].order = order;
+                self.arms[ri].anchors = anchors;
             }
         }
     }
@@ -1385,10 +1384,10 @@ impl Guard {
             }
             let e2 = 2.0 * a.inflate;
             let reach = release.max(m) + e2;
-            let Arm { batches, lbox, n_links, track, self_pairs, link_slots, n_cfg, pair_e, cand, .. } = a;
+            let Arm { batches, track, self_pairs, link_slots, n_cfg, pair_e, cand, .. } = a;
             let n_cfg = *n_cfg;
             for (bi, pb) in batches.iter().enumerate().take(n_cfg.div_ceil(BATCH)) {
-                let lbox = &lbox[bi * *n_links..(bi + 1) * *n_links];
+                let lbox = &pb.boxes;
                 for pi in 0..self_pairs.len() {
                     let (la, lb) = self_pairs[pi];
                     let (la, lb) = (la as usize, lb as usize);

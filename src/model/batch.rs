@@ -17,6 +17,16 @@ pub const BATCH: usize = 8;
 
 type Lanes = [f64; BATCH];
 
+/// A box that holds nothing (every minimum +∞, every maximum −∞).
+pub const EMPTY_BOX: [[f32; BATCH]; 6] = [
+    [f32::INFINITY; BATCH],
+    [f32::INFINITY; BATCH],
+    [f32::INFINITY; BATCH],
+    [f32::NEG_INFINITY; BATCH],
+    [f32::NEG_INFINITY; BATCH],
+    [f32::NEG_INFINITY; BATCH],
+];
+
 /// Posed spheres of one robot in [`BATCH`] configurations.
 #[derive(Clone, Debug)]
 pub struct PosedBatch {
@@ -30,6 +40,10 @@ pub struct PosedBatch {
     pub r: Vec<f32>,
     /// Link index per slot.
     pub link: Vec<u32>,
+    /// Per link, per lane, the box around its spheres: minimum x, y, z,
+    /// then maximum x, y, z (a link without spheres: every minimum +∞,
+    /// every maximum −∞). Made while posing, from the values in registers.
+    pub boxes: Vec<[[f32; BATCH]; 6]>,
     /// Scratch: link poses, 12 lanes-wide entries (column-major rotation,
     /// then translation) per link.
     frames: Vec<[Lanes; 12]>,
@@ -46,6 +60,7 @@ impl SpherePoser {
             z: vec![0.0; n * BATCH],
             r: r.to_vec(),
             link: link.to_vec(),
+            boxes: vec![EMPTY_BOX; self.kinematics().link_count()],
             frames: vec![[[0.0; BATCH]; 12]; self.kinematics().link_count()],
         }
     }
@@ -75,11 +90,17 @@ impl SpherePoser {
         if out.x.len() != n * BATCH || out.y.len() != n * BATCH || out.z.len() != n * BATCH {
             return Err(KinematicsError::LinkCount { expected: n * BATCH, got: out.x.len() });
         }
+        if out.boxes.len() != out.frames.len() {
+            return Err(KinematicsError::LinkCount { expected: out.frames.len(), got: out.boxes.len() });
+        }
         for &(link, start, end) in self.ranges() {
             let f = &out.frames[link as usize];
             let m: [[f32; BATCH]; 12] = std::array::from_fn(|e| std::array::from_fn(|b| f[e][b] as f32));
+            // The link's box, kept in registers: plain comparisons (not
+            // f32::min's NaN rules), so the lanes go through as one vector.
+            let mut bx = EMPTY_BOX;
             for s in start as usize..end as usize {
-                let (a, b, c) = (lx[s], ly[s], lz[s]);
+                let (a, b, c, r) = (lx[s], ly[s], lz[s], out.r[s]);
                 let ox: &mut [f32; BATCH] = (&mut out.x[s * BATCH..(s + 1) * BATCH]).try_into().expect("sized");
                 for l in 0..BATCH {
                     ox[l] = m[0][l] * a + m[3][l] * b + m[6][l] * c + m[9][l];
@@ -92,7 +113,15 @@ impl SpherePoser {
                 for l in 0..BATCH {
                     oz[l] = m[2][l] * a + m[5][l] * b + m[8][l] * c + m[11][l];
                 }
+                for (k, o) in [&*ox, &*oy, &*oz].into_iter().enumerate() {
+                    for l in 0..BATCH {
+                        let (lo, hi) = (o[l] - r, o[l] + r);
+                        bx[k][l] = if lo < bx[k][l] { lo } else { bx[k][l] };
+                        bx[3 + k][l] = if hi > bx[3 + k][l] { hi } else { bx[3 + k][l] };
+                    }
+                }
             }
+            out.boxes[link as usize] = bx;
         }
         Ok(())
     }
@@ -259,6 +288,31 @@ mod tests {
                             batch.z[s * BATCH + b] - single.z[s],
                         ];
                         assert!(d.iter().all(|v| v.abs() < 2e-6), "{name}: slot {s} lane {b}: {d:?}");
+                    }
+                }
+                // Each link's box is the least one around its spheres in every lane.
+                let (r, link) = (&batch.r, &batch.link);
+                for (l, bx) in batch.boxes.iter().enumerate() {
+                    // Lanes index six arrays at once.
+                    #[allow(clippy::needless_range_loop)]
+                    for b in 0..BATCH {
+                        let mut want = [
+                            f32::INFINITY,
+                            f32::INFINITY,
+                            f32::INFINITY,
+                            f32::NEG_INFINITY,
+                            f32::NEG_INFINITY,
+                            f32::NEG_INFINITY,
+                        ];
+                        for s in (0..r.len()).filter(|&s| link[s] as usize == l) {
+                            let c = [batch.x[s * BATCH + b], batch.y[s * BATCH + b], batch.z[s * BATCH + b]];
+                            for k in 0..3 {
+                                want[k] = want[k].min(c[k] - r[s]);
+                                want[3 + k] = want[3 + k].max(c[k] + r[s]);
+                            }
+                        }
+                        let got: [f32; 6] = std::array::from_fn(|k| bx[k][b]);
+                        assert_eq!(got, want, "{name}: link {l} lane {b}");
                     }
                 }
             }
