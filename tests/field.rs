@@ -293,7 +293,7 @@ fn anchor_round(seed: u64) {
             let p: [[f32; 8]; 3] =
                 std::array::from_fn(|k| std::array::from_fn(|_| (a[k] as f64 + rng.range(-reach, reach)) as f32));
             let r = rng.range(0.0, 0.1) as f32;
-            let lb = f.clearance_from(&anchors, &p[0], &p[1], &p[2], r);
+            let lb = f.clearance_from(&anchors, [&p[0], &p[1], &p[2]], r);
             for l in 0..8 {
                 let c = f.clearance(p[0][l], p[1][l], p[2][l], r);
                 assert!(
@@ -316,7 +316,7 @@ fn anchor_round(seed: u64) {
                 }
             }
         }
-        let own = f.clearance_from(&anchors, &[a[0]; 8], &[a[1]; 8], &[a[2]; 8], 0.0);
+        let own = f.clearance_from(&anchors, [&[a[0]; 8], &[a[1]; 8], &[a[2]; 8]], 0.0);
         let c = f.clearance(a[0], a[1], a[2], 0.0);
         assert!(own[0] <= c && c - own[0] <= 1e-3 * res as f32 + 1e-6, "seed {seed}: {} vs {c} at the anchor", own[0]);
     }

@@ -320,7 +320,7 @@ impl DistanceField {
     }
 
     /// Lower bounds on [`DistanceField::clearance`] of `N` spheres of
-    /// radius `r` from `N` anchors (lane `l`'s sphere from lane `l`'s
+    /// radius `r` (centres `p`: x, y, z rows) from `N` anchors (lane `l`'s sphere from lane `l`'s
     /// anchor, laid out as x, y, z, d rows), with no lookup: the guard's
     /// way past lookups that cannot matter. Branch-free over the lanes,
     /// so they go through as vectors.
@@ -336,52 +336,27 @@ impl DistanceField {
     /// a lane whose centre is outside the grid or NaN (its clearance is
     /// then the outside policy's value) or whose anchor's `d` is `−∞`.
     #[inline]
-    pub fn clearance_from<const N: usize>(
-        &self,
-        anchor: &[[f32; N]; 4],
-        x: &[f32; N],
-        y: &[f32; N],
-        z: &[f32; N],
-        r: f32,
-    ) -> [f32; N] {
+    pub fn clearance_from<const N: usize>(&self, anchor: &[[f32; N]; 4], p: [&[f32; N]; 3], r: f32) -> [f32; N] {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: `clearance_from_avx2` only requires the CPU feature checked just above.
-            return unsafe { self.clearance_from_avx2(anchor, x, y, z, r) };
+            return unsafe { self.clearance_from_avx2(anchor, p, r) };
         }
-        self.clearance_from_impl(anchor, x, y, z, r)
+        self.clearance_from_impl(anchor, p, r)
     }
 
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2")]
-    fn clearance_from_avx2<const N: usize>(
-        &self,
-        anchor: &[[f32; N]; 4],
-        x: &[f32; N],
-        y: &[f32; N],
-        z: &[f32; N],
-        r: f32,
-    ) -> [f32; N] {
-        self.clearance_from_impl(anchor, x, y, z, r)
+    fn clearance_from_avx2<const N: usize>(&self, anchor: &[[f32; N]; 4], p: [&[f32; N]; 3], r: f32) -> [f32; N] {
+        self.clearance_from_impl(anchor, p, r)
     }
 
     #[inline(always)]
-    fn clearance_from_impl<const N: usize>(
-        &self,
-        anchor: &[[f32; N]; 4],
-        x: &[f32; N],
-        y: &[f32; N],
-        z: &[f32; N],
-        r: f32,
-    ) -> [f32; N] {
+    fn clearance_from_impl<const N: usize>(&self, anchor: &[[f32; N]; 4], p: [&[f32; N]; 3], r: f32) -> [f32; N] {
         let mut out = [0.0; N];
         let (lim, off) = (self.extent.map(|e| e - 1.0), self.offset_m + r);
         for l in 0..N {
-            let f = [
-                (x[l] - self.origin[0]) * self.inv_res,
-                (y[l] - self.origin[1]) * self.inv_res,
-                (z[l] - self.origin[2]) * self.inv_res,
-            ];
+            let f: [f32; 3] = std::array::from_fn(|a| (p[a][l] - self.origin[a]) * self.inv_res);
             let inside = (f[0] >= 0.0)
                 & (f[1] >= 0.0)
                 & (f[2] >= 0.0)

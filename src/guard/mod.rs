@@ -1336,7 +1336,7 @@ impl Guard {
                         // Lanes past the last configuration repeat it.
                         let thr = m.max(self.arms[ri].track.best);
                         let (x, y, z) = (lanes(&pb.x, sl), lanes(&pb.y, sl), lanes(&pb.z, sl));
-                        let lb = self.field.clearance_from(&anchors[ki as usize], x, y, z, r);
+                        let lb = self.field.clearance_from(&anchors[ki as usize], [x, y, z], r);
                         // (A NaN bound would fail `>` and be looked up.)
                         if lb.iter().take(lanes_here).all(|&b| b > thr) {
                             continue;

@@ -10,6 +10,14 @@
 //! parameters are read as the `dds` transport reads them and served
 //! through r2r's parameter services, each update checked by
 //! [`check_param`] and refused with its reason.
+//!
+//! Messages whose generated types exist only in a workspace that built
+//! them (this package's `workcell_guard_msgs`, MoveIt's `moveit_msgs`) go
+//! through r2r's untyped API as JSON with the ROS field names, which the
+//! serde twins in [`msg`](super::msg) carry. The three services
+//! (`std_srvs/Trigger`, `SetContact`) are the `dds` transport's: typed
+//! servers could not be checked without a ROS install, and r2r has no
+//! untyped server.
 
 use super::args::RosArgs;
 use super::dds::{NODE_NAME, RunError, build_node};
@@ -155,6 +163,84 @@ pub fn markers_out(a: &msg::MarkerArray) -> r2::visualization_msgs::msg::MarkerA
     r2::visualization_msgs::msg::MarkerArray { markers: a.markers.iter().map(marker_out).collect() }
 }
 
+/// A point cloud of sensed obstacles (its data moved, not copied).
+pub fn cloud_in(m: r2::sensor_msgs::msg::PointCloud2) -> msg::PointCloud2 {
+    msg::PointCloud2 {
+        header: header_in(m.header),
+        height: m.height,
+        width: m.width,
+        fields: m
+            .fields
+            .into_iter()
+            .map(|f| msg::PointField { name: f.name, offset: f.offset, datatype: f.datatype, count: f.count })
+            .collect(),
+        is_bigendian: m.is_bigendian,
+        point_step: m.point_step,
+        row_step: m.row_step,
+        data: m.data,
+        is_dense: m.is_dense,
+    }
+}
+
+/// A platen unit's reported pose.
+pub fn pose_in(m: r2::geometry_msgs::msg::PoseStamped) -> msg::PoseStamped {
+    let (p, o) = (m.pose.position, m.pose.orientation);
+    msg::PoseStamped {
+        header: header_in(m.header),
+        pose: msg::Pose {
+            position: msg::Point { x: p.x, y: p.y, z: p.z },
+            orientation: msg::Quaternion { x: o.x, y: o.y, z: o.z, w: o.w },
+        },
+    }
+}
+
+/// `action_msgs/CancelGoal` for every goal of an action: a zero goal id
+/// and a zero stamp (the action design's "cancel all").
+pub fn cancel_all() -> r2::action_msgs::srv::CancelGoal::Request {
+    r2::action_msgs::srv::CancelGoal::Request {
+        goal_info: r2::action_msgs::msg::GoalInfo {
+            goal_id: r2::unique_identifier_msgs::msg::UUID { uuid: vec![0; 16] },
+            stamp: r2::builtin_interfaces::msg::Time { sec: 0, nanosec: 0 },
+        },
+    }
+}
+
+/// The rosidl name of a message type, as r2r's untyped API takes it.
+fn type_name<M: super::msg::RosMessage>() -> String {
+    format!("{}/msg/{}", M::PACKAGE, M::NAME)
+}
+
+/// This package's own messages and MoveIt's go through r2r's untyped API
+/// (JSON with the ROS field names, which the serde twins carry): their
+/// generated types exist only in a workspace that built them, so typed
+/// code could not be checked without one. A move request from JSON.
+pub fn move_request_in(v: Value) -> Result<msg::PlatenMoveRequest, serde_json::Error> {
+    serde_json::from_value(v)
+}
+
+/// A grant as JSON for r2r's untyped publisher.
+pub fn grant_out(g: &msg::PlatenGrant) -> Value {
+    serde_json::to_value(g).unwrap_or(Value::Null)
+}
+
+/// MoveIt's DisplayTrajectory from JSON: the model and each trajectory's
+/// single-DOF part (the multi-DOF part and `trajectory_start` are not
+/// used, and not read).
+pub fn display_in(v: Value) -> Result<msg::DisplayTrajectory, String> {
+    let model_id = v.get("model_id").and_then(Value::as_str).unwrap_or_default().to_string();
+    let Some(Value::Array(ts)) = v.get("trajectory") else {
+        return Err("no `trajectory` array".into());
+    };
+    let mut trajectory = Vec::with_capacity(ts.len());
+    for (i, t) in ts.iter().enumerate() {
+        let jt = t.get("joint_trajectory").ok_or_else(|| format!("trajectory[{i}] has no `joint_trajectory`"))?;
+        let joint_trajectory: msg::JointTrajectory =
+            serde_json::from_value(jt.clone()).map_err(|e| format!("trajectory[{i}].joint_trajectory: {e}"))?;
+        trajectory.push(msg::RobotTrajectory { joint_trajectory, ..Default::default() });
+    }
+    Ok(msg::DisplayTrajectory { model_id, trajectory })
+}
+
 /// An r2r parameter value as JSON for [`check_param`].
 pub fn json_of(v: &ParameterValue) -> Value {
     match v {
@@ -263,7 +349,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     let mut joint_states = Vec::new();
     let mut trajectories = Vec::new();
     let mut stops = Vec::new();
-    let mut outs = Outputs { commands: Vec::new(), speed: Vec::new() };
+    let mut outs = Outputs { commands: Vec::new(), speed: Vec::new(), cancels: Vec::new() };
     for m in &core.cell().manipulators {
         joint_states.push(
             node.subscribe::<r2::sensor_msgs::msg::JointState>(&m.joint_state_topic, QosProfile::sensor_data())
@@ -283,6 +369,16 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
             ),
             None => None,
         });
+        outs.cancels.push(match &m.controller_action {
+            Some(a) => Some(
+                node.create_client::<r2::action_msgs::srv::CancelGoal::Service>(
+                    &format!("{a}/_action/cancel_goal"),
+                    QosProfile::services_default(),
+                )
+                .map_err(r2err)?,
+            ),
+            None => None,
+        });
         outs.speed.push(match &m.speed_scaling_topic {
             Some(t) => {
                 Some(node.create_publisher::<r2::std_msgs::msg::Float64>(t, QosProfile::default()).map_err(r2err)?)
@@ -296,6 +392,50 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     let markers = node
         .create_publisher::<r2::visualization_msgs::msg::MarkerArray>("markers", QosProfile::default())
         .map_err(r2err)?;
+    let points =
+        node.subscribe::<r2::sensor_msgs::msg::PointCloud2>("points", QosProfile::sensor_data()).map_err(r2err)?;
+    let (mut unit_poses, mut move_requests, mut grants) = (Vec::new(), Vec::new(), Vec::new());
+    for u in core.cell().platen.iter().flat_map(|p| &p.units) {
+        unit_poses.push(
+            node.subscribe::<r2::geometry_msgs::msg::PoseStamped>(
+                &format!("{}/pose", u.name),
+                QosProfile::sensor_data(),
+            )
+            .map_err(r2err)?,
+        );
+        move_requests.push(
+            node.subscribe_untyped(
+                &format!("{}/move_request", u.name),
+                &type_name::<msg::PlatenMoveRequest>(),
+                QosProfile::default(),
+            )
+            .map_err(r2err)?,
+        );
+        grants.push(
+            node.create_publisher_untyped(
+                &format!("{}/grant", u.name),
+                &type_name::<msg::PlatenGrant>(),
+                QosProfile::default(),
+            )
+            .map_err(r2err)?,
+        );
+    }
+    // One subscription per MoveIt display topic, with the robots pointed at it.
+    let mut display_robots: Vec<(String, Vec<usize>)> = Vec::new();
+    for (r, m) in core.cell().manipulators.iter().enumerate() {
+        if let Some(d) = &m.display_trajectory_topic {
+            match display_robots.iter_mut().find(|(t, _)| t == d) {
+                Some((_, robots)) => robots.push(r),
+                None => display_robots.push((d.clone(), vec![r])),
+            }
+        }
+    }
+    let mut displays = Vec::new();
+    for (d, _) in &display_robots {
+        displays.push(
+            node.subscribe_untyped(d, &type_name::<msg::DisplayTrajectory>(), QosProfile::default()).map_err(r2err)?,
+        );
+    }
     let mut clock =
         r2::Clock::create(if core.params().use_sim_time { r2::ClockType::RosTime } else { r2::ClockType::SystemTime })
             .map_err(r2err)?;
@@ -320,6 +460,16 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
         );
         let mut tr = futures::stream::select_all(
             trajectories.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
+        );
+        let mut clouds = points;
+        let mut poses = futures::stream::select_all(
+            unit_poses.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
+        );
+        let mut requests = futures::stream::select_all(
+            move_requests.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
+        );
+        let mut shown = futures::stream::select_all(
+            displays.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
         );
         let tick = |hz: f64| {
             let mut i = tokio::time::interval(Duration::from_secs_f64(if hz > 0.0 { 1.0 / hz } else { 3600.0 }));
@@ -351,6 +501,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
                         let t = now();
                         publish(&stops, core.cycle(t), None);
                         actuate(&outs, &core, t);
+                        publish_grants(&grants, &core);
                     }
                 }
                 Some((robot, m)) = js.next() => {
@@ -367,8 +518,29 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
                         }
                         publish(&stops, core.cycle_rest(t), Some(robot));
                         actuate(&outs, &core, t);
+                        publish_grants(&grants, &core);
                     }
                 }
+                Some(m) = clouds.next() => {
+                    if let Err(e) = core.on_cloud(&cloud_in(m), now()) {
+                        tracing::warn!("point cloud refused: {e}");
+                    }
+                }
+                Some((unit, m)) = poses.next() => core.on_platen_pose(unit, &pose_in(m)),
+                Some((unit, m)) = requests.next() => match m.map_err(|e| e.to_string()).and_then(|v| move_request_in(v).map_err(|e| e.to_string())) {
+                    Ok(rq) => core.on_move_request(unit, &rq),
+                    Err(e) => tracing::warn!("move request not decoded: {e}"),
+                },
+                Some((d, m)) = shown.next() => match m.map_err(|e| e.to_string()).and_then(display_in) {
+                    Ok(msg) => {
+                        for &robot in &display_robots[d].1 {
+                            if let Err(e) = core.on_display_trajectory(robot, &msg) {
+                                tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
+                            }
+                        }
+                    }
+                    Err(e) => tracing::warn!("display trajectory not decoded: {e}"),
+                },
                 Some((robot, m)) = tr.next() => {
                     if let Err(e) = core.on_trajectory(robot, &trajectory_in(m)) {
                         tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
@@ -396,12 +568,30 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
 struct Outputs {
     commands: Vec<Option<r2::Publisher<r2::trajectory_msgs::msg::JointTrajectory>>>,
     speed: Vec<Option<r2::Publisher<r2::std_msgs::msg::Float64>>>,
+    cancels: Vec<Option<r2::Client<r2::action_msgs::srv::CancelGoal::Service>>>,
 }
 
-/// Speed scalings, and the empty trajectory that makes a
-/// joint_trajectory_controller hold (cancelling FollowJointTrajectory goals
-/// is the `dds` transport's for now).
+/// Publishes the grants of the last cycle.
+fn publish_grants(grants: &[r2::PublisherUntyped], core: &super::node::GuardNode) {
+    for (unit, g) in core.grants() {
+        if let Err(e) = grants[*unit].publish(grant_out(g)) {
+            tracing::warn!("grant not published: {e}");
+        }
+    }
+}
+
+/// Speed scalings, the empty trajectory that makes a
+/// joint_trajectory_controller hold, and the cancel of every goal of its
+/// FollowJointTrajectory action (the answer is not waited for).
 fn actuate(outs: &Outputs, core: &super::node::GuardNode, now: f64) {
+    for (c, a) in outs.cancels.iter().zip(core.actuation()) {
+        if let Some(c) = c
+            && a.cancel
+            && let Err(e) = c.request(&cancel_all())
+        {
+            tracing::warn!("goal cancel not sent: {e}");
+        }
+    }
     for (p, s) in outs.speed.iter().zip(core.speed_scaling()) {
         if let Some(p) = p {
             let _ = p.publish(&r2::std_msgs::msg::Float64 { data: s.data });
@@ -519,6 +709,130 @@ mod tests {
         assert_eq!(r.scale.x, 0.1);
         assert_eq!((r.color.r, r.color.a), (1.0, 0.5));
         assert_eq!((r.points[0].x, r.points[0].z), (1.0, 3.0));
+    }
+
+    #[test]
+    fn clouds_and_platen_poses_come_in_whole() {
+        let c = r2::sensor_msgs::msg::PointCloud2 {
+            header: r2::std_msgs::msg::Header { stamp: stamp(), frame_id: "cell".into() },
+            height: 1,
+            width: 2,
+            fields: vec![r2::sensor_msgs::msg::PointField { name: "x".into(), offset: 0, datatype: 7, count: 1 }],
+            is_bigendian: false,
+            point_step: 4,
+            row_step: 8,
+            data: vec![1, 2, 3, 4, 5, 6, 7, 8],
+            is_dense: true,
+        };
+        let m = cloud_in(c);
+        assert_eq!(m.header.frame_id, "cell");
+        assert_eq!((m.height, m.width, m.point_step, m.row_step), (1, 2, 4, 8));
+        assert_eq!(
+            m.fields,
+            [msg::PointField { name: "x".into(), offset: 0, datatype: msg::PointField::FLOAT32, count: 1 }]
+        );
+        assert_eq!(m.data, [1, 2, 3, 4, 5, 6, 7, 8]);
+        assert!(m.is_dense && !m.is_bigendian);
+
+        let p = pose_in(r2::geometry_msgs::msg::PoseStamped {
+            header: r2::std_msgs::msg::Header { stamp: stamp(), frame_id: "surface".into() },
+            pose: r2::geometry_msgs::msg::Pose {
+                position: r2::geometry_msgs::msg::Point { x: 0.5, y: 0.25, z: 0.0 },
+                orientation: r2::geometry_msgs::msg::Quaternion { x: 0.0, y: 0.0, z: 0.6, w: 0.8 },
+            },
+        });
+        assert_eq!(p.header.stamp, msg::Time { sec: 12, nanosec: 500_000_000 });
+        assert_eq!((p.pose.position.x, p.pose.position.y), (0.5, 0.25));
+        assert_eq!((p.pose.orientation.z, p.pose.orientation.w), (0.6, 0.8));
+    }
+
+    #[test]
+    fn a_cancel_is_for_every_goal() {
+        let c = cancel_all();
+        assert_eq!(c.goal_info.goal_id.uuid, [0u8; 16]);
+        assert_eq!((c.goal_info.stamp.sec, c.goal_info.stamp.nanosec), (0, 0));
+    }
+
+    /// The field names of a `.msg` file of the interface package (constants
+    /// and comments left out).
+    fn msg_fields(name: &str) -> Vec<String> {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("interfaces/workcell_guard_msgs/msg").join(name);
+        std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or("").trim())
+            .filter(|l| !l.is_empty() && !l.contains('='))
+            .map(|l| l.split_whitespace().nth(1).expect("type and name").to_string())
+            .collect()
+    }
+
+    #[test]
+    fn move_requests_and_grants_carry_the_interface_packages_field_names() {
+        // As r2r's untyped API hands a message over: JSON, ROS field names.
+        let v = serde_json::json!({
+            "header": { "stamp": { "sec": 12, "nanosec": 500000000 }, "frame_id": "surface" },
+            "request_id": 7,
+            "target": { "x": 0.4, "y": 0.2, "theta": 1.5 },
+        });
+        let mut keys: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        let mut want = msg_fields("PlatenMoveRequest.msg");
+        want.sort();
+        assert_eq!(keys, want, "the test's request is the interface's");
+        let r = move_request_in(v).unwrap();
+        assert_eq!((r.request_id, r.target.x, r.target.theta), (7, 0.4, 1.5));
+        assert_eq!(r.header.frame_id, "surface");
+        assert!(move_request_in(serde_json::json!({ "request_id": "seven" })).is_err());
+
+        let g = msg::PlatenGrant {
+            request_id: 7,
+            result: msg::PlatenGrant::PARTIAL,
+            goal: msg::Pose2D { x: 0.3, y: 0.2, theta: 0.0 },
+            fraction: 0.5,
+            blocker: "mover_b".into(),
+            ..msg::PlatenGrant::default()
+        };
+        let j = grant_out(&g);
+        let mut keys: Vec<String> = j.as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        let mut want = msg_fields("PlatenGrant.msg");
+        want.sort();
+        assert_eq!(keys, want);
+        assert_eq!(j["result"], 1);
+        assert_eq!(j["goal"]["x"], 0.3);
+        assert_eq!(j["blocker"], "mover_b");
+    }
+
+    #[test]
+    fn moveits_display_trajectory_gives_each_trajectorys_joints() {
+        let point = |q: f64, s: i32| {
+            serde_json::json!({
+                "positions": [q, -q], "velocities": [], "accelerations": [], "effort": [],
+                "time_from_start": { "sec": s, "nanosec": 0 },
+            })
+        };
+        let v = serde_json::json!({
+            "model_id": "cell",
+            "trajectory": [
+                { "joint_trajectory": { "header": { "stamp": { "sec": 0, "nanosec": 0 }, "frame_id": "" },
+                    "joint_names": ["j1", "j2"], "points": [point(0.1, 1), point(0.2, 2)] },
+                  "multi_dof_joint_trajectory": { "header": { "stamp": { "sec": 0, "nanosec": 0 }, "frame_id": "" },
+                    "joint_names": [], "points": [] } },
+                { "joint_trajectory": { "header": { "stamp": { "sec": 0, "nanosec": 0 }, "frame_id": "" },
+                    "joint_names": ["j1", "j2"], "points": [point(0.3, 3)] } },
+            ],
+            "trajectory_start": { "joint_state": {}, "attached_collision_objects": [], "is_diff": false },
+        });
+        let d = display_in(v).unwrap();
+        assert_eq!(d.model_id, "cell");
+        assert_eq!(d.trajectory.len(), 2);
+        assert_eq!(d.trajectory[0].joint_trajectory.joint_names, ["j1", "j2"]);
+        assert_eq!(d.trajectory[0].joint_trajectory.points[1].positions, [0.2, -0.2]);
+        assert_eq!(d.trajectory[1].joint_trajectory.points[0].time_from_start, msg::Duration { sec: 3, nanosec: 0 });
+        let e = display_in(serde_json::json!({ "model_id": "cell", "trajectory": [{ "multi": 1 }] })).unwrap_err();
+        assert!(e.contains("trajectory[0]"), "{e}");
+        assert!(display_in(serde_json::json!({ "model_id": "cell" })).is_err());
     }
 
     #[test]
