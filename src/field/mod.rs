@@ -241,12 +241,7 @@ impl DistanceField {
         let fx = (p[0] - self.origin[0]) * self.inv_res;
         let fy = (p[1] - self.origin[1]) * self.inv_res;
         let fz = (p[2] - self.origin[2]) * self.inv_res;
-        // NaN fails every comparison and lands outside.
-        if fx >= 0.0 && fy >= 0.0 && fz >= 0.0 && fx < self.extent[0] && fy < self.extent[1] && fz < self.extent[2] {
-            Some([fx as usize, fy as usize, fz as usize])
-        } else {
-            None
-        }
+        if self.in_grid([fx, fy, fz], [fx, fy, fz]) { Some([fx as usize, fy as usize, fz as usize]) } else { None }
     }
 
     /// Conservative signed clearance of a sphere (centre in the cell frame,
@@ -259,15 +254,7 @@ impl DistanceField {
         let fx = (x - self.origin[0]) * self.inv_res;
         let fy = (y - self.origin[1]) * self.inv_res;
         let fz = (z - self.origin[2]) * self.inv_res;
-        // Non-short-circuit `&`: one well-predicted branch instead of six.
-        // NaN fails every comparison and lands outside.
-        let inside = (fx >= 0.0)
-            & (fy >= 0.0)
-            & (fz >= 0.0)
-            & (fx < self.extent[0])
-            & (fy < self.extent[1])
-            & (fz < self.extent[2]);
-        if inside {
+        if self.in_grid([fx, fy, fz], [fx, fy, fz]) {
             // SAFETY: each value is in [0, extent) with extent ≤ MAX_AXIS,
             // so it is finite and representable as u32 after truncation.
             let (ix, iy, iz) =
@@ -293,21 +280,39 @@ impl DistanceField {
     /// the outside policy's value) or for NaN.
     #[inline]
     pub fn clearance_bound(&self, x: f32, y: f32, z: f32, r: f32) -> f32 {
-        let lo =
-            [(x - r - self.origin[0]), (y - r - self.origin[1]), (z - r - self.origin[2])].map(|v| v * self.inv_res);
-        let hi =
-            [(x + r - self.origin[0]), (y + r - self.origin[1]), (z + r - self.origin[2])].map(|v| v * self.inv_res);
-        let inside = (lo[0] >= 0.0)
+        self.bound_and_anchor(x, y, z, r).0
+    }
+
+    /// [`DistanceField::clearance_bound`] and the [`DistanceField::anchor`]
+    /// at the ball's centre (`d = −∞` outside the grid), from the one
+    /// lookup both need.
+    #[inline]
+    pub fn bound_and_anchor(&self, x: f32, y: f32, z: f32, r: f32) -> (f32, [f32; 4]) {
+        const NONE: [f32; 4] = [0.0, 0.0, 0.0, f32::NEG_INFINITY];
+        let Some(a) = self.anchor(x, y, z) else { return (f32::NEG_INFINITY, NONE) };
+        let lo = [x - r, y - r, z - r];
+        let hi = [x + r, y + r, z + r];
+        let g = |p: [f32; 3]| std::array::from_fn(|k| (p[k] - self.origin[k]) * self.inv_res);
+        if !self.in_grid(g(lo), g(hi)) {
+            return (f32::NEG_INFINITY, a);
+        }
+        // The ball's centre's clearance, as `clearance` computes it, less
+        // the voxel offset; f32 rounding of the positions: 10 µm of slack.
+        let centre = a[3] * self.res - (self.offset_m + r);
+        (centre - self.offset_m - 1e-5, a)
+    }
+
+    /// Whether grid coordinates `lo..=hi` (in voxels from the origin) lie
+    /// inside the grid. Non-short-circuit `&`: one well-predicted branch
+    /// instead of six. NaN fails every comparison and lands outside.
+    #[inline(always)]
+    fn in_grid(&self, lo: [f32; 3], hi: [f32; 3]) -> bool {
+        (lo[0] >= 0.0)
             & (lo[1] >= 0.0)
             & (lo[2] >= 0.0)
             & (hi[0] < self.extent[0])
             & (hi[1] < self.extent[1])
-            & (hi[2] < self.extent[2]);
-        if !inside {
-            return f32::NEG_INFINITY;
-        }
-        // f32 rounding of the positions: 10 µm of slack.
-        self.clearance(x, y, z, r) - self.offset_m - 1e-5
+            & (hi[2] < self.extent[2])
     }
 
     /// The voxel holding a point, as `[x, y, z, d]`: the voxel's indices
@@ -357,12 +362,7 @@ impl DistanceField {
         let (lim, off) = (self.extent.map(|e| e - 1.0), self.offset_m + r);
         for l in 0..N {
             let f: [f32; 3] = std::array::from_fn(|a| (p[a][l] - self.origin[a]) * self.inv_res);
-            let inside = (f[0] >= 0.0)
-                & (f[1] >= 0.0)
-                & (f[2] >= 0.0)
-                & (f[0] < self.extent[0])
-                & (f[1] < self.extent[1])
-                & (f[2] < self.extent[2]);
+            let inside = self.in_grid(f, f);
             let mut d2 = 0.0;
             for a in 0..3 {
                 // Clamped (NaN goes to 0) so the truncation is defined;

@@ -1313,9 +1313,8 @@ impl Guard {
                         let h: [f32; 3] = std::array::from_fn(|c| 0.5 * (bx[3 + c][lane] - lo_c[c]));
                         let rad = (h[0] * h[0] + h[1] * h[1] + h[2] * h[2]).sqrt() + e;
                         let (cx, cy, cz) = (lo_c[0] + h[0], lo_c[1] + h[1], lo_c[2] + h[2]);
-                        let b = self.field.clearance_bound(cx, cy, cz, rad);
+                        let (b, an) = self.field.bound_and_anchor(cx, cy, cz, rad);
                         lo = if b.is_nan() { f32::NEG_INFINITY } else { lo.min(b) };
-                        let an = self.field.anchor(cx, cy, cz).unwrap_or([0.0, 0.0, 0.0, f32::NEG_INFINITY]);
                         for (row, v) in anchors[ki].iter_mut().zip(an) {
                             row[lane] = v;
                         }
