@@ -5,8 +5,10 @@
 //! speed limit (times a speed fraction), accelerating at most at its
 //! maximum deceleration. Every cycle its joint state goes to the guard; when
 //! the guard says stop, the arm keeps going for its reaction time, then
-//! brakes every joint at its maximum deceleration (what the forecast
-//! assumes of a real arm). Released, it picks a new target.
+//! brakes as its `stop_mode` says its controller does (what the forecast
+//! assumes of a real arm): every joint synchronised to stand still with the
+//! slowest, on the path, or each at its own maximum deceleration. Released,
+//! it picks a new target.
 //!
 //! After every cycle an oracle independent of the guard's forecasts poses
 //! the real configurations and counts sphere-level contacts: sphere against
@@ -319,10 +321,19 @@ impl Sim {
     fn advance(&self, states: &mut [ArmState], t: f64, arrived_out: &mut [bool]) {
         let dt = self.opts.dt_s;
         for (r, s) in states.iter_mut().enumerate() {
-            let decel = &self.cell.manipulators[r].max_decel;
+            let man = &self.cell.manipulators[r];
+            let decel = &man.max_decel;
             let braking = s.brake_at.is_some_and(|b| t >= b);
+            // Synchronised braking: each joint at the deceleration that
+            // brings it to rest when the slowest one gets there.
+            let sync_t = if braking && man.stop_mode == crate::forecast::StopMode::Synchronized {
+                s.v.iter().zip(decel).map(|(v, a)| v.abs() / a).fold(0.0, f64::max)
+            } else {
+                0.0
+            };
             let mut arrived = true;
             for (j, &a) in decel.iter().enumerate() {
+                let a = if sync_t > 0.0 { (s.v[j].abs() / sync_t).min(a) } else { a };
                 let v_des = if braking {
                     0.0
                 } else {

@@ -114,6 +114,60 @@ fn a_blocked_move_is_granted_up_to_the_farthest_safe_point() {
 }
 
 #[test]
+fn the_blocker_named_is_what_stops_the_move_first_not_the_first_taken_cell_in_row_order() {
+    // `ell` moves left along y = 0.12; `slim` stands in its way at x = 0.30;
+    // a fixed block lies farther along and lower on the surface (its cells
+    // come first in row-major order).
+    let p = platen(
+        [0.8, 0.4],
+        0.002,
+        vec![
+            unit("ell", l_shape(0.1, 0.1), [0.60, 0.12, 0.0], None),
+            unit("slim", rect(0.02, 0.1), [0.30, 0.15, 0.0], None),
+        ],
+        vec![obstacle("block", 0.04, 0.02, 0.10, 0.08)],
+    );
+    let mut a = BitAllocator::new(&p).unwrap();
+    report_all(&mut a, 0.0);
+    let ans = a.request(0.0, 0, 1, [0.12, 0.12, 0.0]);
+    let Answer::Partial { goal, blocker, .. } = ans else { panic!("{ans:?}") };
+    assert_eq!(a.blocker_name(blocker), "slim", "{ans:?}");
+    // Its left edge (x − 0.05) stops just before slim's right one (0.31).
+    let edge = goal[0] - 0.05;
+    assert!(edge > 0.31 && edge < 0.31 + 0.005, "stops at {edge}");
+    a.assert_invariants();
+    // Right next to slim: denied, naming slim.
+    let p = platen(
+        [0.8, 0.4],
+        0.002,
+        vec![
+            unit("ell", l_shape(0.1, 0.1), [0.363, 0.12, 0.0], None),
+            unit("slim", rect(0.02, 0.1), [0.30, 0.15, 0.0], None),
+        ],
+        vec![obstacle("block", 0.04, 0.02, 0.10, 0.08)],
+    );
+    let mut a = BitAllocator::new(&p).unwrap();
+    report_all(&mut a, 0.0);
+    let ans = a.request(0.0, 0, 1, [0.12, 0.12, 0.0]);
+    let Answer::Denied { blocker, .. } = ans else { panic!("{ans:?}") };
+    assert_eq!(a.blocker_name(blocker), "slim", "{ans:?}");
+    // With slim gone from the way, the block is what stops it.
+    let p = platen(
+        [0.8, 0.4],
+        0.002,
+        vec![
+            unit("ell", l_shape(0.1, 0.1), [0.60, 0.12, 0.0], None),
+            unit("slim", rect(0.02, 0.1), [0.30, 0.33, 0.0], None),
+        ],
+        vec![obstacle("block", 0.04, 0.02, 0.10, 0.08)],
+    );
+    let mut a = BitAllocator::new(&p).unwrap();
+    report_all(&mut a, 0.0);
+    let Answer::Partial { blocker, .. } = a.request(0.0, 0, 1, [0.0, 0.12, 0.0]) else { panic!() };
+    assert_eq!(a.blocker_name(blocker), "block");
+}
+
+#[test]
 fn a_move_with_no_room_is_denied_with_a_retry_after_and_the_blocker_named() {
     let mut p = platen(
         [0.6, 0.4],

@@ -220,6 +220,18 @@ fn markers_and_diagnostics_describe_the_cell() {
         m.markers.iter().any(|m| m.ns == "arm_left/spheres") && m.markers.iter().any(|m| m.ns == "arm_right/spheres")
     );
     assert!(m.markers.iter().all(|m| m.header.frame_id == "world"));
+    // One marker per sphere of the model: the padding copies the posing
+    // loop works on are not drawn.
+    let m = m.clone();
+    for man in &n.cell().manipulators {
+        let spheres: usize = man.spheres.links.iter().map(|l| l.fine.len()).sum();
+        let ns = format!("{}/spheres", man.name);
+        let mine: Vec<&Marker> = m.markers.iter().filter(|m| m.ns == ns).collect();
+        assert_eq!(mine.len(), spheres, "{ns}: markers vs spheres");
+        let mut ids: Vec<i32> = mine.iter().map(|m| m.id).collect();
+        ids.dedup();
+        assert_eq!(ids.len(), spheres, "{ns}: ids are unique");
+    }
     let c = n.cell_markers(Time::default());
     assert_eq!(c.markers[0].kind, Marker::CUBE_LIST);
     assert!(c.markers[0].points.len() > 1000);
@@ -547,4 +559,137 @@ fn moveit_display_trajectories_give_each_robot_its_columns() {
     assert!(!n.on_display_trajectory(1, &left).unwrap());
     assert_eq!(n.trajectory(1).unwrap().points, 4, "unchanged");
     assert!(n.fault(1).is_none());
+}
+
+/// Feeds arm_left at rest and arm_right `msg` every 5 ms for `seconds`,
+/// cycling every 2 ms; every arm_right diagnostic message of that time.
+fn feed_right(n: &mut GuardNode, t: &mut f64, seconds: f64, msg: &dyn Fn(f64) -> JointState) -> Vec<(u8, String)> {
+    let mut seen = Vec::new();
+    let end = *t + seconds;
+    let mut next_js = *t;
+    while *t < end {
+        *t += 0.002;
+        if *t >= next_js {
+            next_js += 0.005;
+            n.on_joint_state(0, &state(&LEFT, &q_left(), *t), *t).unwrap();
+            let _ = n.on_joint_state(1, &msg(*t), *t);
+        }
+        n.cycle(*t);
+        let s = status(n.diagnostics(Time::default()), "workcell_guard: arm_right");
+        seen.push((s.level, s.message.clone()));
+    }
+    seen
+}
+
+#[test]
+fn empty_joint_states_are_refused_in_any_sequence_and_never_crash_the_node() {
+    type Msg = fn(f64) -> JointState;
+    let empty: Msg = |t| state(&[], &[], t);
+    let good = |t: f64| state(&RIGHT, &q_right(), t);
+    let dup: Msg = |t| state(&["j1", "j1", "j3", "j4", "j5", "j6", "j7", "finger_a_joint"], &q_right(), t);
+    // An empty message first.
+    let mut n = node();
+    let mut t = 1.0;
+    let e = n.on_joint_state(1, &empty(t), t).unwrap_err();
+    assert!(e.to_string().contains("`j1` of the robot is missing"), "{e}");
+    assert!(n.cycle(t)[1].data);
+    // Good ones, then two empty ones; a duplicate then an empty one; a
+    // refused one then an empty one: each refused, the other arm unaffected.
+    for seq in [vec![empty, empty], vec![dup, empty], vec![empty, dup, empty]] {
+        feed_right(&mut n, &mut t, 2.0, &good);
+        assert!(n.stops().iter().all(|s| !s.data), "clear before: {:?}", n.stops());
+        for m in &seq {
+            t += 0.005;
+            assert!(n.on_joint_state(1, &m(t), t).is_err());
+            let stops = n.cycle(t).to_vec();
+            assert!(stops[1].data && !stops[0].data, "{stops:?}");
+        }
+    }
+    feed_right(&mut n, &mut t, 2.0, &good);
+    assert!(n.stops().iter().all(|s| !s.data), "clear after: {:?}", n.stops());
+}
+
+#[test]
+fn every_diagnostic_names_the_refusal_while_it_lasts_even_past_the_watchdog() {
+    let mut n = node();
+    let mut t = 1.0;
+    let good = |t: f64| state(&RIGHT, &q_right(), t);
+    type Bad = Box<dyn Fn(f64) -> JointState>;
+    let cases: Vec<(&str, Bad)> = vec![
+        (
+            "is NaN",
+            Box::new(|t| {
+                let mut q = q_right();
+                q[0] = f64::NAN;
+                state(&RIGHT, &q, t)
+            }),
+        ),
+        ("in the future", Box::new(|t| state(&RIGHT, &q_right(), t + 30.0))),
+        ("goes backwards", Box::new(|t| state(&RIGHT, &q_right(), t - 5.0))),
+        ("no joint `bogus`", Box::new(|t| state(&["j1", "j2", "j3", "j4", "j5", "j6", "j7", "bogus"], &q_right(), t))),
+        ("7 positions", Box::new(|t| state(&RIGHT, &q_right()[..7], t))),
+        (
+            "appears twice",
+            Box::new(|t| state(&["j1", "j1", "j3", "j4", "j5", "j6", "j7", "finger_a_joint"], &q_right(), t)),
+        ),
+    ];
+    for (needle, bad) in &cases {
+        feed_right(&mut n, &mut t, 2.0, &good);
+        assert!(!n.stops()[1].data, "{needle}: clear before");
+        // Refused states for a second (past the 50 ms watchdog, since none
+        // is taken): every diagnostic of that second names the problem.
+        let seen = feed_right(&mut n, &mut t, 1.0, bad);
+        let named = seen.iter().filter(|(l, m)| *l == DiagnosticStatus::ERROR && m.contains(needle)).count();
+        assert_eq!(named, seen.len(), "{needle}: {:?}", seen.iter().find(|(_, m)| !m.contains(needle)));
+        assert!(n.stops()[1].data);
+    }
+}
+
+#[test]
+fn stops_go_out_when_they_change_and_as_a_heartbeat_otherwise() {
+    let mut n = node();
+    n.set_param("stop_heartbeat_s", &serde_json::json!(0.5)).unwrap();
+    let mut t = 1.0;
+    // Cycles every 2 ms for 3 s: the start-up stop, its release, heartbeats.
+    let mut sent = Vec::new();
+    let end = t + 3.0;
+    let mut next_js = t;
+    while t < end {
+        t += 0.002;
+        if t >= next_js {
+            next_js += 0.005;
+            n.on_joint_state(0, &state(&LEFT, &q_left(), t), t).unwrap();
+            n.on_joint_state(1, &state(&RIGHT, &q_right(), t), t).unwrap();
+        }
+        n.cycle(t);
+        if n.stop_due(1) {
+            sent.push((t, n.stops()[1].data));
+        }
+    }
+    assert!(sent[0].1, "the first cycle sends the start-up stop");
+    let changes = sent.windows(2).filter(|w| w[0].1 != w[1].1).count();
+    assert_eq!(changes, 1, "released once: {sent:?}");
+    assert!(sent.len() <= 2 + (3.0 / 0.5) as usize + 1, "{} samples in 3 s: {sent:?}", sent.len());
+    for w in sent.windows(2) {
+        assert!(w[1].0 - w[0].0 <= 0.5 + 0.0021, "a gap of {} s without a stop", w[1].0 - w[0].0);
+    }
+    // A change goes out in the cycle it happens.
+    n.on_joint_state(1, &state(&RIGHT, &q_right()[..3], t), t).unwrap_err();
+    n.cycle(t + 0.001);
+    assert!(n.stop_due(1) && n.stops()[1].data);
+    // 0: every cycle.
+    n.set_param("stop_heartbeat_s", &serde_json::json!(0.0)).unwrap();
+    n.cycle(t + 0.002);
+    assert!(n.stop_due(0) && n.stop_due(1));
+}
+
+#[test]
+fn a_joint_state_with_the_injected_frame_id_panics_and_others_do_not() {
+    let mut n = node();
+    n.inject_panic_on_frame_id(Some("inject-panic".into()));
+    n.on_joint_state(1, &state(&RIGHT, &q_right(), 1.0), 1.0).unwrap();
+    let mut m = state(&RIGHT, &q_right(), 1.005);
+    m.header.frame_id = "inject-panic".into();
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| n.on_joint_state(1, &m, 1.005)));
+    assert!(r.is_err());
 }

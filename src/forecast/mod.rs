@@ -129,12 +129,27 @@ pub struct WarmingUp {
     pub need: usize,
 }
 
+/// Most samples a fitted estimate uses (the newest ones within its window).
+pub const FIT_CAP: usize = 128;
+
+/// Fewest samples a fitted estimate uses, whatever its window (at low
+/// rates the window stretches to hold them).
+pub const FIT_MIN: usize = 12;
+
 /// Ring buffer of one robot's joint states with the derivative estimates.
 #[derive(Clone, Debug)]
 pub struct Estimator {
     dof: usize,
     window: usize,
     trust_velocity: bool,
+    /// With a positive window, velocity and acceleration come from a
+    /// least-squares quadratic fit over the samples of the last
+    /// `fit_window_s` seconds, evaluated at the newest stamp; with 0, from
+    /// the method text's five-point differences.
+    fit_window_s: f64,
+    /// Per joint, the largest acceleration estimate reported (the joint's
+    /// physical limit).
+    accel_limit: Vec<f64>,
     cap: usize,
     count: usize,
     stamps: Vec<f64>,
@@ -178,6 +193,8 @@ impl Estimator {
             dof,
             window,
             trust_velocity,
+            fit_window_s: 0.0,
+            accel_limit: vec![f64::INFINITY; dof],
             cap,
             count: 0,
             stamps: vec![0.0; cap],
@@ -186,6 +203,42 @@ impl Estimator {
             acc: vec![0.0; cap * dof],
             out_v: vec![0.0; dof],
             out_a: vec![0.0; dof],
+        }
+    }
+
+    /// Estimates from a least-squares quadratic fit over the samples of the
+    /// last `window_s` seconds (at least [`FIT_MIN`], at most [`FIT_CAP`]),
+    /// evaluated at the newest stamp, instead of five-point differences.
+    ///
+    /// Five-point differences are exact for polynomials when the stamps are
+    /// right, and amplify any error in them: a position taken up to 1 ms
+    /// before its stamp, at 1 kHz, can read as ten times the true speed. A
+    /// fit over tens of milliseconds averages that error out (its noise
+    /// falls as the window and the number of samples grow), and, evaluated
+    /// at the newest stamp rather than at the window's middle, it has no
+    /// lag for motion of constant acceleration: the running average's delay
+    /// is accounted for by construction. Forgets every sample. `window_s`
+    /// of 0 goes back to five-point differences.
+    pub fn with_fit_window(mut self, window_s: f64) -> Estimator {
+        let window_s = if window_s.is_finite() { window_s.max(0.0) } else { 0.0 };
+        self.fit_window_s = window_s;
+        self.cap = if window_s > 0.0 { FIT_CAP } else { STENCIL + self.window };
+        self.count = 0;
+        self.stamps = vec![0.0; self.cap];
+        self.pos = vec![0.0; self.cap * self.dof];
+        self.vel = vec![0.0; self.cap * self.dof];
+        self.acc = vec![0.0; self.cap * self.dof];
+        self
+    }
+
+    /// Bounds the acceleration estimates (rad/s² or m/s² per joint): a
+    /// joint cannot speed up faster than its drive allows, so a larger
+    /// estimate is noise (a jittered stamp, a sample dropped) and is
+    /// reported at the limit. Extra entries are ignored; missing ones stay
+    /// unbounded.
+    pub fn set_accel_limits(&mut self, limits: &[f64]) {
+        for (l, &x) in self.accel_limit.iter_mut().zip(limits) {
+            *l = if x > 0.0 { x } else { f64::INFINITY };
         }
     }
 
@@ -214,6 +267,10 @@ impl Estimator {
 
     /// Samples needed before [`motion`](Self::motion) answers.
     pub fn needed(&self) -> usize {
+        if self.fit_window_s > 0.0 {
+            // At least this many, and a whole window of them (`motion`).
+            return FIT_MIN;
+        }
         // Velocities at `window` samples, each from STENCIL positions (or
         // reported); accelerations from STENCIL velocities, `window` of them.
         let first_v = if self.trust_velocity { 0 } else { STENCIL - 1 };
@@ -264,6 +321,12 @@ impl Estimator {
         self.stamps[s] = stamp_s;
         self.pos[s * d..(s + 1) * d].copy_from_slice(q);
         self.count += 1;
+        if self.fit_window_s > 0.0 {
+            if let Some(rv) = reported {
+                self.vel[s * d..(s + 1) * d].copy_from_slice(rv);
+            }
+            return Ok(());
+        }
 
         let weights =
             |me: &Self| -> [f64; STENCIL] { backward_weights(&std::array::from_fn(|k| me.stamps[me.slot(i - k)])) };
@@ -302,6 +365,32 @@ impl Estimator {
         if self.count < need {
             return Err(WarmingUp { have: self.count, need });
         }
+        if self.fit_window_s > 0.0 && self.count < self.cap {
+            // A fit needs its whole window: over a shorter span it is as
+            // noisy as the differences it replaces.
+            let first = self.stamps[self.slot(0)];
+            let span = self.stamps[self.slot(self.count - 1)] - first;
+            if span < self.fit_window_s {
+                let per = span / (self.count - 1) as f64;
+                let need = (self.fit_window_s / per).ceil() as usize + 1;
+                return Err(WarmingUp { have: self.count, need: need.clamp(self.count + 1, self.cap) });
+            }
+        }
+        if self.fit_window_s > 0.0 {
+            self.fit();
+        } else {
+            self.differences();
+        }
+        for (a, &l) in self.out_a.iter_mut().zip(&self.accel_limit) {
+            *a = a.clamp(-l, l);
+        }
+        let d = self.dof;
+        let s = self.slot(self.count - 1);
+        Ok(Motion { stamp_s: self.stamps[s], q: &self.pos[s * d..(s + 1) * d], v: &self.out_v, a: &self.out_a })
+    }
+
+    /// The running average of the five-point estimates into `out_v`, `out_a`.
+    fn differences(&mut self) {
         let d = self.dof;
         let newest = self.count - 1;
         let inv = 1.0 / self.window as f64;
@@ -315,8 +404,85 @@ impl Estimator {
             self.out_v[j] = sv * inv;
             self.out_a[j] = sa * inv;
         }
-        let s = self.slot(newest);
-        Ok(Motion { stamp_s: self.stamps[s], q: &self.pos[s * d..(s + 1) * d], v: &self.out_v, a: &self.out_a })
+    }
+
+    /// The least-squares fit over the window into `out_v`, `out_a`:
+    /// `q(τ) ≈ c0 + c1·τ + c2·τ²` with τ the time from the newest stamp,
+    /// so `v = c1`, `a = 2·c2`; with reported velocities, `v` is the newest
+    /// reported and `a` the slope of a line through the reported ones.
+    /// Differences from the newest sample keep a joint holding still at
+    /// exactly zero. No allocation.
+    fn fit(&mut self) {
+        let d = self.dof;
+        let newest = self.count - 1;
+        let s0 = self.slot(newest);
+        let t0 = self.stamps[s0];
+        let avail = self.count.min(self.cap);
+        let mut n = 0;
+        while n < avail && (n < FIT_MIN || t0 - self.stamps[self.slot(newest - n)] <= self.fit_window_s) {
+            n += 1;
+        }
+        // τ scaled to about −1..0 for conditioning.
+        let scale = (t0 - self.stamps[self.slot(newest + 1 - n)]).max(MIN_STAMP_STEP_S);
+        let mut m = [0.0f64; 5]; // Σ u^p
+        for k in 0..n {
+            let u = (self.stamps[self.slot(newest - k)] - t0) / scale;
+            let mut p = 1.0;
+            for x in &mut m {
+                *x += p;
+                p *= u;
+            }
+        }
+        if self.trust_velocity {
+            // v(u) ≈ b0 + b1·u through the reported velocities.
+            let det = m[0] * m[2] - m[1] * m[1];
+            for j in 0..d {
+                let v0 = self.vel[s0 * d + j];
+                let (mut r0, mut r1) = (0.0, 0.0);
+                for k in 0..n {
+                    let sk = self.slot(newest - k);
+                    let u = (self.stamps[sk] - t0) / scale;
+                    let dv = self.vel[sk * d + j] - v0;
+                    r0 += dv;
+                    r1 += dv * u;
+                }
+                self.out_v[j] = v0;
+                self.out_a[j] = if det > 0.0 { (m[0] * r1 - m[1] * r0) / det / scale } else { 0.0 };
+            }
+            return;
+        }
+        // Normal equations [[m0 m1 m2] [m1 m2 m3] [m2 m3 m4]] c = r, by the
+        // adjugate: only c1 and c2 are wanted.
+        let (a, b, c, e, f, i) = (m[0], m[1], m[2], m[3], m[4], m[2]);
+        // Symmetric: [[a b c] [b i e] [c e f]].
+        let c00 = i * f - e * e;
+        let c01 = c * e - b * f;
+        let c02 = b * e - c * i;
+        let c11 = a * f - c * c;
+        let c12 = b * c - a * e;
+        let c22 = a * i - b * b;
+        let det = a * c00 + b * c01 + c * c02;
+        for j in 0..d {
+            let q0 = self.pos[s0 * d + j];
+            let (mut r0, mut r1, mut r2) = (0.0, 0.0, 0.0);
+            for k in 1..n {
+                let sk = self.slot(newest - k);
+                let u = (self.stamps[sk] - t0) / scale;
+                let dq = self.pos[sk * d + j] - q0;
+                r0 += dq;
+                r1 += dq * u;
+                r2 += dq * u * u;
+            }
+            if det > 0.0 {
+                let c1 = (c01 * r0 + c11 * r1 + c12 * r2) / det;
+                let c2 = (c02 * r0 + c12 * r1 + c22 * r2) / det;
+                self.out_v[j] = c1 / scale;
+                self.out_a[j] = 2.0 * c2 / (scale * scale);
+            } else {
+                self.out_v[j] = 0.0;
+                self.out_a[j] = 0.0;
+            }
+        }
     }
 }
 
@@ -445,6 +611,41 @@ pub fn plan(
     StopPlan { react_s, horizon_s: horizon, intervals, travel_m: travel, inflation_m: inflation }
 }
 
+/// How a robot's controller brakes when told to stop.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum StopMode {
+    /// On the path: every joint decelerates so that all stand still
+    /// together, when the slowest can (joint_trajectory_controller's hold,
+    /// category 1 and 2 stops). A joint that could stop sooner travels
+    /// `v·T/2`, farther than at its own maximum. The default.
+    #[default]
+    Synchronized,
+    /// Each joint brakes at its own maximum deceleration (off the path).
+    Independent,
+}
+
+/// The deceleration each joint brakes at after the reaction phase `react_s`
+/// under `mode`, into `out`: its maximum `decel` when braking on its own;
+/// synchronised, `|v_r| / T` with `T` the longest of the joints' braking
+/// times `|v_r| / decel`, so that all stop together (a joint at rest keeps
+/// its maximum). With these, [`joint_at`] follows either way of stopping.
+pub fn braking_decel(mode: StopMode, v: &[f64], a: &[f64], decel: &[f64], react_s: f64, out: &mut [f64]) {
+    out.copy_from_slice(decel);
+    if mode == StopMode::Independent {
+        return;
+    }
+    let vr = |j: usize| (v[j] + reaction_accel(v[j], a[j]) * react_s).abs();
+    let t = (0..out.len()).map(|j| vr(j) / decel[j]).fold(0.0, f64::max);
+    if t > 0.0 {
+        for (j, o) in out.iter_mut().enumerate() {
+            let d = vr(j) / t;
+            if d > 0.0 {
+                *o = d.min(decel[j]);
+            }
+        }
+    }
+}
+
 /// The acceleration assumed during the reaction phase: the estimate where
 /// it speeds the joint up, zero where it would slow it down. A controller
 /// may end a deceleration at any moment (a new goal, a blend), so a
@@ -468,7 +669,8 @@ pub fn joint_at(q0: f64, v: f64, a: f64, decel: f64, react_s: f64, t: f64) -> f6
     qr + vr * tau - 0.5 * vr.signum() * decel * tau * tau
 }
 
-/// Writes the configuration `t` seconds along the stopping path into `out`.
+/// Writes the configuration `t` seconds along the stopping path into `out`
+/// (`decel` per joint as [`braking_decel`] gives it).
 pub fn config_at(m: &Motion<'_>, decel: &[f64], react_s: f64, t: f64, out: &mut [f64]) {
     for j in 0..out.len() {
         out[j] = joint_at(m.q[j], m.v[j], m.a[j], decel[j], react_s, t);

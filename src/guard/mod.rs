@@ -89,6 +89,17 @@ pub enum Reason {
         /// Samples needed.
         need: u16,
     },
+    /// The joint states say a joint moves faster than its limit allows (a
+    /// jump in the positions, a wrong stamp): nothing it says can be
+    /// forecast from.
+    ImplausibleMotion {
+        /// Joint index (the robot's joint order).
+        joint: u16,
+        /// Its estimated speed, rad/s or m/s.
+        speed: f32,
+        /// Its URDF velocity limit, rad/s or m/s.
+        limit: f32,
+    },
     /// Another robot's whereabouts are unknown (it never reported).
     OtherRobotUnknown {
         /// That manipulator.
@@ -125,6 +136,21 @@ pub struct Stop {
     /// Time from the newest joint state to the first sample within the
     /// margin, s.
     pub time_to_contact_s: Option<f32>,
+}
+
+/// The least clearance a robot's last check found to each kind of body, m
+/// (+∞ where nothing came within the checks' reach: the release margin
+/// plus the stopping path's inflation). Never below the truth, and exact
+/// for the least of the three (the checks skip what cannot beat the least
+/// found so far, so a larger one may read larger than it is).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Clearances {
+    /// To the cell (the distance field).
+    pub cell_m: f32,
+    /// Between its own links.
+    pub own_links_m: f32,
+    /// To other robots.
+    pub other_robots_m: f32,
 }
 
 /// The decision for one manipulator.
@@ -331,7 +357,42 @@ struct Track {
     conflict_clearance: f32,
     conflict_pair: Option<(Body, Body)>,
     conflict_reason: Reason,
+    /// The least clearance of each class: the cell, its own links, other
+    /// robots ([`class_of`]).
+    class_best: [f32; 3],
+    /// The pair that has it.
+    class_pair: [Option<(Body, Body)>; 3],
 }
+
+/// What a proximity reason is measured against: 0 the cell, 1 the robot's
+/// own links, 2 other robots.
+fn class_of(r: Reason) -> usize {
+    match r {
+        Reason::Cell => 0,
+        Reason::SelfCollision => 1,
+        _ => 2,
+    }
+}
+
+/// What started a robot's current stop, for the release decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StopCause {
+    /// Missing, stale, refused or too few joint states (its own or another
+    /// robot's): nothing came close.
+    Data,
+    /// A forecast conflict of this pair, of this class ([`class_of`]).
+    Proximity(usize, (Body, Body)),
+}
+
+/// A class's clearance counts as getting smaller when it falls by more
+/// than this between cycles, m (joint-state noise of a robot holding still
+/// moves its spheres by far less).
+const APPROACH_EPS_M: f32 = 1e-4;
+
+/// A joint estimated faster than this many times its URDF velocity limit
+/// stops its robot as [`Reason::ImplausibleMotion`] (controllers keep
+/// within the limit; estimates overshoot it a little on real timing).
+pub const IMPLAUSIBLE_SPEED_FACTOR: f64 = 1.5;
 
 impl Track {
     const NONE: Track = Track {
@@ -341,6 +402,8 @@ impl Track {
         conflict_clearance: f32::INFINITY,
         conflict_pair: None,
         conflict_reason: Reason::Cell,
+        class_best: [f32::INFINITY; 3],
+        class_pair: [None; 3],
     };
 }
 
@@ -402,6 +465,12 @@ struct Arm {
     poser: SpherePoser,
     est: Estimator,
     decel: Vec<f64>,
+    /// This cycle's braking deceleration per joint ([`forecast::braking_decel`]).
+    brake: Vec<f64>,
+    stop_mode: forecast::StopMode,
+    /// Per joint, the speed beyond which an estimate is implausible
+    /// ([`IMPLAUSIBLE_SPEED_FACTOR`] times its URDF limit; ∞ without one).
+    speed_limit: Vec<f64>,
     lever: Vec<f64>,
     /// Per link, this cycle's inflation, m.
     link_e: Vec<f64>,
@@ -460,6 +529,10 @@ struct Arm {
     // Hysteresis.
     stopped: bool,
     clear_since: Option<f64>,
+    /// What started the current stop.
+    cause: StopCause,
+    /// Each class's least clearance in the previous cycle.
+    prev_class_best: [f32; 3],
 }
 
 /// The manipulator guard of one cell.
@@ -611,8 +684,26 @@ impl Guard {
             r_max = r_max.max(posed.r.iter().copied().fold(0.0, f32::max));
             max_items = max_items.max(slots * max_cfg);
             arms.push(Arm {
-                est: Estimator::new(m.robot.dof(), settings.velocity_filter_window, m.trust_reported_velocity),
+                est: {
+                    let mut e =
+                        Estimator::new(m.robot.dof(), settings.velocity_filter_window, m.trust_reported_velocity)
+                            .with_fit_window(settings.velocity_fit_window_s);
+                    e.set_accel_limits(&m.max_accel);
+                    e
+                },
                 decel: m.max_decel.clone(),
+                brake: m.max_decel.clone(),
+                stop_mode: m.stop_mode,
+                speed_limit: (0..m.robot.dof())
+                    .map(|d| {
+                        m.robot
+                            .dof_joint(d)
+                            .limits
+                            .map(|l| l.velocity)
+                            .filter(|&v| v.is_finite() && v > 0.0)
+                            .map_or(f64::INFINITY, |v| v * IMPLAUSIBLE_SPEED_FACTOR)
+                    })
+                    .collect(),
                 lever: forecast::link_levers(&m.robot, &m.spheres),
                 link_e: vec![0.0; m.robot.links.len()],
                 rin: vec![0.0; slots],
@@ -647,6 +738,8 @@ impl Guard {
                 track: Track::NONE,
                 stopped: true,
                 clear_since: None,
+                cause: StopCause::Data,
+                prev_class_best: [f32::INFINITY; 3],
             });
         }
         let n = matrix.total_links();
@@ -739,6 +832,7 @@ impl Guard {
             a.est.reset();
             a.stopped = true;
             a.clear_since = None;
+            a.cause = StopCause::Data;
         }
     }
 
@@ -816,6 +910,14 @@ impl Guard {
     /// Inputs naming a manipulator that does not exist, since start.
     pub fn unknown_inputs(&self) -> usize {
         self.unknown_inputs
+    }
+
+    /// The least clearances robot `robot`'s last check found, by kind.
+    pub fn clearances(&self, robot: usize) -> Option<Clearances> {
+        self.arms.get(robot).map(|a| {
+            let c = a.track.class_best;
+            Clearances { cell_m: c[0], own_links_m: c[1], other_robots_m: c[2] }
+        })
     }
 
     /// The latest decisions, one per manipulator.
@@ -1047,9 +1149,9 @@ impl Guard {
         a.inflate = 0.0;
         a.present = a.est.count() > 0;
         let dof = a.decel.len();
-        // A state refused since the last cycle names the stop; then
-        // silence (the watchdog); then the refusal still standing (no state
-        // accepted since).
+        // A state refused since the last cycle names the stop; then the
+        // refusal still standing (no state accepted since); then silence
+        // (the watchdog).
         if let Some(e) = a.rejected_since.take() {
             a.problem = Some((Reason::BadJointState(e), StopKind::Immediate));
         }
@@ -1058,14 +1160,27 @@ impl Guard {
             a.problem.get_or_insert((r, StopKind::Immediate));
             return;
         };
+        // A refusal still standing (no state accepted since) outranks
+        // staleness: the last thing the robot sent was refused, and that is
+        // what its diagnostics must name for as long as it lasts.
+        if let (None, Some(e)) = (a.problem, a.rejected) {
+            a.problem = Some((Reason::BadJointState(e), StopKind::Immediate));
+        }
         let age = now_s - last;
         if age > settings.watchdog_s && a.problem.is_none() {
             a.problem = Some((Reason::StaleJointState { age_s: age as f32 }, StopKind::Immediate));
         }
-        if let (None, Some(e)) = (a.problem, a.rejected) {
-            a.problem = Some((Reason::BadJointState(e), StopKind::Immediate));
+        let motion = a.est.motion();
+        if let (None, Ok(mo)) = (a.problem, &motion)
+            && let Some((j, (&v, &lim))) = mo.v.iter().zip(&a.speed_limit).enumerate().find(|(_, (v, l))| v.abs() > **l)
+        {
+            let limit = (lim / IMPLAUSIBLE_SPEED_FACTOR) as f32;
+            a.problem = Some((
+                Reason::ImplausibleMotion { joint: j as u16, speed: v.abs() as f32, limit },
+                StopKind::Immediate,
+            ));
         }
-        match a.est.motion() {
+        match motion {
             Ok(mo) if a.problem.is_none() => {
                 let react = a.reaction_s + age.max(0.0);
                 a.plan = forecast::plan(
@@ -1088,8 +1203,9 @@ impl Guard {
                         as f32;
                 }
                 a.n_cfg = a.plan.intervals + 1;
+                forecast::braking_decel(a.stop_mode, mo.v, mo.a, &a.decel, react, &mut a.brake);
                 for k in 0..a.n_cfg {
-                    forecast::config_at(&mo, &a.decel, react, a.plan.time(k), &mut a.qbuf[k * dof..(k + 1) * dof]);
+                    forecast::config_at(&mo, &a.brake, react, a.plan.time(k), &mut a.qbuf[k * dof..(k + 1) * dof]);
                 }
                 a.inflate = a.plan.inflation_m as f32;
             }
@@ -1162,6 +1278,11 @@ impl Guard {
         if clearance < a.best || clearance.is_nan() {
             a.best = clearance;
             a.best_pair = Some(pair);
+        }
+        let c = class_of(reason);
+        if clearance < a.class_best[c] || clearance.is_nan() {
+            a.class_best[c] = clearance;
+            a.class_pair[c] = Some(pair);
         }
         if !matches!(clearance.partial_cmp(&m), Some(std::cmp::Ordering::Greater))
             && (k < a.conflict_k || (k == a.conflict_k && clearance < a.conflict_clearance))
@@ -1610,24 +1731,44 @@ impl Guard {
                 time_to_contact_s: conflict.then(|| a.plan.time(a.track.conflict_k) as f32),
             })
         };
+        let prev = std::mem::replace(&mut a.prev_class_best, a.track.class_best);
         if let Some((reason, kind)) = a.problem {
             a.stopped = true;
             a.clear_since = None;
+            a.cause = StopCause::Data;
             return stop(kind, reason, a);
         }
         if let Some(other) = unknown.filter(|&o| o as usize != ri) {
             a.stopped = true;
             a.clear_since = None;
+            a.cause = StopCause::Data;
             return stop(StopKind::Immediate, Reason::OtherRobotUnknown { other }, a);
         }
         if a.track.conflict_k != usize::MAX {
             a.stopped = true;
             a.clear_since = None;
+            a.cause = match a.track.conflict_pair {
+                Some(pair) => StopCause::Proximity(class_of(a.track.conflict_reason), pair),
+                None => StopCause::Data,
+            };
             let kind = if a.track.conflict_k == 0 { StopKind::Immediate } else { StopKind::OnPath };
             return stop(kind, a.track.conflict_reason, a);
         }
         if a.stopped {
-            if a.track.best >= release {
+            // Nothing is within the margin now. Released once, for the hold
+            // time, the pair that caused the stop is no longer the closest
+            // of its kind within the release margin, and nothing within that
+            // margin is getting closer: a robot holding still in a legal
+            // pose (two of its own links between the two margins, say)
+            // starts, while the hysteresis still keeps a proximity stop from
+            // chattering.
+            let held = (0..3).any(|c| {
+                let now = a.track.class_best[c];
+                let cause =
+                    matches!(a.cause, StopCause::Proximity(k, pair) if k == c && a.track.class_pair[c] == Some(pair));
+                now < release && (cause || now < prev[c] - APPROACH_EPS_M)
+            });
+            if !held {
                 let since = *a.clear_since.get_or_insert(now_s);
                 if now_s - since >= hold {
                     a.stopped = false;

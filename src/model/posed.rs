@@ -34,6 +34,9 @@ pub struct SpherePoser {
     lz: Vec<f32>,
     r: Vec<f32>,
     link: Vec<u32>,
+    /// The slots that hold a sphere of the model (the rest repeat a link's
+    /// last sphere to fill a run of [`LANES`]).
+    real: Vec<u32>,
 }
 
 /// Posed spheres and link poses of one robot, in the base's frame.
@@ -76,6 +79,7 @@ impl SpherePoser {
             lz: Vec::new(),
             r: Vec::new(),
             link: Vec::new(),
+            real: Vec::new(),
         };
         for (li, ls) in spheres.links.iter().enumerate() {
             if ls.fine.is_empty() {
@@ -87,6 +91,9 @@ impl SpherePoser {
             // posing loop run on full SIMD registers.
             let padded = ls.fine.len().div_ceil(LANES) * LANES;
             for k in 0..padded {
+                if k < ls.fine.len() {
+                    p.real.push(p.lx.len() as u32);
+                }
                 let s = &ls.fine[k.min(ls.fine.len() - 1)];
                 p.lx.push(s.center.x as f32);
                 p.ly.push(s.center.y as f32);
@@ -122,6 +129,12 @@ impl SpherePoser {
     /// Number of sphere slots (spheres plus the padding duplicates).
     pub fn sphere_count(&self) -> usize {
         self.lx.len()
+    }
+
+    /// The slots that hold the model's spheres, one each, in order (the
+    /// padding duplicates left out): what a display should draw.
+    pub fn model_slots(&self) -> &[u32] {
+        &self.real
     }
 
     /// An output buffer of the right size (allocate once, reuse every cycle).

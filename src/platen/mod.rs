@@ -588,6 +588,17 @@ impl<M: CellMap> Allocator<M> {
                 hi = mid;
             }
         }
+        // Name what stops the move first: what the last step, from the
+        // farthest safe point to the first unsafe one, runs into (the whole
+        // move's first taken cell in row-major order can lie anywhere on
+        // its way).
+        let blocker = self
+            .step_blocker(
+                unit,
+                pose_at(from, target, lo as f64 / n as f64),
+                pose_at(from, target, hi as f64 / n as f64),
+            )
+            .unwrap_or(blocker);
         if lo > 0 {
             let fraction = lo as f64 / n as f64;
             let goal = pose_at(from, target, fraction);
@@ -601,6 +612,17 @@ impl<M: CellMap> Allocator<M> {
             return Some(Answer::Partial { request_id, goal, fraction, blocker });
         }
         Some(self.deny(now_s, unit, request_id, blocker))
+    }
+
+    /// What the move of `unit` from `a` to `b` (one step of the search)
+    /// runs into: the owner of a taken cell it sweeps, else the surface's
+    /// edge if its body leaves the surface; None if neither.
+    fn step_blocker(&mut self, unit: usize, a: Pose2, b: Pose2) -> Option<Blocker> {
+        self.sweep_into_tmp2(unit, a, b);
+        let taken = self.world.common(&self.tmp2).and_then(|(c, _)| self.owner(c, unit));
+        let off = (0..self.pieces.len()).any(|i| self.pieces.is_body(i) && self.grid.off_surface(self.pieces.get(i)));
+        self.tmp2.clear();
+        taken.or(off.then_some(Blocker::Edge))
     }
 
     /// Takes a pose update of `unit`: checks the unit is within what it

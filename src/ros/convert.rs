@@ -33,7 +33,7 @@ pub fn to_time(s: f64) -> Option<Time> {
 }
 
 /// A joint state that cannot be mapped onto the robot's joints.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum JointStateError {
     /// Names and positions differ in number.
     #[error("{names} joint names but {positions} positions")]
@@ -63,18 +63,60 @@ pub enum JointStateError {
     /// The stamp's nanoseconds are out of range.
     #[error("stamp nanoseconds {0} out of range")]
     BadStamp(u32),
+    /// A mimic joint's position is not where its leader puts it.
+    #[error(
+        "mimic joint `{joint}` at {position} but its leader `{leader}` puts it at {expected} (tolerance {tolerance})"
+    )]
+    MimicMismatch {
+        /// The mimic joint.
+        joint: String,
+        /// Its position in the message.
+        position: f64,
+        /// The joint it follows.
+        leader: String,
+        /// `multiplier · leader + offset`.
+        expected: f64,
+        /// The largest difference taken.
+        tolerance: f64,
+    },
 }
+
+/// A joint that follows another (URDF `<mimic>`): drivers may publish it,
+/// and its position is checked against its leader's.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MimicJoint {
+    /// Its name.
+    pub name: String,
+    /// The actuated joint it follows (index into the robot's joint order).
+    pub leader: usize,
+    /// `q = multiplier · q_leader + offset`.
+    pub multiplier: f64,
+    /// See `multiplier`.
+    pub offset: f64,
+}
+
+/// Largest difference between a published mimic joint's position and the
+/// one its leader gives it, rad or m: a mimic joint driven by the same
+/// motor follows within encoder resolution; one that does not is a wiring
+/// or naming fault.
+pub const MIMIC_TOLERANCE: f64 = 1e-3;
 
 /// Maps joint states by name onto one robot's joint order. The order of
 /// the names last seen is cached: while it stays the same, mapping is a
-/// copy through an index table.
+/// copy through an index table. Every index it reads a message with was
+/// checked against that message's lengths first, so no message can make
+/// it read out of bounds.
 #[derive(Clone, Debug)]
 pub struct JointMap {
     dof: Vec<String>,
-    /// The names last mapped successfully.
+    mimics: Vec<MimicJoint>,
+    /// The names last mapped successfully; meaningful only while `learned`.
     seen: Vec<String>,
+    learned: bool,
     /// For each robot joint, its index in the message.
     index: Vec<usize>,
+    /// (index in the message, mimic) of each mimic joint the message names.
+    mimic_index: Vec<(usize, usize)>,
     positions: Vec<f64>,
     velocities: Vec<f64>,
 }
@@ -91,26 +133,60 @@ pub struct Mapped<'a> {
 }
 
 impl JointMap {
-    /// A map onto joints named `dof_names`, in that order.
+    /// A map onto joints named `dof_names`, in that order, with no mimic joints.
     pub fn new(dof_names: &[String]) -> JointMap {
+        JointMap::with_mimics(dof_names, Vec::new())
+    }
+
+    /// A map onto a robot's actuated joints that also takes its mimic joints.
+    pub fn of_robot(robot: &crate::model::Robot) -> JointMap {
+        let mimics = robot
+            .joints
+            .iter()
+            .filter_map(|j| {
+                j.mimic.map(|m| MimicJoint {
+                    name: j.name.clone(),
+                    leader: m.dof,
+                    multiplier: m.multiplier,
+                    offset: m.offset,
+                })
+            })
+            .filter(|m| m.leader < robot.dof_names.len())
+            .collect();
+        JointMap::with_mimics(&robot.dof_names, mimics)
+    }
+
+    /// A map onto joints named `dof_names` that also takes `mimics`.
+    pub fn with_mimics(dof_names: &[String], mimics: Vec<MimicJoint>) -> JointMap {
         let n = dof_names.len();
         JointMap {
             dof: dof_names.to_vec(),
+            mimic_index: Vec::with_capacity(mimics.len()),
+            mimics,
             seen: Vec::new(),
+            learned: false,
             index: vec![0; n],
             positions: vec![0.0; n],
             velocities: vec![0.0; n],
         }
     }
 
+    /// Learns the index table of a new name list. On any refusal the map
+    /// holds no table (`learned` false), so the next message is learned
+    /// anew whatever its names.
     fn learn(&mut self, names: &[String]) -> Result<(), JointStateError> {
+        self.learned = false;
         self.seen.clear();
+        self.mimic_index.clear();
         for (i, n) in names.iter().enumerate() {
             if names[..i].contains(n) {
                 return Err(JointStateError::DuplicateJoint(n.clone()));
             }
             if !self.dof.contains(n) {
-                return Err(JointStateError::UnknownJoint(n.clone()));
+                match self.mimics.iter().position(|m| &m.name == n) {
+                    Some(k) => self.mimic_index.push((i, k)),
+                    None => return Err(JointStateError::UnknownJoint(n.clone())),
+                }
             }
         }
         for (d, name) in self.dof.iter().enumerate() {
@@ -120,11 +196,13 @@ impl JointMap {
             }
         }
         self.seen.extend_from_slice(names);
+        self.learned = true;
         Ok(())
     }
 
     /// The message in the robot's joint order. Values are passed on as
-    /// they are (the core refuses NaN and bad stamps with its own reasons).
+    /// they are (the core refuses NaN and bad stamps with its own reasons);
+    /// mimic joints are checked against their leaders and then dropped.
     pub fn map(&mut self, msg: &JointState) -> Result<Mapped<'_>, JointStateError> {
         let names = msg.name.len();
         if msg.position.len() != names {
@@ -134,17 +212,39 @@ impl JointMap {
             return Err(JointStateError::VelocityCount { names, velocities: msg.velocity.len() });
         }
         let stamp_s = time_s(msg.header.stamp).ok_or(JointStateError::BadStamp(msg.header.stamp.nanosec))?;
-        if self.seen != msg.name {
+        if !self.learned || self.seen != msg.name {
             self.learn(&msg.name)?;
         }
+        // Indices were learned from a name list equal to this message's,
+        // whose positions (and velocities, if any) match it in length; the
+        // checked reads below cannot fail, and would refuse if they did.
+        let missing = |d: usize| JointStateError::MissingJoint(self.dof.get(d).cloned().unwrap_or_default());
         for (d, &i) in self.index.iter().enumerate() {
-            self.positions[d] = msg.position[i];
+            self.positions[d] = *msg.position.get(i).ok_or_else(|| missing(d))?;
+        }
+        for &(i, k) in &self.mimic_index {
+            let (Some(m), Some(&position)) = (self.mimics.get(k), msg.position.get(i)) else { continue };
+            let Some(&lead) = self.positions.get(m.leader) else { continue };
+            let expected = m.multiplier * lead + m.offset;
+            // NaN fails this test too: the leader's NaN is the core's to
+            // name, a mimic's own NaN is named here.
+            let off = (position - expected).abs();
+            let within = off.partial_cmp(&MIMIC_TOLERANCE).is_some_and(|o| o.is_le());
+            if !within && lead.is_finite() {
+                return Err(JointStateError::MimicMismatch {
+                    joint: m.name.clone(),
+                    position,
+                    leader: self.dof.get(m.leader).cloned().unwrap_or_default(),
+                    expected,
+                    tolerance: MIMIC_TOLERANCE,
+                });
+            }
         }
         let velocities = if msg.velocity.is_empty() {
             None
         } else {
             for (d, &i) in self.index.iter().enumerate() {
-                self.velocities[d] = msg.velocity[i];
+                self.velocities[d] = *msg.velocity.get(i).ok_or_else(|| missing(d))?;
             }
             Some(&self.velocities[..])
         };
@@ -170,6 +270,7 @@ pub fn stop_flag(d: &Decision) -> Bool {
 pub struct Names {
     robots: Vec<String>,
     links: Vec<Vec<String>>,
+    joints: Vec<Vec<String>>,
 }
 
 impl Names {
@@ -178,6 +279,7 @@ impl Names {
         Names {
             robots: cell.manipulators.iter().map(|m| m.name.clone()).collect(),
             links: cell.manipulators.iter().map(|m| m.robot.links.iter().map(|l| l.name.clone()).collect()).collect(),
+            joints: cell.manipulators.iter().map(|m| m.robot.dof_names.clone()).collect(),
         }
     }
 
@@ -196,7 +298,7 @@ impl Names {
     }
 
     /// One line saying why a robot stopped.
-    pub(crate) fn reason(&self, r: Reason, out: &mut String) {
+    pub(crate) fn reason(&self, robot: usize, r: Reason, out: &mut String) {
         let _ = match r {
             Reason::Cell => write!(out, "stopping path too close to the cell"),
             Reason::Robot { other } => write!(out, "stopping path too close to `{}`", self.robot(other as usize)),
@@ -205,6 +307,11 @@ impl Names {
             Reason::StaleJointState { age_s } => write!(out, "joint state {age_s:.3} s old"),
             Reason::BadJointState(e) => write!(out, "joint state refused: {e}"),
             Reason::WarmingUp { have, need } => write!(out, "warming up: {have} of {need} joint states"),
+            Reason::ImplausibleMotion { joint, speed, limit } => write!(
+                out,
+                "joint state implausible: joint `{}` moving at {speed:.3}, beyond its limit {limit:.3} (a jump or a wrong stamp)",
+                self.joints.get(robot).and_then(|j| j.get(joint as usize)).map_or("?", String::as_str)
+            ),
             Reason::OtherRobotUnknown { other } => {
                 write!(out, "`{}` has never reported its joint state", self.robot(other as usize))
             }
@@ -232,6 +339,7 @@ impl Names {
                     Reason::NoJointState
                     | Reason::StaleJointState { .. }
                     | Reason::BadJointState(_)
+                    | Reason::ImplausibleMotion { .. }
                     | Reason::OtherRobotUnknown { .. } => DiagnosticStatus::ERROR,
                     _ => DiagnosticStatus::WARN,
                 };
@@ -239,7 +347,7 @@ impl Names {
                     StopKind::OnPath => "stop on path: ",
                     StopKind::Immediate => "stop now: ",
                 });
-                self.reason(st.reason, &mut s.message);
+                self.reason(robot, st.reason, &mut s.message);
                 (st.clearance_m, st.pair, st.time_to_contact_s)
             }
         };
@@ -314,6 +422,68 @@ mod tests {
         assert!(m.map(&js(&["j1", "j2", "j3"], &[1.0, 2.0, 3.0], &[])).is_ok());
         // NaN passes through (the core refuses it with its own reason).
         assert!(m.map(&js(&["j1", "j2", "j3"], &[f64::NAN, 2.0, 3.0], &[])).unwrap().positions[0].is_nan());
+    }
+
+    #[test]
+    fn an_empty_joint_state_is_refused_in_every_sequence_and_never_read_past_its_end() {
+        use JointStateError as E;
+        let empty = || js(&[], &[], &[]);
+        // First message empty.
+        let mut m = JointMap::new(&dof());
+        assert_eq!(m.map(&empty()).unwrap_err(), E::MissingJoint("j1".into()));
+        assert_eq!(m.map(&empty()).unwrap_err(), E::MissingJoint("j1".into()));
+        // Two empty after good ones.
+        let mut m = JointMap::new(&dof());
+        assert!(m.map(&js(&["j1", "j2", "j3"], &[1.0, 2.0, 3.0], &[])).is_ok());
+        assert!(m.map(&js(&["j1", "j2", "j3"], &[1.0, 2.0, 3.0], &[])).is_ok());
+        assert_eq!(m.map(&empty()).unwrap_err(), E::MissingJoint("j1".into()));
+        assert_eq!(m.map(&empty()).unwrap_err(), E::MissingJoint("j1".into()));
+        // A refusal (duplicate, unknown, missing) and then an empty one.
+        for bad in [
+            js(&["j1", "j1", "j3"], &[1.0, 2.0, 3.0], &[]),
+            js(&["j1", "j2", "j9"], &[1.0, 2.0, 3.0], &[]),
+            js(&["j1", "j2"], &[1.0, 2.0], &[]),
+        ] {
+            let mut m = JointMap::new(&dof());
+            assert!(m.map(&js(&["j1", "j2", "j3"], &[1.0, 2.0, 3.0], &[])).is_ok());
+            assert!(m.map(&bad).is_err());
+            assert_eq!(m.map(&empty()).unwrap_err(), E::MissingJoint("j1".into()));
+            // And it maps good messages again afterwards.
+            assert_eq!(m.map(&js(&["j3", "j2", "j1"], &[3.0, 2.0, 1.0], &[])).unwrap().positions, &[1.0, 2.0, 3.0]);
+        }
+    }
+
+    #[test]
+    fn mimic_joints_are_taken_when_they_follow_their_leader_and_refused_otherwise() {
+        let mimic = MimicJoint { name: "finger_2".into(), leader: 2, multiplier: -1.0, offset: 0.01 };
+        let mut m = JointMap::with_mimics(&dof(), vec![mimic]);
+        let out = m.map(&js(&["j1", "j2", "j3", "finger_2"], &[1.0, 2.0, 0.03, -0.02], &[0.0; 4])).unwrap();
+        assert_eq!(out.positions, &[1.0, 2.0, 0.03]);
+        assert_eq!(out.velocities, Some(&[0.0, 0.0, 0.0][..]));
+        let e = m.map(&js(&["j1", "j2", "j3", "finger_2"], &[1.0, 2.0, 0.03, 0.02], &[])).unwrap_err();
+        assert!(
+            matches!(&e, JointStateError::MimicMismatch { joint, leader, expected, .. }
+                if joint == "finger_2" && leader == "j3" && (*expected + 0.02).abs() < 1e-12),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("mimic joint `finger_2` at 0.02 but its leader `j3`"), "{e}");
+        // Without the mimic joint, still fine.
+        assert!(m.map(&js(&["j1", "j2", "j3"], &[1.0, 2.0, 3.0], &[])).is_ok());
+        // A robot's mimic joints come from its URDF.
+        let cell =
+            crate::workcell::load(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/workcell.yaml"))
+                .unwrap();
+        let robot = &cell.manipulators[0].robot;
+        let mj = robot.joints.iter().find(|j| j.mimic.is_some()).expect("the sample arm has a mimic gripper");
+        let mut m = JointMap::of_robot(robot);
+        let mut names: Vec<&str> = robot.dof_names.iter().map(String::as_str).collect();
+        let mut q = vec![0.0; names.len()];
+        let mm = mj.mimic.unwrap();
+        names.push(&mj.name);
+        q.push(mm.offset);
+        assert!(m.map(&js(&names, &q, &[])).is_ok());
+        *q.last_mut().unwrap() += 0.1;
+        assert!(matches!(m.map(&js(&names, &q, &[])), Err(JointStateError::MimicMismatch { .. })));
     }
 
     #[test]

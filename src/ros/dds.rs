@@ -10,7 +10,12 @@
 //!   keep last 10: the sensor-data profile, which any publisher matches)
 //!   and trajectory topic (reliable, keep last 1).
 //! - Publications: `<robot>/stop` (`std_msgs/Bool`, reliable, transient
-//!   local, every cycle), `diagnostics`, `markers`.
+//!   local, keep last 1; on change and every `stop_heartbeat_s`),
+//!   `diagnostics`, `markers`. RustDDS trims a reliable writer's history
+//!   to its depth only every 6 s (its cache-cleaning period, fixed in
+//!   `rtps/writer.rs`), and a transient-local writer keeps every sample
+//!   until then for late joiners: publishing on change keeps that replay to
+//!   a few samples, the newest last.
 //! - `points` (`sensor_msgs/PointCloud2`, cell frame): sensed obstacles,
 //!   folded into the distance field on a worker thread.
 //! - The workcell's `display_trajectory_topic`s (MoveIt's
@@ -25,7 +30,11 @@
 //!   fails validation is refused and the old one keeps running.
 //! - Parameters through the six `rcl_interfaces` services; each update is
 //!   checked as [`check_param`] does and refused with its reason.
-//! - On shutdown (SIGINT, SIGTERM) every robot's stop is published true.
+//! - On shutdown (SIGINT, SIGTERM) and on a panic every robot's stop is
+//!   published true, then again by a fresh writer per robot whose history
+//!   holds only that `true`; the old writers go, and the node stays on the
+//!   wire for `shutdown_linger_s`, so a subscriber that joins late (even
+//!   after the signal) is sent `true` and nothing older.
 
 use super::args::RosArgs;
 use super::convert::to_time;
@@ -49,6 +58,7 @@ use ros2_client::{
 use serde_json::Value;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::time::Duration;
 
@@ -154,7 +164,14 @@ pub enum RunError {
     /// The async runtime could not start.
     #[error("runtime: {0}")]
     Runtime(#[from] std::io::Error),
+    /// The node panicked; every stop was published true before it ended.
+    #[error("panicked (every stop published true): {0}")]
+    Panicked(String),
 }
+
+/// The environment variable that names a joint-state `frame_id` on which
+/// the node panics (fault injection for tests; unset in production).
+pub const PANIC_ON_FRAME_ID: &str = "WORKCELL_GUARD_PANIC_ON_FRAME_ID";
 
 fn dds<E: std::fmt::Debug>(e: E) -> RunError {
     RunError::Dds(format!("{e:?}"))
@@ -210,6 +227,8 @@ struct Topics {
     joint_states: Vec<Subscription<JointState>>,
     trajectories: Vec<Subscription<JointTrajectory>>,
     stops: Vec<Publisher<Bool>>,
+    /// The stop topics, to make fresh writers on shutdown.
+    stop_topics: Vec<ros2_client::dds::rustdds::Topic>,
     diagnostics: Publisher<DiagnosticArray>,
     markers: Publisher<MarkerArray>,
     points: Subscription<PointCloud2>,
@@ -309,6 +328,7 @@ fn create_topics(
         joint_states: Vec::new(),
         trajectories: Vec::new(),
         stops: Vec::new(),
+        stop_topics: Vec::new(),
         diagnostics: {
             let tp = topic::<DiagnosticArray>(node, &name(ros, node_name, ns, "diagnostics")?, &reliable)?;
             node.create_publisher(&tp, None).map_err(dds)?
@@ -325,6 +345,7 @@ fn create_topics(
         t.trajectories.push(node.create_subscription(&tr, None).map_err(dds)?);
         let st = topic::<Bool>(node, &name(ros, node_name, ns, &format!("{}/stop", m.name))?, &LATCHED)?;
         t.stops.push(node.create_publisher(&st, None).map_err(dds)?);
+        t.stop_topics.push(st);
         t.commands.push(match &m.controller_command_topic {
             Some(c) => {
                 let tp = topic::<JointTrajectory>(node, &name(ros, node_name, ns, c)?, &reliable)?;
@@ -453,15 +474,71 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
         core.params().rate_hz
     );
 
+    core.inject_panic_on_frame_id(std::env::var(PANIC_ON_FRAME_ID).ok());
+    let linger = Duration::from_secs_f64(core.params().shutdown_linger_s);
+    let mut topics = topics;
+    // A panic anywhere (this thread's is caught below, another thread's
+    // raises the flag the loop watches) ends the loop; every stop then goes
+    // out true before the process ends.
+    let panicked = Arc::new(AtomicBool::new(false));
+    {
+        let flag = panicked.clone();
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            flag.store(true, Ordering::SeqCst);
+            previous(info);
+        }));
+    }
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let reload = Reload { cell, matrix_cache: matrix_cache.map(|p| p.to_path_buf()) };
-    rt.block_on(serve(&node, &topics, &mut core, &rx, &reload));
-    // Leave every robot stopped: the latched sample tells late joiners too.
-    for p in &topics.stops {
-        let _ = p.publish(Bool { data: true });
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        rt.block_on(serve(&node, &topics, &mut core, &rx, &reload, &panicked))
+    }));
+    leave_stopped(&mut node, &mut topics, linger);
+    match ran {
+        Err(p) => Err(RunError::Panicked(
+            p.downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "(no message)".into()),
+        )),
+        Ok(()) if panicked.load(Ordering::SeqCst) => Err(RunError::Panicked("in another thread".into())),
+        Ok(()) => Ok(()),
     }
-    std::thread::sleep(Duration::from_millis(200));
-    Ok(())
+}
+
+/// Leaves every robot stopped on the wire: `true` on each stop writer (its
+/// subscribers get it now), then a fresh writer per robot whose history is
+/// that one `true`; once the old writers have had time to deliver, they go,
+/// so a subscriber that joins from then on (transient local) is sent
+/// `true` and nothing older. The node stays on the wire for `linger`.
+fn leave_stopped(node: &mut Node, topics: &mut Topics, linger: Duration) {
+    for p in &topics.stops {
+        if let Err(e) = p.publish(Bool { data: true }) {
+            tracing::error!("final stop not published: {e:?}");
+        }
+    }
+    let mut fresh = Vec::with_capacity(topics.stop_topics.len());
+    for t in &topics.stop_topics {
+        match node.create_publisher::<Bool>(t, None) {
+            Ok(p) => {
+                if let Err(e) = p.publish(Bool { data: true }) {
+                    tracing::error!("final stop not published: {e:?}");
+                }
+                fresh.push(p);
+            }
+            Err(e) => tracing::error!("no fresh stop writer: {e:?}"),
+        }
+    }
+    // Reliable delivery of the old writers' `true` on loopback takes well
+    // under this; their subscribers also discover the fresh writers.
+    let handover = Duration::from_millis(200).min(linger);
+    std::thread::sleep(handover);
+    if fresh.len() == topics.stops.len() {
+        topics.stops.clear();
+    }
+    std::thread::sleep(linger.saturating_sub(handover));
+    drop(fresh);
 }
 
 /// Publishes every stop (but `done`'s: the robot whose joint state
@@ -469,7 +546,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
 /// actuation.
 fn publish_stops(topics: &Topics, core: &GuardNode, now: f64, done: Option<usize>) {
     let stops = core.stops();
-    for r in (0..stops.len()).filter(|&r| Some(r) != done) {
+    for r in (0..stops.len()).filter(|&r| Some(r) != done && core.stop_due(r)) {
         if let Err(e) = topics.stops[r].publish(stops[r]) {
             tracing::warn!("stop not published: {e:?}");
         }
@@ -531,6 +608,7 @@ async fn serve(
     core: &mut GuardNode,
     rx: &mpsc::Receiver<(String, Value)>,
     reload: &Reload,
+    panicked: &AtomicBool,
 ) {
     let mut joint_states = futures::stream::select_all(
         topics.joint_states.iter().enumerate().map(|(i, s)| s.async_stream().map(move |m| (i, m)).boxed_local()),
@@ -570,6 +648,10 @@ async fn serve(
             biased;
             _ = shutdown.requested() => break,
             _ = cycle.tick() => {
+                if panicked.load(Ordering::SeqCst) {
+                    tracing::error!("a thread of the node panicked: stopping every robot");
+                    break;
+                }
                 while let Ok((name, v)) = rx.try_recv() {
                     match core.set_param(&name, &v) {
                         Ok(()) => tracing::info!("parameter {name} = {v}"),
@@ -614,7 +696,7 @@ async fn serve(
                     }
                     if core.params().cycle_on_joint_state {
                         // This robot's stop first, then the others'.
-                        if let Some(stop) = core.cycle_first(now, robot) {
+                        if let Some(stop) = core.cycle_first(now, robot).filter(|_| core.stop_due(robot)) {
                             if let Err(e) = topics.stops[robot].publish(stop) {
                                 tracing::warn!("stop not published: {e:?}");
                             }

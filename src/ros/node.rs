@@ -144,6 +144,14 @@ pub struct GuardNode {
     /// Per robot: when its controller was last told to hold / cancelled, s.
     last_hold: Vec<f64>,
     last_cancel: Vec<f64>,
+    /// Per robot: its stop is to be published after this cycle (it changed,
+    /// or `stop_heartbeat_s` passed since it last went out).
+    stop_due: Vec<bool>,
+    /// Per robot: the stop last handed out for publishing, and when.
+    stop_sent: Vec<Option<(bool, f64)>>,
+    /// A joint state whose frame_id is this makes the node panic (fault
+    /// injection, for testing what a panic leaves on the wire).
+    panic_frame_id: Option<String>,
     sensing: Option<Sensing>,
     cloud_error: Option<CloudError>,
 }
@@ -234,6 +242,8 @@ pub fn declared_parameters(p: &NodeParams, cell: &Workcell) -> Vec<(&'static str
         ("markers_hz", Value::from(p.markers_hz)),
         ("slow_down_m", Value::from(p.slow_down_m)),
         ("latch_stops", Value::from(p.latch_stops)),
+        ("stop_heartbeat_s", Value::from(p.stop_heartbeat_s)),
+        ("shutdown_linger_s", Value::from(p.shutdown_linger_s)),
         ("clearance_m", Value::from(t.clearance_m)),
         ("release_m", Value::from(t.release_m)),
         ("watchdog_s", Value::from(t.watchdog_s)),
@@ -276,7 +286,7 @@ impl GuardNode {
     /// applied (a tuning the guard refuses is an error).
     pub fn new(cell: Workcell, mut guard: Guard, params: NodeParams) -> Result<GuardNode, ParamError> {
         guard.set_tuning(tuning_of(&cell, &params)).map_err(|e| tuning_refused("tuning", &Value::Null, e))?;
-        let maps = cell.manipulators.iter().map(|m| JointMap::new(&m.robot.dof_names)).collect();
+        let maps = cell.manipulators.iter().map(|m| JointMap::of_robot(&m.robot)).collect();
         let io: Vec<RobotIo> = cell
             .manipulators
             .iter()
@@ -321,6 +331,9 @@ impl GuardNode {
             actuate: vec![Actuate::default(); n],
             last_hold: vec![f64::NEG_INFINITY; n],
             last_cancel: vec![f64::NEG_INFINITY; n],
+            stop_due: vec![true; n],
+            stop_sent: vec![None; n],
+            panic_frame_id: None,
             sensing: None,
             cloud_error: None,
             cell,
@@ -359,10 +372,21 @@ impl GuardNode {
         self.io.get(robot).and_then(|r| r.trajectory)
     }
 
+    /// Fault injection: a joint state whose `header.frame_id` is `frame_id`
+    /// makes the node panic, so that tests can check what a panic leaves on
+    /// the wire (the transports read it from the environment variable
+    /// `WORKCELL_GUARD_PANIC_ON_FRAME_ID`; unset, nothing changes).
+    pub fn inject_panic_on_frame_id(&mut self, frame_id: Option<String>) {
+        self.panic_frame_id = frame_id.filter(|f| !f.is_empty());
+    }
+
     /// Takes a joint state for `robot` at node time `now_s`. A refused
     /// message stops the robot at the next cycle. Allocates nothing while
     /// the publisher keeps its joint order.
     pub fn on_joint_state(&mut self, robot: usize, msg: &JointState, now_s: f64) -> Result<(), InputFault> {
+        if self.panic_frame_id.as_deref() == Some(msg.header.frame_id.as_str()) {
+            panic!("fault injection: joint state with frame_id `{}`", msg.header.frame_id);
+        }
         let (Some(map), Some(io)) = (self.maps.get_mut(robot), self.io.get_mut(robot)) else {
             self.stats.refused += 1;
             return Ok(());
@@ -615,7 +639,7 @@ impl GuardNode {
             && !matches!(st.reason, Reason::Holding { .. })
         {
             io.cause.clear();
-            self.names.reason(st.reason, &mut io.cause);
+            self.names.reason(r, st.reason, &mut io.cause);
             if let Some((a, b)) = st.pair {
                 io.cause.push_str(" (");
                 self.names.body(a, &mut io.cause);
@@ -629,6 +653,15 @@ impl GuardNode {
         }
         let was = s.data;
         s.data = d.is_stop() || io.fault.is_some() || self.latched[r];
+        // Published on change, and every `stop_heartbeat_s` while unchanged.
+        let beat = self.params.stop_heartbeat_s;
+        self.stop_due[r] = match self.stop_sent[r] {
+            Some((sent, at)) => sent != s.data || beat <= 0.0 || now_s - at >= beat || now_s < at,
+            None => true,
+        };
+        if self.stop_due[r] {
+            self.stop_sent[r] = Some((s.data, now_s));
+        }
         // Speed scaling: 0 when stopped, rising to 1 over slow_down_m of
         // clearance beyond the release margin.
         self.speed[r].data = match d {
@@ -824,6 +857,12 @@ impl GuardNode {
         &self.stops
     }
 
+    /// Whether robot `robot`'s stop is to be published after the last cycle:
+    /// it changed, or `stop_heartbeat_s` passed since it last was.
+    pub fn stop_due(&self, robot: usize) -> bool {
+        self.stop_due.get(robot).copied().unwrap_or(false)
+    }
+
     /// Applies a parameter update (checked as [`check_param`] does), or
     /// refuses it and changes nothing.
     pub fn set_param(&mut self, name: &str, v: &Value) -> Result<(), ParamError> {
@@ -957,7 +996,7 @@ impl GuardNode {
         let frame = self.cell.cell_frame.clone();
         self.markers.markers.clear();
         for (r, m) in self.cell.manipulators.iter().enumerate() {
-            for i in 0..self.io[r].posed.len() {
+            for i in 0..self.io[r].poser.model_slots().len() {
                 self.markers.markers.push(Marker {
                     header: Header { stamp: Time::default(), frame_id: frame.clone() },
                     ns: format!("{}/spheres", m.name),
@@ -1028,7 +1067,8 @@ impl GuardNode {
         let decisions = self.guard.decisions();
         let mut k = 0;
         for (r, io) in self.io.iter_mut().enumerate() {
-            let n = io.posed.len();
+            let slots = io.poser.model_slots();
+            let n = slots.len();
             let ok = io.has_q && io.poser.pose(&io.q, &mut io.posed).is_ok();
             let (colour, pair) = match decisions[r] {
                 Decision::Continue { clearance_m, pair } => {
@@ -1040,8 +1080,8 @@ impl GuardNode {
                 Some((Body::Link { robot, link }, _)) if robot as usize == r => Some(link),
                 _ => None,
             };
-            for i in 0..n {
-                let m = &mut self.markers.markers[k + i];
+            for (m, &slot) in self.markers.markers[k..k + n].iter_mut().zip(slots) {
+                let i = slot as usize;
                 m.header.stamp = stamp;
                 if !ok {
                     m.action = Marker::DELETE;

@@ -32,6 +32,16 @@ pub struct NodeParams {
     /// `markers_hz`: robot markers published per second (0 = none), default 10;
     /// the cell's voxels go out once a second while markers are on.
     pub markers_hz: f64,
+    /// `stop_heartbeat_s`: a robot's stop is published when it changes and
+    /// again this often while it does not (0 = every cycle), default 1.
+    /// The stop topics are transient local: a late subscriber is sent what
+    /// the writer still holds, and RustDDS trims a writer's history only
+    /// every 6 s, so fewer samples make for a shorter replay.
+    pub stop_heartbeat_s: f64,
+    /// `shutdown_linger_s`: after SIGINT/SIGTERM (or a panic) every stop is
+    /// published true and the node stays on the wire this long, so that
+    /// subscribers still discovering it get that `true`, default 1.
+    pub shutdown_linger_s: f64,
     /// `clearance_m`, `release_m`, `watchdog_s`, `release_hold_s`: when set,
     /// override the workcell file's values.
     pub clearance_m: Option<f64>,
@@ -54,6 +64,8 @@ impl Default for NodeParams {
             markers_hz: 10.0,
             latch_stops: false,
             slow_down_m: 0.1,
+            stop_heartbeat_s: 1.0,
+            shutdown_linger_s: 1.0,
             clearance_m: None,
             release_m: None,
             watchdog_s: None,
@@ -124,6 +136,8 @@ impl NodeParams {
             "markers_hz" => self.markers_hz = number(name, v, 0.0, 100.0)?,
             "latch_stops" => self.latch_stops = boolean(name, v)?,
             "slow_down_m" => self.slow_down_m = number(name, v, 1e-3, 2.0)?,
+            "stop_heartbeat_s" => self.stop_heartbeat_s = number(name, v, 0.0, 60.0)?,
+            "shutdown_linger_s" => self.shutdown_linger_s = number(name, v, 0.0, 10.0)?,
             "clearance_m" => self.clearance_m = Some(number(name, v, 0.0, 1.0)?),
             "release_m" => {
                 let x = number(name, v, 0.0, 1.0)?;

@@ -452,8 +452,12 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
         }
     })?;
 
+    core.inject_panic_on_frame_id(std::env::var(super::dds::PANIC_ON_FRAME_ID).ok());
+    let linger = Duration::from_secs_f64(core.params().shutdown_linger_s);
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    rt.block_on(async {
+    // A panic in the loop is caught so that every stop goes out true.
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        rt.block_on(async {
         tokio::spawn(param_handler);
         let mut js = futures::stream::select_all(
             joint_states.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
@@ -499,7 +503,8 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
                     }
                     if core.timer_due() {
                         let t = now();
-                        publish(&stops, core.cycle(t), None);
+                        core.cycle(t);
+                        publish(&stops, &core, None);
                         actuate(&outs, &core, t);
                         publish_grants(&grants, &core);
                     }
@@ -511,12 +516,13 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
                     }
                     if core.params().cycle_on_joint_state {
                         // This robot's stop first, then the others'.
-                        if let Some(f) = core.cycle_first(t, robot)
+                        if let Some(f) = core.cycle_first(t, robot).filter(|_| core.stop_due(robot))
                             && let Err(e) = stops[robot].publish(&bool_out(f))
                         {
                             tracing::warn!("stop not published: {e}");
                         }
-                        publish(&stops, core.cycle_rest(t), Some(robot));
+                        core.cycle_rest(t);
+                        publish(&stops, &core, Some(robot));
                         actuate(&outs, &core, t);
                         publish_grants(&grants, &core);
                     }
@@ -556,13 +562,23 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
                 }
             }
         }
-    });
+    })
+    }));
+    // Every robot stopped, latched (rmw keeps the last sample only, so late
+    // joiners get this `true`), while the node lingers on the wire.
     for p in &stops {
         let _ = p.publish(&r2::std_msgs::msg::Bool { data: true });
     }
-    std::thread::sleep(Duration::from_millis(200));
+    std::thread::sleep(linger);
     running.store(false, std::sync::atomic::Ordering::Relaxed);
-    Ok(())
+    ran.map_err(|p| {
+        super::dds::RunError::Panicked(
+            p.downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "(no message)".into()),
+        )
+    })
 }
 
 struct Outputs {
@@ -616,10 +632,11 @@ fn actuate(outs: &Outputs, core: &super::node::GuardNode, now: f64) {
     }
 }
 
-/// Publishes every stop but `done`'s (published already this cycle).
-fn publish(stops: &[r2::Publisher<r2::std_msgs::msg::Bool>], flags: &[msg::Bool], done: Option<usize>) {
-    for (r, (p, f)) in stops.iter().zip(flags).enumerate() {
-        if Some(r) == done {
+/// Publishes every stop that is due ([`super::node::GuardNode::stop_due`])
+/// but `done`'s (published already this cycle).
+fn publish(stops: &[r2::Publisher<r2::std_msgs::msg::Bool>], core: &super::node::GuardNode, done: Option<usize>) {
+    for (r, (p, f)) in stops.iter().zip(core.stops()).enumerate() {
+        if Some(r) == done || !core.stop_due(r) {
             continue;
         }
         if let Err(e) = p.publish(&bool_out(*f)) {

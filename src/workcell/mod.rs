@@ -170,6 +170,14 @@ pub struct Manipulator {
     /// Maximum deceleration per actuated joint (rad/s² or m/s²), in
     /// `robot.dof_names` order.
     pub max_decel: Vec<f64>,
+    /// Maximum acceleration per actuated joint (rad/s² or m/s²), in
+    /// `robot.dof_names` order: `max_accel_radps2` / `max_accel_mps2`,
+    /// the joint's maximum deceleration where not given (drives speed up
+    /// with the torque they brake with). Motion estimates are bounded by it.
+    pub max_accel: Vec<f64>,
+    /// How the robot's controller stops: every joint synchronised to the
+    /// slowest on the path (default), or each joint on its own.
+    pub stop_mode: crate::forecast::StopMode,
     /// Sphere model.
     pub spheres: SphereModel,
     /// How the sphere model was obtained.
@@ -191,6 +199,13 @@ pub struct GuardSettings {
     /// Running-average window over velocity and acceleration estimates
     /// (1 = no filter; every extra sample adds half a sample of lag).
     pub velocity_filter_window: usize,
+    /// Velocity and acceleration from a least-squares quadratic fit over the
+    /// joint states of this many seconds, evaluated at the newest stamp
+    /// (robust to stamps that jitter against their positions, without the
+    /// lag of a running average); 0 = the method text's five-point
+    /// differences (exact when stamps are exact, with
+    /// `velocity_filter_window`), s.
+    pub velocity_fit_window_s: f64,
     /// Most configurations checked along one robot's stopping path per
     /// cycle; a path that needs more is checked with inflated spheres.
     pub max_path_samples: usize,
@@ -208,6 +223,7 @@ impl Default for GuardSettings {
             watchdog_s: 0.05,
             release_hold_s: 0.5,
             velocity_filter_window: 1,
+            velocity_fit_window_s: 0.05,
             max_path_samples: 64,
             matrix_samples: 5000,
             matrix_never_slack_m: 0.05,
@@ -515,6 +531,16 @@ fn guard_settings(cx: &Ctx, g: Option<&RawGuard>) -> Result<GuardSettings, Confi
     if let Some(v) = g.velocity_filter_window {
         s.velocity_filter_window = bounded(cx, "guard.velocity_filter_window", v, 1, 64)?;
     }
+    if let Some(v) = g.velocity_fit_window_s {
+        if !(v.is_finite() && (0.0..=0.5).contains(&v)) {
+            return Err(cx.invalid(
+                "guard.velocity_fit_window_s",
+                v,
+                "must be within 0..=0.5 s (0: five-point differences)",
+            ));
+        }
+        s.velocity_fit_window_s = v;
+    }
     if let Some(v) = g.max_path_samples {
         s.max_path_samples = bounded(cx, "guard.max_path_samples", v, 1, 1024)?;
     }
@@ -609,6 +635,7 @@ fn manipulator(
         }
     }
     let mut max_decel = Vec::with_capacity(robot.dof());
+    let mut max_accel = Vec::with_capacity(robot.dof());
     for dof in 0..robot.dof() {
         let j = robot.dof_joint(dof);
         let jkey = format!("{key}.joints.{}", j.name);
@@ -634,7 +661,20 @@ fn manipulator(
         let Some(v) = v else {
             return Err(cx.invalid(&jkey, &j.name, format!("missing `{want}`")));
         };
-        max_decel.push(cx.positive(&format!("{jkey}.{want}"), v)?);
+        let decel = cx.positive(&format!("{jkey}.{want}"), v)?;
+        max_decel.push(decel);
+        let (want, a, wrong) = if j.kind.is_rotational() {
+            ("max_accel_radps2", spec.max_accel_radps2, spec.max_accel_mps2)
+        } else {
+            ("max_accel_mps2", spec.max_accel_mps2, spec.max_accel_radps2)
+        };
+        if wrong.is_some() {
+            return Err(cx.invalid(&jkey, &j.name, format!("joint is {:?}: give `{want}`", j.kind).to_lowercase()));
+        }
+        max_accel.push(match a {
+            Some(a) => cx.positive(&format!("{jkey}.{want}"), a)?,
+            None => decel,
+        });
     }
 
     let priority = m.priority;
@@ -728,6 +768,11 @@ fn manipulator(
         priority,
         reaction_time_s,
         max_decel,
+        max_accel,
+        stop_mode: match m.stop_mode {
+            None | Some(raw::RawStopMode::Synchronized) => crate::forecast::StopMode::Synchronized,
+            Some(raw::RawStopMode::Independent) => crate::forecast::StopMode::Independent,
+        },
         spheres,
         sphere_source,
         trust_reported_velocity: m.trust_reported_velocity.unwrap_or(false),

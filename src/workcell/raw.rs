@@ -33,6 +33,8 @@ pub(crate) struct RawGuard {
     #[serde(default)]
     pub velocity_filter_window: Option<i64>,
     #[serde(default)]
+    pub velocity_fit_window_s: Option<f64>,
+    #[serde(default)]
     pub max_path_samples: Option<i64>,
     #[serde(default)]
     pub matrix_samples: Option<i64>,
@@ -88,6 +90,16 @@ pub(crate) struct RawManipulator {
     pub speed_scaling_topic: Option<String>,
     #[serde(default)]
     pub display_trajectory_topic: Option<String>,
+    #[serde(default)]
+    pub stop_mode: Option<RawStopMode>,
+}
+
+/// `stop_mode:` of a manipulator.
+#[derive(Deserialize, Debug, Clone, Copy)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum RawStopMode {
+    Synchronized,
+    Independent,
 }
 
 #[derive(Deserialize, Debug)]
@@ -97,6 +109,10 @@ pub(crate) struct RawJoint {
     pub max_decel_radps2: Option<f64>,
     #[serde(default)]
     pub max_decel_mps2: Option<f64>,
+    #[serde(default)]
+    pub max_accel_radps2: Option<f64>,
+    #[serde(default)]
+    pub max_accel_mps2: Option<f64>,
 }
 
 #[derive(Deserialize, Debug, Default)]
