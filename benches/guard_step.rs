@@ -24,17 +24,21 @@ struct Scene {
     guard: Guard,
     start: Vec<Vec<f64>>,
     phase: Vec<Vec<f64>>,
+    /// Per joint, its swing's amplitude.
+    amp: Vec<Vec<f64>>,
     q: Vec<Vec<f64>>,
     t: f64,
 }
 
 impl Scene {
-    /// Every joint swings ±0.05 rad at 12 rad/s (0.6 rad/s peak).
+    /// Every joint swings ±0.05 rad at 12 rad/s (0.6 rad/s peak), or less
+    /// where 90 % of its URDF speed limit is less (the fingers): a motion
+    /// the guard takes as plausible.
     fn step(&mut self) {
         self.t += DT;
         for (r, q) in self.q.iter_mut().enumerate() {
             for (j, x) in q.iter_mut().enumerate() {
-                *x = self.start[r][j] + 0.05 * (12.0 * self.t + self.phase[r][j]).sin();
+                *x = self.start[r][j] + self.amp[r][j] * (12.0 * self.t + self.phase[r][j]).sin();
             }
         }
         let inputs: Vec<JointStateIn> = self
@@ -76,7 +80,16 @@ fn main() {
         guard.set_all_pairs(all_pairs);
         let mut rng = Rng::new(17);
         let phase = start.iter().map(|q| q.iter().map(|_| rng.range(0.0, std::f64::consts::TAU)).collect()).collect();
-        let mut sc = Scene { guard, start: start.clone(), phase, q: start.clone(), t: 0.0 };
+        let amp = cell
+            .manipulators
+            .iter()
+            .map(|m| {
+                (0..m.robot.dof())
+                    .map(|d| m.robot.dof_joint(d).limits.map_or(0.05, |l| (0.9 * l.velocity / 12.0).min(0.05)))
+                    .collect()
+            })
+            .collect();
+        let mut sc = Scene { guard, start: start.clone(), phase, amp, q: start.clone(), t: 0.0 };
         for _ in 0..400 {
             sc.step();
         }

@@ -317,3 +317,32 @@ fn bad_platen_cords_obstacles_and_settings_are_refused_by_key() {
     let e = workcell::load(&f).expect_err("unknown key");
     assert!(e.to_string().contains("retry_after"), "{e}");
 }
+
+#[test]
+fn acceleration_limits_stop_modes_and_the_fit_window_are_checked() {
+    let base = common::minimal_workcell(&arm7());
+    let dir = tempfile::tempdir().unwrap();
+    // Defaults: accelerations bounded by the decelerations, braking on the path.
+    let wc = workcell::load(&write(dir.path(), "ok.yaml", &base)).unwrap();
+    assert_eq!(wc.manipulators[0].max_accel, wc.manipulators[0].max_decel);
+    assert_eq!(wc.manipulators[0].stop_mode, workcell_guard::forecast::StopMode::Synchronized);
+    assert_eq!(wc.guard.velocity_fit_window_s, 0.05);
+    let set = base.replace("j1: {max_decel_radps2: 5.0}", "j1: {max_decel_radps2: 5.0, max_accel_radps2: 9.0}");
+    let set = set.replace("priority: 1", "priority: 1\n    stop_mode: independent");
+    let wc = workcell::load(&write(dir.path(), "set.yaml", &set)).unwrap();
+    assert_eq!(wc.manipulators[0].max_accel[0], 9.0);
+    assert_eq!(wc.manipulators[0].stop_mode, workcell_guard::forecast::StopMode::Independent);
+    // Refusals name the key and the value.
+    let (e, _) = workcell_error(
+        &base.replace("j1: {max_decel_radps2: 5.0}", "j1: {max_decel_radps2: 5.0, max_accel_radps2: -1.0}"),
+    );
+    assert_eq!(invalid_key(&e), ("manipulators[0].joints.j1.max_accel_radps2", "-1.0"));
+    let (e, _) = workcell_error(
+        &base.replace("j1: {max_decel_radps2: 5.0}", "j1: {max_decel_radps2: 5.0, max_accel_mps2: 1.0}"),
+    );
+    assert!(e.to_string().contains("max_accel_radps2"), "{e}");
+    let (e, _) = workcell_error(&base.replace("priority: 1", "priority: 1\n    stop_mode: whenever"));
+    assert!(e.to_string().contains("stop_mode") && e.to_string().contains("synchronized"), "{e}");
+    let (e, _) = workcell_error(&format!("{base}guard: {{velocity_fit_window_s: 2.0}}\n"));
+    assert_eq!(invalid_key(&e).0, "guard.velocity_fit_window_s");
+}

@@ -584,9 +584,14 @@ pub fn cloud_points(msg: &super::msg::PointCloud2, out: &mut Vec<[f32; 3]>) -> R
     let fx = [field("x")?, field("y")?, field("z")?];
     let (w, h) = (msg.width as usize, msg.height as usize);
     let (step, row) = (msg.point_step as usize, msg.row_step as usize);
-    let need = if w == 0 || h == 0 { 0 } else { (h - 1) * row + w * step };
-    if msg.data.len() < need || (h > 1 && row < w * step) {
-        return Err(CloudError::ShortData { have: msg.data.len(), need: need.max(h * w * step) });
+    // Sizes come from the message: computed without overflow (a sum past
+    // `usize` is a cloud no data can hold).
+    let span = w.checked_mul(step);
+    let need = if w == 0 || h == 0 { Some(0) } else { (h - 1).checked_mul(row).and_then(|x| x.checked_add(span?)) };
+    let all = h.saturating_mul(span.unwrap_or(usize::MAX));
+    match (need, span) {
+        (Some(need), Some(span)) if msg.data.len() >= need && (h <= 1 || row >= span) => {}
+        _ => return Err(CloudError::ShortData { have: msg.data.len(), need: need.unwrap_or(usize::MAX).max(all) }),
     }
     let big = msg.is_bigendian;
     let read = |b: &[u8], (off, ty): (usize, u8)| -> f32 {
@@ -606,4 +611,40 @@ pub fn cloud_points(msg: &super::msg::PointCloud2, out: &mut Vec<[f32; 3]>) -> R
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod cloud_tests {
+    use super::*;
+    use crate::ros::msg::{PointCloud2, PointField};
+
+    fn cloud(h: u32, w: u32, step: u32, row: u32, data: Vec<u8>) -> PointCloud2 {
+        let f = |name: &str, offset| PointField { name: name.into(), offset, datatype: PointField::FLOAT32, count: 1 };
+        PointCloud2 {
+            height: h,
+            width: w,
+            fields: vec![f("x", 0), f("y", 4), f("z", 8)],
+            point_step: step,
+            row_step: row,
+            data,
+            ..PointCloud2::default()
+        }
+    }
+
+    #[test]
+    fn sizes_from_the_message_never_overflow_or_read_past_the_data() {
+        let mut out = Vec::new();
+        for (h, w, step, row) in [
+            (u32::MAX, u32::MAX, u32::MAX, u32::MAX),
+            (2, u32::MAX, 16, u32::MAX),
+            (u32::MAX, 1, 12, 0),
+            (3, 2, 12, 12),
+        ] {
+            let e = cloud_points(&cloud(h, w, step, row, vec![0; 64]), &mut out).unwrap_err();
+            assert!(matches!(e, CloudError::ShortData { have: 64, .. }), "{h}×{w}, step {step}, row {row}: {e:?}");
+        }
+        let ok = cloud(2, 2, 12, 24, vec![0; 48]);
+        cloud_points(&ok, &mut out).unwrap();
+        assert_eq!(out.len(), 4);
+    }
 }

@@ -481,20 +481,16 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     // raises the flag the loop watches) ends the loop; every stop then goes
     // out true before the process ends.
     let panicked = Arc::new(AtomicBool::new(false));
-    {
-        let flag = panicked.clone();
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            flag.store(true, Ordering::SeqCst);
-            previous(info);
-        }));
-    }
+    let report = catch_panics(panicked.clone());
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let reload = Reload { cell, matrix_cache: matrix_cache.map(|p| p.to_path_buf()) };
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         rt.block_on(serve(&node, &topics, &mut core, &rx, &reload, &panicked))
     }));
     leave_stopped(&mut node, &mut topics, linger);
+    if let Some(r) = report.lock().ok().and_then(|mut r| r.take()) {
+        eprintln!("{r}");
+    }
     match ran {
         Err(p) => Err(RunError::Panicked(
             p.downcast_ref::<String>()
@@ -504,6 +500,54 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
         )),
         Ok(()) if panicked.load(Ordering::SeqCst) => Err(RunError::Panicked("in another thread".into())),
         Ok(()) => Ok(()),
+    }
+}
+
+/// Installs the process's panic hook for the node's run: it raises `flag`
+/// and keeps what the default hook would print (thread, place, message and,
+/// with `RUST_BACKTRACE`, a backtrace left unresolved), so that the stops go
+/// out true at once and the report is printed after (resolving a backtrace
+/// takes long enough for a subscriber to discover the stale writers).
+fn catch_panics(flag: Arc<AtomicBool>) -> Arc<Mutex<Option<PanicReport>>> {
+    let report = Arc::new(Mutex::new(None::<PanicReport>));
+    let keep = report.clone();
+    std::panic::set_hook(Box::new(move |info| {
+        flag.store(true, Ordering::SeqCst);
+        let thread = std::thread::current();
+        let bt = std::backtrace::Backtrace::capture();
+        let text = format!(
+            "thread '{}' panicked at {}:\n{}",
+            thread.name().unwrap_or("<unnamed>"),
+            info.location().map_or_else(|| "?".to_string(), |l| l.to_string()),
+            info.payload()
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| info.payload().downcast_ref::<&str>().copied())
+                .unwrap_or("(no message)")
+        );
+        if let Ok(mut r) = keep.try_lock()
+            && r.is_none()
+        {
+            *r = Some(PanicReport { text, backtrace: bt });
+        }
+    }));
+    report
+}
+
+/// What a panic hook keeps to print once the stops are out.
+struct PanicReport {
+    text: String,
+    /// Resolved (slowly) only when printed.
+    backtrace: std::backtrace::Backtrace,
+}
+
+impl std::fmt::Display for PanicReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)?;
+        if self.backtrace.status() == std::backtrace::BacktraceStatus::Captured {
+            write!(f, "\nstack backtrace:\n{}", self.backtrace)?;
+        }
+        Ok(())
     }
 }
 
@@ -530,9 +574,12 @@ fn leave_stopped(node: &mut Node, topics: &mut Topics, linger: Duration) {
             Err(e) => tracing::error!("no fresh stop writer: {e:?}"),
         }
     }
-    // Reliable delivery of the old writers' `true` on loopback takes well
-    // under this; their subscribers also discover the fresh writers.
-    let handover = Duration::from_millis(200).min(linger);
+    // Long enough for RustDDS's event loop to put the old writers' `true`
+    // on the wire (their subscribers acknowledge it, or get the fresh
+    // writers' once they discover them); short enough that a subscriber
+    // joining now cannot finish discovering the old writers first, so
+    // nothing stale is replayed to it.
+    let handover = Duration::from_millis(10).min(linger);
     std::thread::sleep(handover);
     if fresh.len() == topics.stops.len() {
         topics.stops.clear();

@@ -124,6 +124,8 @@ pub struct GuardNode {
     markers: MarkerArray,
     cell_markers: MarkerArray,
     cycle_s: f64,
+    /// The longest cycle since the diagnostics last went out, s.
+    cycle_max_s: f64,
     /// The robot whose stop the current split cycle settled first, and when
     /// that cycle began.
     first: Option<(usize, std::time::Instant)>,
@@ -317,6 +319,7 @@ impl GuardNode {
             markers: MarkerArray::default(),
             cell_markers: MarkerArray::default(),
             cycle_s: 0.0,
+            cycle_max_s: 0.0,
             first: None,
             first_s: 0.0,
             last_cycle: None,
@@ -627,6 +630,7 @@ impl GuardNode {
         }
         self.stats.cycles += 1;
         self.cycle_s = start.elapsed().as_secs_f64();
+        self.cycle_max_s = self.cycle_max_s.max(self.cycle_s);
         &self.stops
     }
 
@@ -955,8 +959,11 @@ impl GuardNode {
         s.hardware_id.clear();
         s.message.clear();
         s.message.push_str("running");
-        s.values.resize_with(7, KeyValue::default);
+        s.values.resize_with(8, KeyValue::default);
         set_kv(&mut s.values[6], "first_stop_time_s", format_args!("{:.6}", self.first_s));
+        // The cycle budget: the longest cycle since the last diagnostics.
+        set_kv(&mut s.values[7], "cycle_time_max_s", format_args!("{:.6}", self.cycle_max_s));
+        self.cycle_max_s = 0.0;
         match self.sensing.as_ref() {
             Some(sn) => match sn.report {
                 Some(r) => set_kv(

@@ -46,6 +46,12 @@ class Fail(Exception):
     pass
 
 
+def valid(samples):
+    """The samples that carry data: a writer that goes (a node ending, or
+    handing over to fresh stop writers) shows up as one that does not."""
+    return [x for x in samples if not type(x).__name__ == "InvalidSample"]
+
+
 def expect(cond, what):
     if not cond:
         raise Fail(what)
@@ -115,26 +121,28 @@ class Peer:
     def poll(self):
         now = time.time()
         for i, r in enumerate(self.stops):
-            for s in r.take(N=100):
+            # A writer that goes (the node hands over to fresh stop writers
+            # on shutdown) shows up as a sample without data.
+            for s in valid(r.take(N=100)):
                 if s.data != self.stop[i]:
                     self.stop_log[i].append((now, s.data))
                 self.stop[i] = s.data
-        for m in self.controller.take(N=100):
+        for m in valid(self.controller.take(N=100)):
             if not m.joint_names and not m.points:
                 self.holds += 1
-        for c in self.cancels.take(N=100):
+        for c in valid(self.cancels.take(N=100)):
             if list(c.goal_info.goal_id.uuid) == [0] * 16:
                 self.cancel_count += 1
-        for v in self.speed.take(N=1000):
+        for v in valid(self.speed.take(N=1000)):
             self.speeds.append(v.data)
-        for a in self.diag.take(N=100):
+        for a in valid(self.diag.take(N=100)):
             self.diag_count += 1
             for st in a.status:
                 self.status[st.name] = st
                 self.seen.setdefault(st.name, []).append((st.level, st.message))
         # Markers only when asked for: decoding a cube list of thousands of
         # points in Python takes long enough to starve the joint states.
-        for a in (self.markers.take(N=20) if self.want_markers else []):
+        for a in valid(self.markers.take(N=20) if self.want_markers else []):
             spheres = {}
             for m in a.markers:
                 if m.type == 2 and m.action == 0:
