@@ -118,17 +118,21 @@ fn the_blocker_named_is_what_stops_the_move_first_not_the_first_taken_cell_in_ro
     // `ell` moves left along y = 0.12; `slim` stands in its way at x = 0.30;
     // a fixed block lies farther along and lower on the surface (its cells
     // come first in row-major order).
-    let p = platen(
-        [0.8, 0.4],
-        0.002,
-        vec![
-            unit("ell", l_shape(0.1, 0.1), [0.60, 0.12, 0.0], None),
-            unit("slim", rect(0.02, 0.1), [0.30, 0.15, 0.0], None),
-        ],
-        vec![obstacle("block", 0.04, 0.02, 0.10, 0.08)],
-    );
-    let mut a = BitAllocator::new(&p).unwrap();
-    report_all(&mut a, 0.0);
+    let scene = |ell_x: f64, slim_y: f64| {
+        let p = platen(
+            [0.8, 0.4],
+            0.002,
+            vec![
+                unit("ell", l_shape(0.1, 0.1), [ell_x, 0.12, 0.0], None),
+                unit("slim", rect(0.02, 0.1), [0.30, slim_y, 0.0], None),
+            ],
+            vec![obstacle("block", 0.04, 0.02, 0.10, 0.08)],
+        );
+        let mut a = BitAllocator::new(&p).unwrap();
+        report_all(&mut a, 0.0);
+        a
+    };
+    let mut a = scene(0.60, 0.15);
     let ans = a.request(0.0, 0, 1, [0.12, 0.12, 0.0]);
     let Answer::Partial { goal, blocker, .. } = ans else { panic!("{ans:?}") };
     assert_eq!(a.blocker_name(blocker), "slim", "{ans:?}");
@@ -137,32 +141,12 @@ fn the_blocker_named_is_what_stops_the_move_first_not_the_first_taken_cell_in_ro
     assert!(edge > 0.31 && edge < 0.31 + 0.005, "stops at {edge}");
     a.assert_invariants();
     // Right next to slim: denied, naming slim.
-    let p = platen(
-        [0.8, 0.4],
-        0.002,
-        vec![
-            unit("ell", l_shape(0.1, 0.1), [0.363, 0.12, 0.0], None),
-            unit("slim", rect(0.02, 0.1), [0.30, 0.15, 0.0], None),
-        ],
-        vec![obstacle("block", 0.04, 0.02, 0.10, 0.08)],
-    );
-    let mut a = BitAllocator::new(&p).unwrap();
-    report_all(&mut a, 0.0);
+    let mut a = scene(0.363, 0.15);
     let ans = a.request(0.0, 0, 1, [0.12, 0.12, 0.0]);
     let Answer::Denied { blocker, .. } = ans else { panic!("{ans:?}") };
     assert_eq!(a.blocker_name(blocker), "slim", "{ans:?}");
     // With slim gone from the way, the block is what stops it.
-    let p = platen(
-        [0.8, 0.4],
-        0.002,
-        vec![
-            unit("ell", l_shape(0.1, 0.1), [0.60, 0.12, 0.0], None),
-            unit("slim", rect(0.02, 0.1), [0.30, 0.33, 0.0], None),
-        ],
-        vec![obstacle("block", 0.04, 0.02, 0.10, 0.08)],
-    );
-    let mut a = BitAllocator::new(&p).unwrap();
-    report_all(&mut a, 0.0);
+    let mut a = scene(0.60, 0.33);
     let Answer::Partial { blocker, .. } = a.request(0.0, 0, 1, [0.0, 0.12, 0.0]) else { panic!() };
     assert_eq!(a.blocker_name(blocker), "block");
 }
@@ -664,5 +648,33 @@ fn closed_loop_units_never_overlap() {
         }
         assert_eq!((t.overlaps, t.stops), (0, 0), "{t:?}");
         assert!(t.arrivals > 20 * p.units.len() && t.partial > 10 && t.granted > 10, "{t:?}");
+    }
+}
+
+#[test]
+fn absurd_but_finite_targets_are_answered_at_once_without_a_panic() {
+    let p = sample_platen();
+    let mut a = BitAllocator::new(&p).unwrap();
+    report_all(&mut a, 0.0);
+    for (k, target) in
+        [[1e300, 0.2, 0.0], [0.2, -1e300, 0.0], [0.2, 0.3, 1e300], [1e15, 1e15, -1e15], [f64::MAX, f64::MIN, 0.0]]
+            .into_iter()
+            .enumerate()
+    {
+        let start = std::time::Instant::now();
+        let ans = a.request(0.001 * k as f64, 0, k as u64, target);
+        let took = start.elapsed().as_secs_f64();
+        assert!(took < 0.5, "{target:?}: {took} s");
+        match ans {
+            Answer::Granted { .. } => panic!("{target:?} granted"),
+            Answer::Partial { goal, .. } => {
+                // Arrive there, freeing the rest, before the next request.
+                assert!(goal.iter().all(|v| v.is_finite()), "{goal:?}");
+                a.pose_update(0.001 * k as f64, 0, 0.001 * k as f64, goal);
+            }
+            _ => {}
+        }
+        a.assert_invariants();
+        report_all(&mut a, 0.001 * k as f64 + 2.0);
     }
 }

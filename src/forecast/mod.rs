@@ -406,6 +406,27 @@ impl Estimator {
         }
     }
 
+    /// `Σ y_k·u_k^p` for p = 0, 1, 2 over the newest `n` samples of joint
+    /// `j` of `values` (positions or velocities), with `y_k` the difference
+    /// from the newest sample and `u_k` the time from the newest stamp over
+    /// `scale`.
+    fn moments(&self, values: &[f64], j: usize, n: usize, scale: f64) -> [f64; 3] {
+        let d = self.dof;
+        let newest = self.count - 1;
+        let s0 = self.slot(newest);
+        let (t0, y0) = (self.stamps[s0], values[s0 * d + j]);
+        let mut r = [0.0; 3];
+        for k in 1..n {
+            let sk = self.slot(newest - k);
+            let u = (self.stamps[sk] - t0) / scale;
+            let y = values[sk * d + j] - y0;
+            r[0] += y;
+            r[1] += y * u;
+            r[2] += y * u * u;
+        }
+        r
+    }
+
     /// The least-squares fit over the window into `out_v`, `out_a`:
     /// `q(τ) ≈ c0 + c1·τ + c2·τ²` with τ the time from the newest stamp,
     /// so `v = c1`, `a = 2·c2`; with reported velocities, `v` is the newest
@@ -437,16 +458,8 @@ impl Estimator {
             // v(u) ≈ b0 + b1·u through the reported velocities.
             let det = m[0] * m[2] - m[1] * m[1];
             for j in 0..d {
-                let v0 = self.vel[s0 * d + j];
-                let (mut r0, mut r1) = (0.0, 0.0);
-                for k in 0..n {
-                    let sk = self.slot(newest - k);
-                    let u = (self.stamps[sk] - t0) / scale;
-                    let dv = self.vel[sk * d + j] - v0;
-                    r0 += dv;
-                    r1 += dv * u;
-                }
-                self.out_v[j] = v0;
+                let [r0, r1, _] = self.moments(&self.vel, j, n, scale);
+                self.out_v[j] = self.vel[s0 * d + j];
                 self.out_a[j] = if det > 0.0 { (m[0] * r1 - m[1] * r0) / det / scale } else { 0.0 };
             }
             return;
@@ -463,16 +476,7 @@ impl Estimator {
         let c22 = a * i - b * b;
         let det = a * c00 + b * c01 + c * c02;
         for j in 0..d {
-            let q0 = self.pos[s0 * d + j];
-            let (mut r0, mut r1, mut r2) = (0.0, 0.0, 0.0);
-            for k in 1..n {
-                let sk = self.slot(newest - k);
-                let u = (self.stamps[sk] - t0) / scale;
-                let dq = self.pos[sk * d + j] - q0;
-                r0 += dq;
-                r1 += dq * u;
-                r2 += dq * u * u;
-            }
+            let [r0, r1, r2] = self.moments(&self.pos, j, n, scale);
             if det > 0.0 {
                 let c1 = (c01 * r0 + c11 * r1 + c12 * r2) / det;
                 let c2 = (c02 * r0 + c12 * r1 + c22 * r2) / det;

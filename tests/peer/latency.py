@@ -140,7 +140,9 @@ def main():
     domain = 23
     env = ros_types.loopback(tempfile.mkdtemp(prefix="wg_lat_"), domain, "error,rustdds=off")
     node_cmd = [a.node, "--ros-args", "-r", "__ns:=/node", "--params-file", a.params, "-p", "cycle_on_joint_state:=true",
-                "-p", "rate_hz:=1.0", "-p", "diagnostics_hz:=1.0", "-p", "markers_hz:=0.0", "-p", "watchdog_s:=10.0"]
+                "-p", "rate_hz:=1.0", "-p", "diagnostics_hz:=1.0", "-p", "markers_hz:=0.0", "-p", "watchdog_s:=10.0",
+                # A stop per joint state, changed or not: what is timed.
+                "-p", "stop_heartbeat_s:=0.0"]
     echo, le, node, ln = measure(shlex.split(a.echo), node_cmd, env, a.trials, 50, domain, a.moving)
     res = {"arm_right": "moving" if a.moving else "still"}
     for name, xs in (("echo", echo), ("node", node)):
