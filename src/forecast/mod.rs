@@ -158,6 +158,8 @@ pub struct Estimator {
     acc: Vec<f64>,
     out_v: Vec<f64>,
     out_a: Vec<f64>,
+    /// Scratch of the fit: three sums per joint.
+    fit_r: Vec<f64>,
 }
 
 /// Derivative weights at `t[0]` of the polynomial through
@@ -203,6 +205,7 @@ impl Estimator {
             acc: vec![0.0; cap * dof],
             out_v: vec![0.0; dof],
             out_a: vec![0.0; dof],
+            fit_r: vec![0.0; 3 * dof],
         }
     }
 
@@ -406,25 +409,32 @@ impl Estimator {
         }
     }
 
-    /// `Σ y_k·u_k^p` for p = 0, 1, 2 over the newest `n` samples of joint
-    /// `j` of `values` (positions or velocities), with `y_k` the difference
-    /// from the newest sample and `u_k` the time from the newest stamp over
-    /// `scale`.
-    fn moments(&self, values: &[f64], j: usize, n: usize, scale: f64) -> [f64; 3] {
+    /// `Σ y_k·u_k^p` for p = 0, 1, 2 and every joint into `fit_r` (at
+    /// `3·j + p`), over the newest `n` samples of `values` (positions, or
+    /// velocities when `velocities`), with `y_k` the difference from the
+    /// newest sample and `u_k` the time from the newest stamp over `scale`.
+    /// One pass over the samples, the joints inner: each sample's row is
+    /// contiguous.
+    fn moments(&mut self, velocities: bool, n: usize, scale: f64) {
         let d = self.dof;
+        let values = if velocities { &self.vel } else { &self.pos };
         let newest = self.count - 1;
-        let s0 = self.slot(newest);
-        let (t0, y0) = (self.stamps[s0], values[s0 * d + j]);
-        let mut r = [0.0; 3];
+        let s0 = newest % self.cap;
+        let t0 = self.stamps[s0];
+        let r = &mut self.fit_r;
+        r.fill(0.0);
+        let row0 = &values[s0 * d..(s0 + 1) * d];
         for k in 1..n {
-            let sk = self.slot(newest - k);
+            let sk = (newest - k) % self.cap;
             let u = (self.stamps[sk] - t0) / scale;
-            let y = values[sk * d + j] - y0;
-            r[0] += y;
-            r[1] += y * u;
-            r[2] += y * u * u;
+            let uu = u * u;
+            for (j, (&x, &x0)) in values[sk * d..(sk + 1) * d].iter().zip(row0).enumerate() {
+                let y = x - x0;
+                r[3 * j] += y;
+                r[3 * j + 1] += y * u;
+                r[3 * j + 2] += y * uu;
+            }
         }
-        r
     }
 
     /// The least-squares fit over the window into `out_v`, `out_a`:
@@ -454,12 +464,14 @@ impl Estimator {
                 p *= u;
             }
         }
+        self.moments(self.trust_velocity, n, scale);
+        let r = &self.fit_r;
         if self.trust_velocity {
             // v(u) ≈ b0 + b1·u through the reported velocities.
             let det = m[0] * m[2] - m[1] * m[1];
             for j in 0..d {
-                let [r0, r1, _] = self.moments(&self.vel, j, n, scale);
                 self.out_v[j] = self.vel[s0 * d + j];
+                let (r0, r1) = (r[3 * j], r[3 * j + 1]);
                 self.out_a[j] = if det > 0.0 { (m[0] * r1 - m[1] * r0) / det / scale } else { 0.0 };
             }
             return;
@@ -476,7 +488,7 @@ impl Estimator {
         let c22 = a * i - b * b;
         let det = a * c00 + b * c01 + c * c02;
         for j in 0..d {
-            let [r0, r1, r2] = self.moments(&self.pos, j, n, scale);
+            let (r0, r1, r2) = (r[3 * j], r[3 * j + 1], r[3 * j + 2]);
             if det > 0.0 {
                 let c1 = (c01 * r0 + c11 * r1 + c12 * r2) / det;
                 let c2 = (c02 * r0 + c12 * r1 + c22 * r2) / det;
