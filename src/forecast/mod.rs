@@ -160,6 +160,9 @@ pub struct Estimator {
     out_a: Vec<f64>,
     /// Scratch of the fit: three sums per joint.
     fit_r: Vec<f64>,
+    /// `out_v` and `out_a` hold the estimate at this many samples (0: none),
+    /// so a cycle with no new sample does not estimate again.
+    estimated: usize,
 }
 
 /// Derivative weights at `t[0]` of the polynomial through
@@ -206,6 +209,7 @@ impl Estimator {
             out_v: vec![0.0; dof],
             out_a: vec![0.0; dof],
             fit_r: vec![0.0; 3 * dof],
+            estimated: 0,
         }
     }
 
@@ -227,6 +231,7 @@ impl Estimator {
         self.fit_window_s = window_s;
         self.cap = if window_s > 0.0 { FIT_CAP } else { STENCIL + self.window };
         self.count = 0;
+        self.estimated = 0;
         self.stamps = vec![0.0; self.cap];
         self.pos = vec![0.0; self.cap * self.dof];
         self.vel = vec![0.0; self.cap * self.dof];
@@ -243,11 +248,13 @@ impl Estimator {
         for (l, &x) in self.accel_limit.iter_mut().zip(limits) {
             *l = if x > 0.0 { x } else { f64::INFINITY };
         }
+        self.estimated = 0;
     }
 
     /// Forgets every sample.
     pub fn reset(&mut self) {
         self.count = 0;
+        self.estimated = 0;
     }
 
     /// Samples accepted since the last reset.
@@ -379,13 +386,16 @@ impl Estimator {
                 return Err(WarmingUp { have: self.count, need: need.clamp(self.count + 1, self.cap) });
             }
         }
-        if self.fit_window_s > 0.0 {
-            self.fit();
-        } else {
-            self.differences();
-        }
-        for (a, &l) in self.out_a.iter_mut().zip(&self.accel_limit) {
-            *a = a.clamp(-l, l);
+        if self.estimated != self.count {
+            if self.fit_window_s > 0.0 {
+                self.fit();
+            } else {
+                self.differences();
+            }
+            for (a, &l) in self.out_a.iter_mut().zip(&self.accel_limit) {
+                *a = a.clamp(-l, l);
+            }
+            self.estimated = self.count;
         }
         let d = self.dof;
         let s = self.slot(self.count - 1);

@@ -450,6 +450,8 @@ impl PairFinds {
         let (g, la, lb, ka, kb) = self.best;
         Guard::note(&mut arms[ia].track, g, ka, (link(ia, la), link(ib, lb)), ra, m);
         Guard::note(&mut arms[ib].track, g, kb, (link(ib, lb), link(ia, la)), rb, m);
+        Guard::note_class(&mut arms[ia].track, 2, g, (link(ia, la), link(ib, lb)));
+        Guard::note_class(&mut arms[ib].track, 2, g, (link(ib, lb), link(ia, la)));
         if self.first_a.0 != usize::MAX {
             let (k, g, la, lb) = self.first_a;
             Guard::note(&mut arms[ia].track, g, k, (link(ia, la), link(ib, lb)), ra, m);
@@ -1279,11 +1281,6 @@ impl Guard {
             a.best = clearance;
             a.best_pair = Some(pair);
         }
-        let c = class_of(reason);
-        if clearance < a.class_best[c] || clearance.is_nan() {
-            a.class_best[c] = clearance;
-            a.class_pair[c] = Some(pair);
-        }
         if !matches!(clearance.partial_cmp(&m), Some(std::cmp::Ordering::Greater))
             && (k < a.conflict_k || (k == a.conflict_k && clearance < a.conflict_clearance))
         {
@@ -1291,6 +1288,17 @@ impl Guard {
             a.conflict_clearance = clearance;
             a.conflict_pair = Some(pair);
             a.conflict_reason = reason;
+        }
+    }
+
+    /// Records the least clearance of a group of samples for its class
+    /// ([`class_of`]): called once per link pair, not per sample, off the
+    /// innermost loops.
+    #[inline]
+    fn note_class(a: &mut Track, c: usize, clearance: f32, pair: (Body, Body)) {
+        if clearance < a.class_best[c] || clearance.is_nan() {
+            a.class_best[c] = clearance;
+            a.class_pair[c] = Some(pair);
         }
     }
 
@@ -1401,6 +1409,7 @@ impl Guard {
             if fc.is_finite() || fc.is_nan() || fc == f32::NEG_INFINITY {
                 let pair = (Body::Link { robot: ri as u16, link: fl as u16 }, Body::Cell);
                 Self::note(&mut self.arms[ri].track, fc, 0, pair, Reason::Cell, m);
+                Self::note_class(&mut self.arms[ri].track, 0, fc, pair);
             }
             for bi in 0..n_cfg.div_ceil(BATCH) {
                 // One lookup per moving link and lane bounds all of the
@@ -1473,6 +1482,8 @@ impl Guard {
                         if lo > m && lo >= self.arms[ri].track.best {
                             continue;
                         }
+                        let pair = (Body::Link { robot: ri as u16, link: l as u16 }, Body::Cell);
+                        let mut least = f32::INFINITY;
                         for (lane, &c0) in lane_c.iter().enumerate().take(lanes_here) {
                             let k = bi * BATCH + lane;
                             let mut c = c0;
@@ -1484,9 +1495,10 @@ impl Guard {
                                     c = self.exact_cell_clearance(gl, at, r);
                                 }
                             }
-                            let pair = (Body::Link { robot: ri as u16, link: l as u16 }, Body::Cell);
+                            least = if c.is_nan() { c } else { least.min(c) };
                             Self::note(&mut self.arms[ri].track, c, k, pair, Reason::Cell, m);
                         }
+                        Self::note_class(&mut self.arms[ri].track, 0, least, pair);
                     }
                 }
                 self.arms[ri].order = order;
@@ -1561,12 +1573,15 @@ impl Guard {
                         Body::Link { robot: ri as u16, link: la as u16 },
                         Body::Link { robot: ri as u16, link: lb as u16 },
                     );
+                    let mut least = f32::INFINITY;
                     for (lane, &g) in lane_min.iter().enumerate() {
                         let k = bi * BATCH + lane;
                         if k < n_cfg {
                             Self::note(track, g, k, pair, Reason::SelfCollision, m);
+                            least = if g.is_nan() { g } else { least.min(g) };
                         }
                     }
+                    Self::note_class(track, 1, least, pair);
                 }
             }
         }
