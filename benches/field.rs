@@ -1,4 +1,4 @@
-//! The voxel distance field (issue 3), each figure beside a baseline from
+//! The voxel distance field, each figure beside a baseline from
 //! the same run:
 //!
 //! 1. Full exact EDT of a 256³ grid with 1 % occupied voxels on 2 threads,

@@ -1,4 +1,4 @@
-//! One whole `Guard::step` (issue 4): 4 arms (the sample cell's two and
+//! One whole `Guard::step`: 4 arms (the sample cell's two and
 //! copies of them on two more pedestals; 7–8 DOF, 85–188 spheres each), each
 //! moving so that its stopping path is checked at 8 configurations, against
 //! a 4 × 4 × 2 m field at 2 cm, on one core.
@@ -113,7 +113,7 @@ fn main() {
     let cell_m = hashed.guard.hash().cell_m() as f64;
     let coarse = (4.0 / cell_m).ceil() * (4.0 / cell_m).ceil() * (2.0 / cell_m).ceil();
     println!();
-    println!("== guard_step (issue 4) ==");
+    println!("== guard_step ==");
     println!(
         "arms: dof {dofs:?}, spheres {spheres:?}, configurations checked {samples:?} (forecast, field, self, robot-robot)"
     );

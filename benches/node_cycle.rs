@@ -1,4 +1,4 @@
-//! The node's joint-state path in process (issue 6): `on_joint_state` then
+//! The node's joint-state path in process: `on_joint_state` then
 //! `cycle_first` for arm_right of the sample cell, that is the work between
 //! a joint state's arrival and its stop's publication, without DDS.
 //!

@@ -1,4 +1,4 @@
-//! Platen allocation (issue 5): a 1 m × 1 m surface at 1 mm cells
+//! Platen allocation: a 1 m × 1 m surface at 1 mm cells
 //! (1000 × 1000), 8 units (80–120 mm), each asking in turn to move 200 mm in
 //! a random direction; on a grant it reports a pose halfway, then arrives.
 //!
@@ -199,7 +199,7 @@ fn main() {
     const N: usize = 4000;
     const N_NAIVE: usize = 200;
     println!();
-    println!("== platen allocation (issue 5): 1000 x 1000 cells at 1 mm, 8 units, 200 mm moves ==");
+    println!("== platen allocation: 1000 x 1000 cells at 1 mm, 8 units, 200 mm moves ==");
     for cords in [false, true] {
         let p = scene(cords);
         // The two strategies in lockstep, so that the machine's noise falls

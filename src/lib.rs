@@ -26,8 +26,8 @@
 //!   from bitmap world maps (grants, partial grants, denials, deallocation).
 //! - [`sim`]: closed-loop simulation of a cell's arms under the guard.
 //! - [`resolve`]: `package://` and relative path resolution (ament index first).
-//! - [`ros`]: the ROS 2 adapter's message types and conversions (the
-//!   transports and the node come with issue 6).
+//! - [`ros`]: the ROS 2 adapter: message types and conversions, the node
+//!   behind both transports, the `dds` transport and the `r2r` one.
 #![warn(missing_docs)]
 
 pub mod field;

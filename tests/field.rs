@@ -1,4 +1,4 @@
-//! The voxel distance field (issue 3): exactness against brute force and
+//! The voxel distance field: exactness against brute force and
 //! scipy, no missed collision against parry3d's exact distances, incremental
 //! updates equal to rebuilds, outside policy, layers, gradient, `.npy` and
 //! the `field` subcommand.

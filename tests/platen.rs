@@ -1,4 +1,4 @@
-//! Platen allocation (issue 5): the bitmap allocator against a naive
+//! Platen allocation: the bitmap allocator against a naive
 //! per-cell boolean grid over random sequences, conservative rasterization,
 //! and the grant / partial / denied / deallocation semantics on real cells.
 

@@ -1,9 +1,8 @@
-//! The ROS 2 adapter (issue 6, in progress): message types, the
-//! conversions between messages and the core's inputs and decisions, the
-//! ROS command line and the node's parameters. The
-//! transports (`dds` through `ros2-client`, `r2r` as a feature), topic
-//! wiring, parameters and launch files come next; nothing here opens a DDS
-//! participant.
+//! The ROS 2 adapter: message types, the conversions between messages and
+//! the core's inputs and decisions, the ROS command line and the node's
+//! parameters, the node behind both transports ([`node::GuardNode`]), and
+//! the transports: [`dds`] through `ros2-client` (the default) and `r2r`
+//! (a feature, for colcon workspaces).
 
 pub mod args;
 pub mod convert;
