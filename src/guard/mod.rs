@@ -4,8 +4,8 @@
 //! 1. the joint states that arrived are validated and buffered
 //!    ([`crate::forecast::Estimator`]);
 //! 2. data problems (no state yet, a refused sample, a state older than the
-//!    watchdog, not enough samples to estimate motion) stop the robot at
-//!    once, with the reason;
+//!    watchdog, not enough samples to estimate motion, a speed beyond what
+//!    the joint can do) stop the robot at once, with the reason;
 //! 3. otherwise its stopping path is planned and sampled
 //!    ([`crate::forecast::plan`]), and every sample is posed in batches of
 //!    eight ([`crate::model::PosedBatch`]);
@@ -16,8 +16,10 @@
 //! 5. a robot whose check comes within `margins.clearance_m` stops
 //!    (`immediate` if its current configuration is already that close,
 //!    `on_path` otherwise, with the time to contact); a stopped robot is
-//!    released only after its check stays clear by `margins.release_m` for
-//!    `guard.release_hold_s`.
+//!    released after `guard.release_hold_s` in which nothing is within the
+//!    margin, the pair that caused a proximity stop is no longer the
+//!    closest of its kind within `margins.release_m`, and nothing within
+//!    that margin gets closer.
 //!
 //! The robot-vs-robot check is over swept volumes, not time-matched: any
 //! sample of one robot against any sample of the other. That holds whatever
