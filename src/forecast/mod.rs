@@ -12,14 +12,20 @@
 //!   At uniform stamps they are exactly the method text's coefficients; at
 //!   any stamps they are exact for polynomials of degree ≤ 4. A running
 //!   average (window configurable, 1 = off) may follow. Reported velocities
-//!   replace the position differences only where configured.
+//!   replace the position differences only where configured. With a fit
+//!   window ([`Estimator::with_fit_window`], what the guard uses by
+//!   default), a least-squares quadratic over the window replaces the
+//!   differences: stamps that are off by a fraction of the sample period no
+//!   longer multiply into the speed. Accelerations are bounded by the
+//!   joints' limits ([`Estimator::set_accel_limits`]).
 //! - Each sample is validated before it enters the buffer: a non-finite,
 //!   repeated or older stamp, a wrong count or a non-finite value is refused
 //!   with a [`SampleError`] and the buffer is left as it was.
 //! - [`StopPlan`] and [`config_at`] give the stopping path: during the
 //!   reaction time (plus the age of the newest sample) each joint keeps its
 //!   estimated velocity and any estimated acceleration that speeds it up
-//!   ([`reaction_accel`]), then decelerates at its maximum
+//!   ([`reaction_accel`]), then decelerates (at its maximum, or
+//!   synchronised with the slowest joint: [`braking_decel`], [`StopMode`])
 //!   until it stands still, so joint `i` stops after
 //!   `t_s = t_r + |v_i + γ_i t_r| / a_i` (the method text's
 //!   `t_r + |v_i|/a_i` when γ = 0). Samples are spaced in time so that no
