@@ -492,15 +492,19 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
         eprintln!("{r}");
     }
     match ran {
-        Err(p) => Err(RunError::Panicked(
-            p.downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "(no message)".into()),
-        )),
+        Err(p) => Err(RunError::Panicked(panic_message(p.as_ref()).to_string())),
         Ok(()) if panicked.load(Ordering::SeqCst) => Err(RunError::Panicked("in another thread".into())),
         Ok(()) => Ok(()),
     }
+}
+
+/// A panic's message (its payload, when it is text).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("(no message)")
 }
 
 /// Installs the process's panic hook for the node's run: it raises `flag`
@@ -519,11 +523,7 @@ fn catch_panics(flag: Arc<AtomicBool>) -> Arc<Mutex<Option<PanicReport>>> {
             "thread '{}' panicked at {}:\n{}",
             thread.name().unwrap_or("<unnamed>"),
             info.location().map_or_else(|| "?".to_string(), |l| l.to_string()),
-            info.payload()
-                .downcast_ref::<String>()
-                .map(String::as_str)
-                .or_else(|| info.payload().downcast_ref::<&str>().copied())
-                .unwrap_or("(no message)")
+            panic_message(info.payload())
         );
         if let Ok(mut r) = keep.try_lock()
             && r.is_none()

@@ -571,14 +571,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     }
     std::thread::sleep(linger);
     running.store(false, std::sync::atomic::Ordering::Relaxed);
-    ran.map_err(|p| {
-        super::dds::RunError::Panicked(
-            p.downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "(no message)".into()),
-        )
-    })
+    ran.map_err(|p| super::dds::RunError::Panicked(super::dds::panic_message(p.as_ref()).to_string()))
 }
 
 struct Outputs {
