@@ -17,11 +17,12 @@ use std::hint::black_box;
 use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
-use workcell_guard::Frame;
-use workcell_guard::field::{DistanceField, edt, npy};
-use workcell_guard::model::coverage::Rng;
-use workcell_guard::model::{PosedSpheres, Shape, SpherePoser};
-use workcell_guard::workcell;
+use workcell_guard_core::Frame;
+use workcell_guard_core::field::{DistanceField, edt};
+use workcell_guard_core::model::coverage::Rng;
+use workcell_guard_core::model::{PosedSpheres, Shape, SpherePoser};
+use workcell_guard_description::npy;
+use workcell_guard_description::workcell;
 
 const N: usize = 256;
 

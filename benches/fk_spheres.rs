@@ -11,10 +11,11 @@ use nalgebra::{Isometry3, Point3, Translation3, Unit, UnitQuaternion, Vector3};
 use std::hint::black_box;
 use std::path::Path;
 use std::time::Instant;
-use workcell_guard::Frame;
-use workcell_guard::model::coverage::Rng;
-use workcell_guard::model::posed::LANES;
-use workcell_guard::model::{BATCH, JointKind, Robot, SphereModel, SphereParams, SpherePoser, urdf};
+use workcell_guard_core::Frame;
+use workcell_guard_core::model::coverage::Rng;
+use workcell_guard_core::model::posed::LANES;
+use workcell_guard_core::model::{BATCH, JointKind, Robot, SphereModel, SphereParams, SpherePoser};
+use workcell_guard_description::urdf;
 
 struct Setup {
     robot: Robot,

@@ -12,11 +12,11 @@
 use criterion::Criterion;
 use std::hint::black_box;
 use std::time::Instant;
-use workcell_guard::field::DistanceField;
-use workcell_guard::guard::{Guard, JointStateIn};
-use workcell_guard::model::coverage::Rng;
-use workcell_guard::sim::{self, Sim, SimOptions};
-use workcell_guard::workcell;
+use workcell_guard_core::field::DistanceField;
+use workcell_guard_core::guard::{Guard, JointStateIn};
+use workcell_guard_core::model::coverage::Rng;
+use workcell_guard_description::workcell;
+use workcell_guard_sim::arms::{self as sim, Sim, SimOptions};
 
 const DT: f64 = 0.002;
 
@@ -76,7 +76,7 @@ fn main() {
     let start = s.clear_start(&mut Rng::new(3)).expect("a clear start for four arms");
     let field = DistanceField::from_workcell(&cell);
     let make = |all_pairs: bool| {
-        let mut guard = Guard::new(&cell, field.clone(), Some(cache.path())).unwrap().0;
+        let mut guard = workcell_guard_description::build_guard(&cell, field.clone(), Some(cache.path())).unwrap().0;
         guard.set_all_pairs(all_pairs);
         let mut rng = Rng::new(17);
         let phase = start.iter().map(|q| q.iter().map(|_| rng.range(0.0, std::f64::consts::TAU)).collect()).collect();

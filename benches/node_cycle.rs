@@ -15,12 +15,11 @@
 
 use std::hint::black_box;
 use std::time::Instant;
-use workcell_guard::field::DistanceField;
-use workcell_guard::guard::Guard;
-use workcell_guard::ros::msg::{Header, JointState, Time};
-use workcell_guard::ros::node::GuardNode;
-use workcell_guard::ros::params::NodeParams;
-use workcell_guard::workcell;
+use workcell_guard_core::field::DistanceField;
+use workcell_guard_description::workcell;
+use workcell_guard_ros::msg::{Header, JointState, Time};
+use workcell_guard_ros::node::GuardNode;
+use workcell_guard_ros::params::NodeParams;
 
 const LEFT: [&str; 7] = ["shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3", "finger_left"];
 const RIGHT: [&str; 8] = ["j1", "j2", "j3", "j4", "j5", "j6", "j7", "finger_a_joint"];
@@ -64,7 +63,7 @@ impl Case {
         let cell = workcell::load(&root.join("config/workcell.yaml")).expect("sample cell");
         let field = DistanceField::from_workcell(&cell);
         let cache = std::env::temp_dir().join("workcell_guard_bench_cache");
-        let (guard, _) = Guard::new(&cell, field, Some(&cache)).expect("guard");
+        let (guard, _) = workcell_guard_description::build_guard(&cell, field, Some(&cache)).expect("guard");
         let mut c = Case {
             node: GuardNode::new(cell, guard, NodeParams::default()).expect("node"),
             left: state(&LEFT, &Q_LEFT, 0.0),

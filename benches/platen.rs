@@ -13,10 +13,10 @@
 use criterion::Criterion;
 use std::hint::black_box;
 use std::time::Instant;
-use workcell_guard::Frame;
-use workcell_guard::model::coverage::Rng;
-use workcell_guard::platen::{Allocator, Answer, BitMap, BoolMap, CellMap, Install, pose_at};
-use workcell_guard::workcell::{AllocationSettings, Platen, PlatenUnit, Umbilical};
+use workcell_guard_core::Frame;
+use workcell_guard_core::model::coverage::Rng;
+use workcell_guard_core::platen::{Allocator, Answer, BitMap, BoolMap, CellMap, Install, pose_at};
+use workcell_guard_description::workcell::{AllocationSettings, Platen, PlatenUnit, Umbilical};
 
 fn scene(cords: bool) -> Platen {
     let mut rng = Rng::new(5);
@@ -143,7 +143,7 @@ fn median_of(a: &Run, pick: fn(&Answer) -> bool) -> f64 {
 fn main() {
     {
         // The rasterizer alone: a 100 mm square swept 200 mm at 30°.
-        let g = workcell_guard::platen::Grid::new([1.0, 1.0], 0.001);
+        let g = workcell_guard_core::platen::Grid::new([1.0, 1.0], 0.001);
         let mut m = BitMap::new(&g);
         let (c, s) = (0.2 * 30f64.to_radians().cos(), 0.2 * 30f64.to_radians().sin());
         let poly = [

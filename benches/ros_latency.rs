@@ -28,8 +28,8 @@ use ros2_client::{MessageTypeName, Name, NodeName, NodeOptions};
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::process::Command;
-use workcell_guard::ros::dds::{DdsEnv, LATCHED, SENSOR};
-use workcell_guard::ros::msg::{Bool, JointState};
+use workcell_guard_ros::dds::{DdsEnv, LATCHED, SENSOR};
+use workcell_guard_ros::msg::{Bool, JointState};
 
 fn echo() {
     let env = DdsEnv::from_env().expect("ROS environment");
@@ -55,7 +55,7 @@ fn echo() {
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
         let mut s = Box::pin(sub.async_stream());
-        let mut shutdown = workcell_guard::ros::dds::Shutdown::new();
+        let mut shutdown = workcell_guard_ros::dds::Shutdown::new();
         loop {
             tokio::select! {
                 _ = shutdown.requested() => break,

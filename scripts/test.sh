@@ -5,4 +5,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore -r tests/oracle/requirements.txt
-cargo test "$@"
+cargo test --workspace "$@"

@@ -18,14 +18,15 @@
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use workcell_guard::Frame;
-use workcell_guard::field::{self, DistanceField, edt, npy};
-use workcell_guard::guard::{Guard, PairClass};
-use workcell_guard::model::{SphereModel, SphereParams, SpherePoser, coverage, sphere_file, urdf};
-use workcell_guard::ros::args::RosArgs;
-use workcell_guard::ros::dds;
-use workcell_guard::sim::{self, Sim, SimOptions, SimReport};
-use workcell_guard::workcell::{self, SphereSource, Workcell};
+use workcell_guard_core::Frame;
+use workcell_guard_core::field::{self, DistanceField, edt};
+use workcell_guard_core::guard::PairClass;
+use workcell_guard_core::model::{SphereModel, SphereParams, SpherePoser, coverage};
+use workcell_guard_description::workcell::{self, SphereSource, Workcell};
+use workcell_guard_description::{build_guard, npy, sphere_file, urdf};
+use workcell_guard_ros::args::RosArgs;
+use workcell_guard_ros::dds;
+use workcell_guard_sim::arms::{self as sim, Sim, SimOptions, SimReport};
 
 #[derive(Parser)]
 #[command(
@@ -166,7 +167,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
         #[cfg(feature = "r2r")]
-        let run = workcell_guard::ros::r2r::run;
+        let run = workcell_guard_ros::r2r::run;
         #[cfg(not(feature = "r2r"))]
         let run = dds::run;
         return match run(&ros, dds::default_cache_dir().as_deref()) {
@@ -247,9 +248,9 @@ fn simulate(a: &SimulateArgs) -> Result<(), AnyError> {
             return Err("--platen-duration-s must be positive".into());
         }
         let dt = 0.01;
-        let mut t = workcell_guard::platen::sim::PlatenSimReport::default();
+        let mut t = workcell_guard_sim::platen::PlatenSimReport::default();
         for k in 0..a.platen_episodes as u64 {
-            t.merge(&workcell_guard::platen::sim::episode(p, a.seed + k, a.platen_duration_s, dt)?);
+            t.merge(&workcell_guard_sim::platen::episode(p, a.seed + k, a.platen_duration_s, dt)?);
         }
         let asked = t.granted + t.partial + t.denied;
         println!(
@@ -395,7 +396,7 @@ fn check(path: &std::path::Path) -> Result<(), AnyError> {
     );
     let start = std::time::Instant::now();
     let cache = dds::default_cache_dir();
-    let (guard, outcome) = Guard::new(&wc, f, cache.as_deref())?;
+    let (guard, outcome) = build_guard(&wc, f, cache.as_deref())?;
     let (within, across) = guard.matrix().counts();
     println!(
         "collision matrix ({} samples per robot, never-slack {} m; {:?} in {:.2} s):",
@@ -544,7 +545,7 @@ fn print_summary(wc: &Workcell) {
             "  allocation: retry after {} s, pose timeout {} s, arrival within {} m / {} rad, release lag {} m",
             a.retry_after_s, a.pose_timeout_s, a.arrive_tolerance_m, a.arrive_tolerance_rad, a.release_lag_m
         );
-        match workcell_guard::platen::BitAllocator::new(p) {
+        match workcell_guard_core::platen::BitAllocator::new(p) {
             Ok(al) => {
                 let g = al.grid();
                 println!(
@@ -552,7 +553,7 @@ fn print_summary(wc: &Workcell) {
                     g.cols,
                     g.rows,
                     g.cols.div_ceil(64) * g.rows,
-                    workcell_guard::platen::CellMap::count(al.world())
+                    workcell_guard_core::platen::CellMap::count(al.world())
                 );
             }
             Err(e) => {

@@ -5,10 +5,10 @@ mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
-use workcell_guard::model::sphere_file::{self, SphereFileError};
-use workcell_guard::model::urdf::{self, ModelError};
-use workcell_guard::resolve::ResolveError;
-use workcell_guard::workcell::{self, ConfigError};
+use workcell_guard_description::resolve::ResolveError;
+use workcell_guard_description::sphere_file::{self, SphereFileError};
+use workcell_guard_description::urdf::{self, ModelError};
+use workcell_guard_description::workcell::{self, ConfigError};
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
@@ -325,13 +325,13 @@ fn acceleration_limits_stop_modes_and_the_fit_window_are_checked() {
     // Defaults: accelerations bounded by the decelerations, braking on the path.
     let wc = workcell::load(&write(dir.path(), "ok.yaml", &base)).unwrap();
     assert_eq!(wc.manipulators[0].max_accel, wc.manipulators[0].max_decel);
-    assert_eq!(wc.manipulators[0].stop_mode, workcell_guard::forecast::StopMode::Synchronized);
+    assert_eq!(wc.manipulators[0].stop_mode, workcell_guard_core::forecast::StopMode::Synchronized);
     assert_eq!(wc.guard.velocity_fit_window_s, 0.05);
     let set = base.replace("j1: {max_decel_radps2: 5.0}", "j1: {max_decel_radps2: 5.0, max_accel_radps2: 9.0}");
     let set = set.replace("priority: 1", "priority: 1\n    stop_mode: independent");
     let wc = workcell::load(&write(dir.path(), "set.yaml", &set)).unwrap();
     assert_eq!(wc.manipulators[0].max_accel[0], 9.0);
-    assert_eq!(wc.manipulators[0].stop_mode, workcell_guard::forecast::StopMode::Independent);
+    assert_eq!(wc.manipulators[0].stop_mode, workcell_guard_core::forecast::StopMode::Independent);
     // Refusals name the key and the value.
     let (e, _) = workcell_error(
         &base.replace("j1: {max_decel_radps2: 5.0}", "j1: {max_decel_radps2: 5.0, max_accel_radps2: -1.0}"),

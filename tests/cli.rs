@@ -4,9 +4,10 @@
 mod common;
 
 use std::process::Command;
-use workcell_guard::Frame;
-use workcell_guard::model::{Kinematics, urdf};
-use workcell_guard::workcell::{self, SphereSource};
+use workcell_guard_core::Frame;
+use workcell_guard_core::model::Kinematics;
+use workcell_guard_description::urdf;
+use workcell_guard_description::workcell::{self, SphereSource};
 
 fn run(args: &[&str]) -> (bool, String, String) {
     let out =

@@ -7,11 +7,12 @@ mod common;
 use nalgebra::Point3;
 use proptest::prelude::*;
 use std::path::PathBuf;
-use workcell_guard::Frame;
-use workcell_guard::model::coverage;
-use workcell_guard::model::geometry::{Collision, Shape, TriMesh};
-use workcell_guard::model::spheres::fit_link;
-use workcell_guard::model::{SphereModel, SphereParams, urdf};
+use workcell_guard_core::Frame;
+use workcell_guard_core::model::coverage;
+use workcell_guard_core::model::geometry::{Collision, Shape, TriMesh};
+use workcell_guard_core::model::spheres::fit_link;
+use workcell_guard_core::model::{SphereModel, SphereParams};
+use workcell_guard_description::urdf;
 
 fn assert_robot_covered(path: &std::path::Path, params: SphereParams) -> (usize, usize) {
     let robot = urdf::load(path).unwrap_or_else(|e| panic!("{e}"));

@@ -5,11 +5,11 @@
 
 mod common;
 
-use workcell_guard::Frame;
-use workcell_guard::model::coverage::Rng;
-use workcell_guard::model::exact;
-use workcell_guard::model::{Kinematics, Robot};
-use workcell_guard::workcell;
+use workcell_guard_core::Frame;
+use workcell_guard_core::model::coverage::Rng;
+use workcell_guard_core::model::exact;
+use workcell_guard_core::model::{Kinematics, Robot};
+use workcell_guard_description::workcell;
 
 fn random_q(robot: &Robot, rng: &mut Rng) -> Vec<f64> {
     (0..robot.dof())

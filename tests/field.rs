@@ -7,12 +7,13 @@ mod common;
 
 use proptest::prelude::*;
 use std::process::Command;
-use workcell_guard::Frame;
-use workcell_guard::field::{DistanceField, Outside, npy};
-use workcell_guard::model::coverage::{self, Rng};
-use workcell_guard::model::exact;
-use workcell_guard::model::{Collision, Shape};
-use workcell_guard::workcell::{self, Obstacle, VoxelGrid, Workcell};
+use workcell_guard_core::Frame;
+use workcell_guard_core::field::{DistanceField, Outside};
+use workcell_guard_core::model::coverage::{self, Rng};
+use workcell_guard_core::model::exact;
+use workcell_guard_core::model::{Collision, Shape};
+use workcell_guard_description::npy;
+use workcell_guard_description::workcell::{self, Obstacle, VoxelGrid, Workcell};
 
 fn grid(origin: [f64; 3], res: f64, dims: [usize; 3], max_d: f64, outside: Outside) -> VoxelGrid {
     VoxelGrid { origin_m: origin, resolution_m: res, dims, max_distance_m: max_d, outside }
@@ -375,7 +376,7 @@ fn incremental_updates_equal_full_rebuilds() {
             Vec::new()
         };
         f.set_sensed_points(&pts, &[], 0.0);
-        let mut held: Vec<(workcell_guard::field::ObstacleId, Obstacle)> = Vec::new();
+        let mut held: Vec<(workcell_guard_core::field::ObstacleId, Obstacle)> = Vec::new();
         for step in 0..24 {
             if held.is_empty() || rng.unit() < 0.6 {
                 let (pose, shape) = if step % 7 == 3 {
@@ -469,7 +470,7 @@ fn layers_and_gradient() {
 fn self_filtering_leaves_out_points_on_the_robot() {
     let cell = sample_cell();
     let m = &cell.manipulators[0];
-    let poser = workcell_guard::model::SpherePoser::new(&m.robot, &m.spheres, m.base);
+    let poser = workcell_guard_core::model::SpherePoser::new(&m.robot, &m.spheres, m.base);
     let mut posed = poser.posed();
     poser.pose(&vec![0.0; m.robot.dof()], &mut posed).unwrap();
     // Points on the robot's own spheres, and one far from it.

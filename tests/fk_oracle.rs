@@ -7,9 +7,10 @@ mod common;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use workcell_guard::Frame;
-use workcell_guard::model::coverage::Rng;
-use workcell_guard::model::{Kinematics, urdf};
+use workcell_guard_core::Frame;
+use workcell_guard_core::model::Kinematics;
+use workcell_guard_core::model::coverage::Rng;
+use workcell_guard_description::urdf;
 
 fn oracle(
     urdf: &Path,

@@ -1,8 +1,8 @@
 //! The joint-state estimator and the stopping path (`forecast`).
 
 use proptest::prelude::*;
-use workcell_guard::forecast::{self, Estimator, SampleError};
-use workcell_guard::model::coverage::Rng;
+use workcell_guard_core::forecast::{self, Estimator, SampleError};
+use workcell_guard_core::model::coverage::Rng;
 
 /// A polynomial of degree ≤ 4 in t with its first two derivatives.
 #[derive(Clone, Copy, Debug)]

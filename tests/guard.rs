@@ -5,15 +5,14 @@ mod common;
 
 use proptest::prelude::*;
 use std::sync::OnceLock;
-use workcell_guard::field::DistanceField;
-use workcell_guard::forecast::SampleError;
-use workcell_guard::guard::{
-    Body, CacheOutcome, ContactError, Decision, Guard, JointStateIn, PairClass, Reason, StopKind,
-};
-use workcell_guard::hash::SpatialHash;
-use workcell_guard::model::coverage::Rng;
-use workcell_guard::sim::{self, Sim, SimOptions, SimReport};
-use workcell_guard::workcell::{self, BodyRef, Workcell};
+use workcell_guard_core::field::DistanceField;
+use workcell_guard_core::forecast::SampleError;
+use workcell_guard_core::guard::{Body, ContactError, Decision, Guard, JointStateIn, PairClass, Reason, StopKind};
+use workcell_guard_core::hash::SpatialHash;
+use workcell_guard_core::model::coverage::Rng;
+use workcell_guard_description::CacheOutcome;
+use workcell_guard_description::workcell::{self, BodyRef, Workcell};
+use workcell_guard_sim::arms::{self as sim, Sim, SimOptions, SimReport};
 
 fn sample_cell() -> &'static Workcell {
     static CELL: OnceLock<Workcell> = OnceLock::new();
@@ -32,7 +31,7 @@ fn cache_dir() -> &'static std::path::Path {
 }
 
 fn guard() -> Guard {
-    Guard::new(sample_cell(), sample_field(), Some(cache_dir())).unwrap().0
+    workcell_guard_description::build_guard(sample_cell(), sample_field(), Some(cache_dir())).unwrap().0
 }
 
 proptest! {
@@ -80,9 +79,9 @@ proptest! {
 fn the_collision_matrix_is_cached_by_geometry_and_recomputed_when_it_changes() {
     let dir = tempfile::tempdir().unwrap();
     let cell = sample_cell();
-    let (g1, first) = Guard::new(cell, sample_field(), Some(dir.path())).unwrap();
+    let (g1, first) = workcell_guard_description::build_guard(cell, sample_field(), Some(dir.path())).unwrap();
     let CacheOutcome::Written(file) = first else { panic!("first run computes and writes: {first:?}") };
-    let (g2, second) = Guard::new(cell, sample_field(), Some(dir.path())).unwrap();
+    let (g2, second) = workcell_guard_description::build_guard(cell, sample_field(), Some(dir.path())).unwrap();
     assert!(matches!(second, CacheOutcome::Loaded(ref f) if *f == file), "{second:?}");
     let n = g1.matrix().total_links();
     for a in 0..n {
@@ -93,11 +92,11 @@ fn the_collision_matrix_is_cached_by_geometry_and_recomputed_when_it_changes() {
     // Geometry change: a base moved by 1 mm is a new key and a new file.
     let mut moved = cell.clone();
     moved.manipulators[1].base.trans.x += 0.001;
-    let (_, third) = Guard::new(&moved, sample_field(), Some(dir.path())).unwrap();
+    let (_, third) = workcell_guard_description::build_guard(&moved, sample_field(), Some(dir.path())).unwrap();
     assert!(matches!(third, CacheOutcome::Written(ref f) if *f != file), "{third:?}");
     // A corrupt cache is ignored, not trusted.
     std::fs::write(&file, "{\"format\": 1}").unwrap();
-    let (_, fourth) = Guard::new(cell, sample_field(), Some(dir.path())).unwrap();
+    let (_, fourth) = workcell_guard_description::build_guard(cell, sample_field(), Some(dir.path())).unwrap();
     assert!(matches!(fourth, CacheOutcome::Written(_)), "{fourth:?}");
 
     // What it found on the sample cell: neighbours are adjacent, a robot's
@@ -173,7 +172,7 @@ fn data_problems_stop_the_robot_at_once_with_the_reason() {
     // History builds up: warming up first.
     let d = feed(&mut g, &qs, 0.0);
     assert!(
-        matches!(d[1], Decision::Stop(s) if matches!(s.reason, Reason::WarmingUp { have: 1, need } if need as usize == workcell_guard::forecast::FIT_MIN)),
+        matches!(d[1], Decision::Stop(s) if matches!(s.reason, Reason::WarmingUp { have: 1, need } if need as usize == workcell_guard_core::forecast::FIT_MIN)),
         "{d:?}"
     );
     let mut t = 0.0;
@@ -428,8 +427,8 @@ fn the_hashed_robot_check_decides_exactly_as_all_pairs() {
     let across = |p: Option<(Body, Body)>| matches!(p, Some((Body::Link { robot: x, .. }, Body::Link { robot: y, .. })) if x != y);
     let mut robot_stops = 0;
     for seed in 1..=12u64 {
-        let mut hashed = Guard::new(&cell, field.clone(), Some(cache_dir())).unwrap().0;
-        let mut brute = Guard::new(&cell, field.clone(), Some(cache_dir())).unwrap().0;
+        let mut hashed = workcell_guard_description::build_guard(&cell, field.clone(), Some(cache_dir())).unwrap().0;
+        let mut brute = workcell_guard_description::build_guard(&cell, field.clone(), Some(cache_dir())).unwrap().0;
         brute.set_all_pairs(true);
         let mut rng = Rng::new(seed);
         let speeds = random_speeds(&cell, &mut rng);
@@ -505,8 +504,8 @@ fn a_split_evaluation_decides_exactly_as_a_whole_one() {
     let field = DistanceField::from_workcell(&cell);
     let (mut stops, mut goes, mut robot_pairs) = (0, 0, 0);
     for seed in 1..=4u64 {
-        let mut whole = Guard::new(&cell, field.clone(), Some(cache_dir())).unwrap().0;
-        let mut split = Guard::new(&cell, field.clone(), Some(cache_dir())).unwrap().0;
+        let mut whole = workcell_guard_description::build_guard(&cell, field.clone(), Some(cache_dir())).unwrap().0;
+        let mut split = workcell_guard_description::build_guard(&cell, field.clone(), Some(cache_dir())).unwrap().0;
         let mut rng = Rng::new(seed);
         let speeds = random_speeds(&cell, &mut rng);
         let mut qs = start.clone();
@@ -599,8 +598,8 @@ fn split_guard_ignores_unknown_robots() -> bool {
 
 #[test]
 fn one_step_answers_platen_requests_beside_the_manipulator_decisions() {
-    use workcell_guard::guard::{Inputs, MoveRequest, PlatenPoseIn};
-    use workcell_guard::platen::{Answer, Blocker, UnitStatus};
+    use workcell_guard_core::guard::{Inputs, MoveRequest, PlatenPoseIn};
+    use workcell_guard_core::platen::{Answer, Blocker, UnitStatus};
     let mut g = guard();
     let qs = clear_configs();
     let states: Vec<JointStateIn> = qs
@@ -707,7 +706,7 @@ fn a_still_robot_in_a_legal_pose_between_the_margins_starts_but_a_proximity_stop
     let (cell, _dir) = ur10_cell(0.03, 0.06);
     assert_eq!(cell.manipulators.len(), 1);
     let field = DistanceField::from_workcell(&cell);
-    let mut g = Guard::new(&cell, field, Some(cache_dir())).unwrap().0;
+    let mut g = workcell_guard_description::build_guard(&cell, field, Some(cache_dir())).unwrap().0;
     let link = |name: &str| cell.manipulators[0].robot.link_index(name).unwrap() as u16;
     let fixed_pair = (link("wrist_1_link"), link("ee_link"));
     let mut t = 0.0;
@@ -785,7 +784,7 @@ fn a_still_robot_in_a_legal_pose_between_the_margins_starts_but_a_proximity_stop
 /// Least distance between two robots' spheres (centre distance less both
 /// radii), m.
 fn sphere_gap(cell: &Workcell, q: &[Vec<f64>]) -> f64 {
-    use workcell_guard::model::SpherePoser;
+    use workcell_guard_core::model::SpherePoser;
     let posed: Vec<_> = cell
         .manipulators
         .iter()
@@ -814,7 +813,7 @@ fn sphere_gap(cell: &Workcell, q: &[Vec<f64>]) -> f64 {
 /// The spheres' gap when the first stop comes, m.
 fn facing_stop_gap(cell: &Workcell, hz: f64, lag_s: f64, seed: u64) -> f64 {
     let field = DistanceField::from_workcell(cell);
-    let mut g = Guard::new(cell, field, Some(cache_dir())).unwrap().0;
+    let mut g = workcell_guard_description::build_guard(cell, field, Some(cache_dir())).unwrap().0;
     let mut rng = Rng::new(seed);
     let pan = |t: f64| {
         // Still for 1 s, then a 0.25 s ramp to 0.5 rad/s.

@@ -5,10 +5,10 @@
 mod common;
 
 use proptest::prelude::*;
-use workcell_guard::Frame;
-use workcell_guard::platen::geom::{Pieces, place};
-use workcell_guard::platen::*;
-use workcell_guard::workcell::{self, AllocationSettings, Platen, PlatenObstacle, PlatenUnit, Umbilical};
+use workcell_guard_core::Frame;
+use workcell_guard_core::platen::geom::{Pieces, place};
+use workcell_guard_core::platen::*;
+use workcell_guard_description::workcell::{self, AllocationSettings, Platen, PlatenObstacle, PlatenUnit, Umbilical};
 
 fn rect(w: f64, h: f64) -> Vec<[f64; 2]> {
     vec![[-w / 2.0, -h / 2.0], [w / 2.0, -h / 2.0], [w / 2.0, h / 2.0], [-w / 2.0, h / 2.0]]
@@ -626,7 +626,7 @@ proptest! {
 /// no unit ever leaves what it holds.
 #[test]
 fn closed_loop_units_never_overlap() {
-    use workcell_guard::platen::sim;
+    use workcell_guard_sim::platen as sim;
     let mut crowded = platen(
         [0.6, 0.6],
         0.002,

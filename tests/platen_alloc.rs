@@ -6,9 +6,9 @@ mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use workcell_guard::model::coverage::Rng;
-use workcell_guard::platen::{Answer, BitAllocator, pose_at};
-use workcell_guard::workcell;
+use workcell_guard_core::model::coverage::Rng;
+use workcell_guard_core::platen::{Answer, BitAllocator, pose_at};
+use workcell_guard_description::workcell;
 
 struct Counting;
 

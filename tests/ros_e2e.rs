@@ -14,9 +14,9 @@
 mod common;
 
 use std::process::Command;
-use workcell_guard::model::SpherePoser;
-use workcell_guard::model::exact::{self, LinkShape};
-use workcell_guard::workcell::{self, Workcell};
+use workcell_guard_core::model::SpherePoser;
+use workcell_guard_core::model::exact::{self, LinkShape};
+use workcell_guard_description::workcell::{self, Workcell};
 
 struct Arms {
     posers: Vec<SpherePoser>,

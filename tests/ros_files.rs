@@ -7,9 +7,9 @@
 mod common;
 
 use std::process::Command;
-use workcell_guard::ros::args::RosArgs;
-use workcell_guard::ros::params::NodeParams;
-use workcell_guard::workcell;
+use workcell_guard_description::workcell;
+use workcell_guard_ros::args::RosArgs;
+use workcell_guard_ros::params::NodeParams;
 
 fn python(code: &str, arg: &std::path::Path) -> String {
     let out = Command::new("python3").arg("-c").arg(code).arg(arg).output().expect("python3 runs");
@@ -100,7 +100,7 @@ fn a_launch_command_line_is_read_as_launch_means_it() {
     let wf = p.workcell_file.unwrap();
     assert_eq!(wf.canonicalize().unwrap(), repo.join("config/workcell.yaml").canonicalize().unwrap());
     assert_eq!(
-        workcell_guard::ros::dds::resolve_name(&ros, "workcell_guard", "/cell_a", "arm_left/joint_states"),
+        workcell_guard_ros::dds::resolve_name(&ros, "workcell_guard", "/cell_a", "arm_left/joint_states"),
         "/cell_a/arm_left/joint_states"
     );
 }

@@ -8,14 +8,13 @@ mod common;
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use workcell_guard::field::DistanceField;
-use workcell_guard::guard::Guard;
-use workcell_guard::ros::msg::{
+use workcell_guard_core::field::DistanceField;
+use workcell_guard_description::workcell;
+use workcell_guard_ros::msg::{
     DiagnosticStatus, Duration, Header, JointState, JointTrajectory, JointTrajectoryPoint, Marker, Time,
 };
-use workcell_guard::ros::node::{GuardNode, InputFault};
-use workcell_guard::ros::params::{NodeParams, ParamError};
-use workcell_guard::workcell;
+use workcell_guard_ros::node::{GuardNode, InputFault};
+use workcell_guard_ros::params::{NodeParams, ParamError};
 
 struct Counting;
 
@@ -53,7 +52,7 @@ fn node() -> GuardNode {
     let cell = workcell::load(&common::repo().join("config/workcell.yaml")).unwrap();
     let field = DistanceField::from_workcell(&cell);
     let cache = tempfile::tempdir().unwrap();
-    let (guard, _) = Guard::new(&cell, field, Some(cache.path())).unwrap();
+    let (guard, _) = workcell_guard_description::build_guard(&cell, field, Some(cache.path())).unwrap();
     GuardNode::new(cell, guard, NodeParams::default()).unwrap()
 }
 
@@ -97,7 +96,7 @@ fn run(n: &mut GuardNode, t: &mut f64, t_end: f64) {
     }
 }
 
-fn status<'a>(d: &'a workcell_guard::ros::msg::DiagnosticArray, name: &str) -> &'a DiagnosticStatus {
+fn status<'a>(d: &'a workcell_guard_ros::msg::DiagnosticArray, name: &str) -> &'a DiagnosticStatus {
     d.status.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no status {name}"))
 }
 
@@ -411,7 +410,7 @@ fn latched_stops_hold_until_reset_and_reset_refuses_while_in_conflict() {
 
 #[test]
 fn platen_requests_are_answered_and_units_reported() {
-    use workcell_guard::ros::msg::{PlatenGrant, PlatenMoveRequest, Point, Pose, Pose2D, PoseStamped, Quaternion};
+    use workcell_guard_ros::msg::{PlatenGrant, PlatenMoveRequest, Point, Pose, Pose2D, PoseStamped, Quaternion};
     let mut n = node();
     let pose = |x: f64, y: f64, t: f64| PoseStamped {
         header: Header {
@@ -454,8 +453,8 @@ fn platen_requests_are_answered_and_units_reported() {
     assert!(status(d, "workcell_guard: mover_a").message.starts_with("moving (request 2)"));
 }
 
-fn cloud(frame: &str, points: &[[f32; 3]]) -> workcell_guard::ros::msg::PointCloud2 {
-    use workcell_guard::ros::msg::{PointCloud2, PointField};
+fn cloud(frame: &str, points: &[[f32; 3]]) -> workcell_guard_ros::msg::PointCloud2 {
+    use workcell_guard_ros::msg::{PointCloud2, PointField};
     let field =
         |name: &str, offset: u32| PointField { name: name.into(), offset, datatype: PointField::FLOAT32, count: 1 };
     let mut data = Vec::new();
@@ -526,7 +525,7 @@ fn sensed_points_enter_the_field_off_the_cycle_and_bad_clouds_are_refused() {
 
 #[test]
 fn moveit_display_trajectories_give_each_robot_its_columns() {
-    use workcell_guard::ros::msg::{DisplayTrajectory, RobotTrajectory};
+    use workcell_guard_ros::msg::{DisplayTrajectory, RobotTrajectory};
     let mut n = node();
     let traj = |names: &[&str], times: &[i32]| RobotTrajectory {
         joint_trajectory: JointTrajectory {

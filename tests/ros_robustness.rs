@@ -9,7 +9,7 @@
 mod common;
 
 use std::process::Command;
-use workcell_guard::workcell;
+use workcell_guard_description::workcell;
 
 #[test]
 fn the_node_fails_safe_over_dds_as_a_user_sees_it() {

@@ -1,0 +1,736 @@
+//! Platen allocation: which planar unit may move where, answered from cell
+//! maps of the shared surface.
+//!
+//! The method is the bitmap world map of `platen-bitmap-allocation.txt`:
+//! the world map and one map per unit, each a grid of cells the size of the
+//! surface. A unit's map holds its footprint and umbilical cord (when it
+//! stands) or the whole area granted to its move (when it moves); the world
+//! map is the fixed obstacles OR every unit's map. A move request takes the
+//! unit's own map out of the world (XOR), rasterizes the area the move
+//! sweeps (footprint and cord, every cell touched), and compares the world
+//! XOR swept with the world OR swept word by word: where they differ, a cell
+//! is taken. With no difference the swept area goes in and the move is
+//! granted; otherwise the farthest safe point along the path is granted
+//! (PARTIAL) or the request is DENIED with a retry-after naming the blocker,
+//! and the unit's own map goes back. As pose updates arrive, the part of
+//! the granted area the unit has passed is freed; on arrival all of it but
+//! the unit's final footprint.
+//!
+//! [`Allocator`] runs on any [`CellMap`]: [`BitMap`] (u64 words) is the one
+//! used; [`BoolMap`] (one `bool` per cell, cells found by a per-cell overlap
+//! test) is the naive reference the tests and the benchmark compare with.
+
+pub mod geom;
+pub mod map;
+
+pub use geom::{Pose2, UnitShape, pose_at, wrap};
+pub use map::{BitMap, BoolMap, Cell, CellMap, Grid, Install};
+
+use crate::cell::{AllocationSettings, Platen};
+use geom::Pieces;
+
+/// What stands in a unit's way.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blocker {
+    /// Another unit (index), its footprint, cord or granted area.
+    Unit(usize),
+    /// A fixed obstacle (index into the platen's obstacles).
+    Obstacle(usize),
+    /// The edge of the surface.
+    Edge,
+}
+
+/// The answer to a move request.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Answer {
+    /// The whole move is granted.
+    Granted {
+        /// The request.
+        request_id: u64,
+        /// Where the unit may go.
+        goal: Pose2,
+    },
+    /// Only part of it is: the unit may go as far as `goal`, the farthest
+    /// safe point along the path.
+    Partial {
+        /// The request.
+        request_id: u64,
+        /// The safe point.
+        goal: Pose2,
+        /// How far along the path it lies (0..1).
+        fraction: f64,
+        /// What is in the way beyond it.
+        blocker: Blocker,
+    },
+    /// Nothing is: the unit stays and may ask again after `retry_after_s`.
+    Denied {
+        /// The request.
+        request_id: u64,
+        /// When to ask again, s.
+        retry_after_s: f64,
+        /// What is in the way.
+        blocker: Blocker,
+    },
+    /// The request was not considered.
+    Refused {
+        /// The request.
+        request_id: u64,
+        /// Why.
+        reason: Refusal,
+    },
+}
+
+impl Answer {
+    /// The request answered.
+    pub fn request_id(&self) -> u64 {
+        match *self {
+            Answer::Granted { request_id, .. }
+            | Answer::Partial { request_id, .. }
+            | Answer::Denied { request_id, .. }
+            | Answer::Refused { request_id, .. } => request_id,
+        }
+    }
+}
+
+/// Why a request was not considered.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Refusal {
+    /// The unit has a grant it has not arrived at.
+    Busy {
+        /// The request being carried out.
+        current: u64,
+    },
+    /// It was denied less than the retry delay ago.
+    RetryTooSoon {
+        /// Wait this much longer, s.
+        wait_s: f64,
+    },
+    /// No pose of the unit has been received.
+    NoPose,
+    /// The unit's last pose is too old.
+    StalePose {
+        /// Its age, s.
+        age_s: f64,
+    },
+    /// The unit is stopped (see its status).
+    Stopped,
+    /// The target is not a finite pose.
+    BadTarget,
+    /// No such unit.
+    UnknownUnit,
+}
+
+/// Why a unit must stop.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum StopReason {
+    /// Its reported pose puts it (or its cord) outside what it holds.
+    Breach {
+        /// The first cell outside.
+        cell: Cell,
+        /// Whose the cell is, if anyone's.
+        blocker: Option<Blocker>,
+    },
+    /// No pose update within the watchdog while it moves.
+    StalePose {
+        /// Age of the last one, s.
+        age_s: f64,
+    },
+    /// A pose update was refused.
+    BadPose(PoseError),
+}
+
+/// A pose update that cannot be used.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+pub enum PoseError {
+    /// NaN or infinite pose or stamp.
+    #[error("the pose or its stamp is not finite")]
+    NotFinite,
+    /// The stamp is not after the last one.
+    #[error("stamp {stamp_s} s is not after the last one ({last_s} s)")]
+    OutOfOrder {
+        /// This stamp.
+        stamp_s: f64,
+        /// The last one.
+        last_s: f64,
+    },
+    /// The stamp is ahead of the allocator's clock.
+    #[error("stamp {stamp_s} s is ahead of the clock ({now_s} s)")]
+    FutureStamp {
+        /// This stamp.
+        stamp_s: f64,
+        /// The clock.
+        now_s: f64,
+    },
+    /// No such unit.
+    #[error("no such platen unit")]
+    UnknownUnit,
+}
+
+/// A unit's state after an operation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum UnitStatus {
+    /// Standing; it holds its footprint and cord.
+    Idle,
+    /// Moving under a grant; it holds what is left of the granted area.
+    Moving {
+        /// The grant's request.
+        request_id: u64,
+        /// Where it is going.
+        goal: Pose2,
+    },
+    /// It must stop (it keeps what it holds).
+    Stopped(StopReason),
+}
+
+/// The allocator could not be built: the initial layout is not free.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlatenError {
+    /// Two things overlap at the start.
+    #[error("platen: `{a}` and `{b}` overlap at the start (cell row {}, column {})", .cell.0, .cell.1)]
+    Overlap {
+        /// One.
+        a: String,
+        /// The other.
+        b: String,
+        /// The first common cell.
+        cell: Cell,
+    },
+    /// Something reaches off the surface at the start.
+    #[error("platen: `{0}` reaches off the surface at the start")]
+    OffSurface(String),
+}
+
+/// What one unit is doing.
+#[derive(Clone, Copy, Debug)]
+struct Motion {
+    request_id: u64,
+    from: Pose2,
+    goal: Pose2,
+    /// Fraction of the path already freed.
+    released: f64,
+}
+
+#[derive(Clone, Debug)]
+struct Unit<M> {
+    name: String,
+    shape: UnitShape,
+    map: M,
+    pose: Pose2,
+    last_stamp_s: Option<f64>,
+    motion: Option<Motion>,
+    retry_at_s: f64,
+    stopped: Option<StopReason>,
+}
+
+/// Counters over the allocator's life.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counts {
+    /// Requests granted whole.
+    pub granted: u64,
+    /// Requests granted in part.
+    pub partial: u64,
+    /// Requests denied.
+    pub denied: u64,
+    /// Requests refused.
+    pub refused: u64,
+    /// Swept areas tested in searches for a safe point.
+    pub probes: u64,
+}
+
+/// The platen allocator over cell maps `M` ([`BitMap`] in use).
+#[derive(Clone, Debug)]
+pub struct Allocator<M> {
+    grid: Grid,
+    settings: AllocationSettings,
+    install: Install,
+    world: M,
+    fixed: M,
+    obstacles: Vec<(String, M)>,
+    units: Vec<Unit<M>>,
+    swept: M,
+    tmp: M,
+    tmp2: M,
+    pieces: Pieces,
+    counts: Counts,
+}
+
+/// The allocator in use.
+pub type BitAllocator = Allocator<BitMap>;
+/// The naive reference (one `bool` per cell).
+pub type NaiveAllocator = Allocator<BoolMap>;
+
+impl<M: CellMap> Allocator<M> {
+    /// Builds the maps of `platen`: obstacles, then each unit's footprint
+    /// and cord at its initial pose. Fails when any two overlap or any
+    /// reaches off the surface.
+    pub fn new(platen: &Platen) -> Result<Allocator<M>, PlatenError> {
+        let grid = Grid::new(platen.size_xy_m, platen.cell_m);
+        let mut pieces = Pieces::default();
+        let mut world = M::new_world(&grid);
+        let mut fixed = M::new(&grid);
+        let mut obstacles = Vec::new();
+        for o in &platen.obstacles {
+            let mut m = M::new(&grid);
+            for part in geom::convex_parts(&o.polygon_xy_m) {
+                m.raster(&grid, &part);
+            }
+            fixed.or_from(&m);
+            obstacles.push((o.name.clone(), m));
+        }
+        let mut units = Vec::new();
+        for u in &platen.units {
+            let shape = UnitShape::new(u);
+            let mut map = M::new(&grid);
+            pieces.clear();
+            shape.static_pieces(u.initial_pose, &mut pieces);
+            for (i, p) in pieces.iter().enumerate() {
+                if pieces.is_body(i) && grid.off_surface(p) {
+                    return Err(PlatenError::OffSurface(u.name.clone()));
+                }
+                map.raster(&grid, p);
+            }
+            units.push(Unit {
+                name: u.name.clone(),
+                shape,
+                map,
+                pose: u.initial_pose,
+                last_stamp_s: None,
+                motion: None,
+                retry_at_s: f64::NEG_INFINITY,
+                stopped: None,
+            });
+        }
+        // No unit may overlap an obstacle or a later unit at the start.
+        for (i, u) in units.iter().enumerate() {
+            let others = obstacles.iter().map(|(n, m)| (n, m)).chain(units[i + 1..].iter().map(|v| (&v.name, &v.map)));
+            for (b, mb) in others {
+                if let Some(cell) = u.map.first_common(mb) {
+                    return Err(PlatenError::Overlap { a: u.name.clone(), b: b.clone(), cell });
+                }
+            }
+        }
+        world.or_from(&fixed);
+        for u in &units {
+            world.or_from(&u.map);
+        }
+        Ok(Allocator {
+            grid,
+            settings: platen.allocation,
+            install: Install::AsYouGo,
+            world,
+            fixed,
+            obstacles,
+            units,
+            swept: M::new(&grid),
+            tmp: M::new(&grid),
+            tmp2: M::new(&grid),
+            pieces,
+            counts: Counts::default(),
+        })
+    }
+
+    /// Chooses how swept areas are installed (both give the same answers).
+    pub fn set_install(&mut self, how: Install) {
+        self.install = how;
+    }
+
+    /// The grid.
+    pub fn grid(&self) -> &Grid {
+        &self.grid
+    }
+
+    /// Number of units.
+    pub fn units(&self) -> usize {
+        self.units.len()
+    }
+
+    /// A unit's name.
+    pub fn unit_name(&self, unit: usize) -> &str {
+        &self.units[unit].name
+    }
+
+    /// A unit's index by name.
+    pub fn unit_index(&self, name: &str) -> Option<usize> {
+        self.units.iter().position(|u| u.name == name)
+    }
+
+    /// An obstacle's name.
+    pub fn obstacle_name(&self, i: usize) -> &str {
+        &self.obstacles[i].0
+    }
+
+    /// A blocker's name.
+    pub fn blocker_name(&self, b: Blocker) -> &str {
+        match b {
+            Blocker::Unit(i) => self.unit_name(i),
+            Blocker::Obstacle(i) => self.obstacle_name(i),
+            Blocker::Edge => "the surface's edge",
+        }
+    }
+
+    /// A unit's last known pose.
+    pub fn pose(&self, unit: usize) -> Pose2 {
+        self.units[unit].pose
+    }
+
+    /// A unit's shape.
+    pub fn shape(&self, unit: usize) -> &UnitShape {
+        &self.units[unit].shape
+    }
+
+    /// The world map.
+    pub fn world(&self) -> &M {
+        &self.world
+    }
+
+    /// A unit's map.
+    pub fn unit_map(&self, unit: usize) -> &M {
+        &self.units[unit].map
+    }
+
+    /// The counters.
+    pub fn counts(&self) -> Counts {
+        self.counts
+    }
+
+    /// A unit's status at `now_s` (the pose watchdog applies while it moves).
+    pub fn status(&self, unit: usize, now_s: f64) -> UnitStatus {
+        let u = &self.units[unit];
+        if let Some(s) = u.stopped {
+            return UnitStatus::Stopped(s);
+        }
+        match &u.motion {
+            None => UnitStatus::Idle,
+            Some(m) => {
+                let age_s = u.last_stamp_s.map_or(f64::INFINITY, |t| now_s - t);
+                if age_s > self.settings.pose_timeout_s {
+                    UnitStatus::Stopped(StopReason::StalePose { age_s })
+                } else {
+                    UnitStatus::Moving { request_id: m.request_id, goal: m.goal }
+                }
+            }
+        }
+    }
+
+    /// Who holds `cell`, the requester aside.
+    fn owner(&self, cell: Cell, except: usize) -> Option<Blocker> {
+        if let Some(i) = (0..self.units.len()).find(|&i| i != except && self.units[i].map.get(cell)) {
+            return Some(Blocker::Unit(i));
+        }
+        self.obstacles.iter().position(|(_, m)| m.get(cell)).map(Blocker::Obstacle)
+    }
+
+    /// Rasterizes the move of `unit` from `from` to `to` into `tmp2`.
+    fn sweep_into_tmp2(&mut self, unit: usize, from: Pose2, to: Pose2) {
+        self.pieces.clear();
+        let tol = 0.25 * self.grid.cell_m;
+        self.units[unit].shape.sweep_pieces(from, to, tol, &mut self.pieces);
+        self.tmp2.clear();
+        for p in self.pieces.iter() {
+            self.tmp2.raster(&self.grid, p);
+        }
+    }
+
+    /// Rasterizes the move into `swept` and installs it in the world if it
+    /// stays on the surface and nothing is taken. Otherwise the world is as
+    /// before and the first taken cell (row-major) is returned, if any,
+    /// with a row no taken cell lies past.
+    fn try_install(&mut self, unit: usize, from: Pose2, to: Pose2) -> Result<(), Option<(Cell, usize)>> {
+        self.pieces.clear();
+        let tol = 0.25 * self.grid.cell_m;
+        self.units[unit].shape.sweep_pieces(from, to, tol, &mut self.pieces);
+        self.swept.clear();
+        let on = (0..self.pieces.len()).all(|i| !(self.pieces.is_body(i) && self.grid.off_surface(self.pieces.get(i))));
+        if on && self.install == Install::AsYouGo {
+            let mut failed = false;
+            for p in self.pieces.iter() {
+                if failed {
+                    self.swept.raster(&self.grid, p);
+                } else if let Err(found) = self.swept.raster_install(&self.grid, p, &mut self.world) {
+                    self.world.xor_from(&self.swept);
+                    // One piece: the cell found is the first taken one
+                    // (row-major) and none lies past the piece's last row.
+                    if self.pieces.len() == 1 {
+                        return Err(Some(found));
+                    }
+                    self.swept.raster(&self.grid, p);
+                    failed = true;
+                }
+            }
+            if !failed {
+                return Ok(());
+            }
+            return Err(self.world.common(&self.swept));
+        }
+        for p in self.pieces.iter() {
+            self.swept.raster(&self.grid, p);
+        }
+        if !on {
+            return Err(self.world.common(&self.swept));
+        }
+        self.world.install(&self.swept, Install::CheckFirst).map_err(|_| self.world.common(&self.swept))
+    }
+
+    /// Whether the move of `unit` from `from` to `to` stays on the surface
+    /// and clear of the world in `rows` (nothing is written).
+    fn probe(&mut self, unit: usize, from: Pose2, to: Pose2, rows: (usize, usize)) -> bool {
+        self.pieces.clear();
+        let tol = 0.25 * self.grid.cell_m;
+        self.units[unit].shape.sweep_pieces(from, to, tol, &mut self.pieces);
+        for (i, p) in self.pieces.iter().enumerate() {
+            if self.pieces.is_body(i) && self.grid.off_surface(p) {
+                return false;
+            }
+        }
+        for p in self.pieces.iter() {
+            if self.world.hits(&self.grid, p, rows) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// Answers a move request of `unit` to `target` at time `now_s`.
+    pub fn request(&mut self, now_s: f64, unit: usize, request_id: u64, target: Pose2) -> Answer {
+        let refuse = |s: &mut Self, reason| {
+            s.counts.refused += 1;
+            Answer::Refused { request_id, reason }
+        };
+        let Some(u) = self.units.get(unit) else { return refuse(self, Refusal::UnknownUnit) };
+        if !target.iter().all(|v| v.is_finite()) {
+            return refuse(self, Refusal::BadTarget);
+        }
+        if let Some(m) = &u.motion {
+            let current = m.request_id;
+            return refuse(self, Refusal::Busy { current });
+        }
+        if u.stopped.is_some() {
+            return refuse(self, Refusal::Stopped);
+        }
+        let Some(stamp) = u.last_stamp_s else { return refuse(self, Refusal::NoPose) };
+        if now_s - stamp > self.settings.pose_timeout_s {
+            return refuse(self, Refusal::StalePose { age_s: now_s - stamp });
+        }
+        if now_s < u.retry_at_s {
+            let wait_s = u.retry_at_s - now_s;
+            return refuse(self, Refusal::RetryTooSoon { wait_s });
+        }
+        let from = u.pose;
+        // Own map out of the world (XOR), swept area in if nothing is taken.
+        self.world.xor_from(&self.units[unit].map);
+        let conflict = match self.try_install(unit, from, target) {
+            Ok(()) => {
+                // The unit's old map becomes the scratch (cleared on use).
+                let u = &mut self.units[unit];
+                std::mem::swap(&mut u.map, &mut self.swept);
+                u.motion = Some(Motion { request_id, from, goal: target, released: 0.0 });
+                self.counts.granted += 1;
+                return Answer::Granted { request_id, goal: target };
+            }
+            Err(cell) => cell,
+        };
+        let blocker = conflict.and_then(|(c, _)| self.owner(c, unit)).unwrap_or(Blocker::Edge);
+        // A shorter move takes no cell the whole move does not (exactly so
+        // for a straight move without turning), so the probes first look
+        // only at the rows where the whole move meets the world; the point
+        // found is verified when it is installed, and the search is redone
+        // over every row if it does not install.
+        let rows = conflict.map_or((1, 0), |(c, last)| (c.0, last));
+        if let Some(answer) = self.search(now_s, unit, request_id, from, target, blocker, rows) {
+            return answer;
+        }
+        match self.search(now_s, unit, request_id, from, target, blocker, (0, usize::MAX)) {
+            Some(answer) => answer,
+            // The probes and the install see the same cells, so a
+            // probed-clear move installs; were it ever not to, deny.
+            None => self.deny(now_s, unit, request_id, blocker),
+        }
+    }
+
+    /// Puts the unit's own map back and denies.
+    fn deny(&mut self, now_s: f64, unit: usize, request_id: u64, blocker: Blocker) -> Answer {
+        self.world.xor_from(&self.units[unit].map);
+        self.units[unit].retry_at_s = now_s + self.settings.retry_after_s;
+        self.counts.denied += 1;
+        Answer::Denied { request_id, retry_after_s: self.settings.retry_after_s, blocker }
+    }
+
+    /// The farthest safe point: bisects over steps of about one cell of
+    /// travel (any point's), after checking the first step (which decides
+    /// between DENIED and PARTIAL). The probes look at `rows` only. None if
+    /// the point found does not install.
+    #[allow(clippy::too_many_arguments)]
+    fn search(
+        &mut self,
+        now_s: f64,
+        unit: usize,
+        request_id: u64,
+        from: Pose2,
+        target: Pose2,
+        blocker: Blocker,
+        rows: (usize, usize),
+    ) -> Option<Answer> {
+        let travel = (target[0] - from[0]).hypot(target[1] - from[1])
+            + self.units[unit].shape.r_max * wrap(target[2] - from[2]).abs();
+        let n = ((travel / self.grid.cell_m).ceil() as usize).max(1);
+        // The first step decides between DENIED and PARTIAL; bisect after.
+        let (mut lo, mut hi) = (0usize, n);
+        let mut first = true;
+        while hi - lo > 1 {
+            let mid = if first { 1 } else { lo + (hi - lo) / 2 };
+            first = false;
+            let to = pose_at(from, target, mid as f64 / n as f64);
+            self.counts.probes += 1;
+            if self.probe(unit, from, to, rows) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        // Name what stops the move first: what the last step, from the
+        // farthest safe point to the first unsafe one, runs into (the whole
+        // move's first taken cell in row-major order can lie anywhere on
+        // its way).
+        let blocker = self
+            .step_blocker(
+                unit,
+                pose_at(from, target, lo as f64 / n as f64),
+                pose_at(from, target, hi as f64 / n as f64),
+            )
+            .unwrap_or(blocker);
+        if lo > 0 {
+            let fraction = lo as f64 / n as f64;
+            let goal = pose_at(from, target, fraction);
+            if self.try_install(unit, from, goal).is_err() {
+                return None;
+            }
+            let u = &mut self.units[unit];
+            std::mem::swap(&mut u.map, &mut self.swept);
+            u.motion = Some(Motion { request_id, from, goal, released: 0.0 });
+            self.counts.partial += 1;
+            return Some(Answer::Partial { request_id, goal, fraction, blocker });
+        }
+        Some(self.deny(now_s, unit, request_id, blocker))
+    }
+
+    /// What the move of `unit` from `a` to `b` (one step of the search)
+    /// runs into: the owner of a taken cell it sweeps, else the surface's
+    /// edge if its body leaves the surface; None if neither.
+    fn step_blocker(&mut self, unit: usize, a: Pose2, b: Pose2) -> Option<Blocker> {
+        self.sweep_into_tmp2(unit, a, b);
+        let taken = self.world.common(&self.tmp2).and_then(|(c, _)| self.owner(c, unit));
+        let off = (0..self.pieces.len()).any(|i| self.pieces.is_body(i) && self.grid.off_surface(self.pieces.get(i)));
+        self.tmp2.clear();
+        taken.or(off.then_some(Blocker::Edge))
+    }
+
+    /// Takes a pose update of `unit`: checks the unit is within what it
+    /// holds, frees what it has passed, and on arrival keeps only its
+    /// footprint and cord. Returns its status.
+    pub fn pose_update(&mut self, now_s: f64, unit: usize, stamp_s: f64, pose: Pose2) -> UnitStatus {
+        let Some(u) = self.units.get_mut(unit) else {
+            return UnitStatus::Stopped(StopReason::BadPose(PoseError::UnknownUnit));
+        };
+        let bad = if !(stamp_s.is_finite() && pose.iter().all(|v| v.is_finite())) {
+            Some(PoseError::NotFinite)
+        } else if let Some(last_s) = u.last_stamp_s.filter(|&l| stamp_s <= l) {
+            Some(PoseError::OutOfOrder { stamp_s, last_s })
+        } else if stamp_s > now_s {
+            Some(PoseError::FutureStamp { stamp_s, now_s })
+        } else {
+            None
+        };
+        if let Some(e) = bad {
+            u.stopped = Some(StopReason::BadPose(e));
+            return self.status(unit, now_s);
+        }
+        u.last_stamp_s = Some(stamp_s);
+        u.pose = pose;
+        // Where the unit stands now must be inside what it holds.
+        self.pieces.clear();
+        u.shape.static_pieces(pose, &mut self.pieces);
+        self.tmp.clear();
+        let mut on = true;
+        for (i, p) in self.pieces.iter().enumerate() {
+            on &= !(self.pieces.is_body(i) && self.grid.off_surface(p));
+            self.tmp.raster(&self.grid, p);
+        }
+        let outside = self.tmp.first_outside(&self.units[unit].map);
+        if !on || outside.is_some() {
+            // Name what it stands on, if anything: the first cell it shares
+            // with the world less its own map.
+            self.world.xor_from(&self.units[unit].map);
+            let taken = self.world.first_common(&self.tmp);
+            self.world.xor_from(&self.units[unit].map);
+            let (cell, blocker) = match (taken, outside) {
+                (Some(c), _) => (c, self.owner(c, unit)),
+                (None, Some(c)) if on => (c, None),
+                (None, c) => (c.unwrap_or((0, 0)), Some(Blocker::Edge)),
+            };
+            self.tmp.clear();
+            self.units[unit].stopped = Some(StopReason::Breach { cell, blocker });
+            return self.status(unit, now_s);
+        }
+        self.units[unit].stopped = None;
+        let Some(m) = self.units[unit].motion else { return UnitStatus::Idle };
+        let tol = &self.settings;
+        let arrived = (pose[0] - m.goal[0]).hypot(pose[1] - m.goal[1]) <= tol.arrive_tolerance_m
+            && wrap(pose[2] - m.goal[2]).abs() <= tol.arrive_tolerance_rad;
+        // Keep what lies ahead of the unit (from a lag behind it, or from
+        // where it stands once it has arrived: it may still settle onto the
+        // goal) and where it stands; free the rest.
+        let start = if arrived {
+            pose
+        } else {
+            let d = [m.goal[0] - m.from[0], m.goal[1] - m.from[1]];
+            let len2 = d[0] * d[0] + d[1] * d[1];
+            let turn = wrap(m.goal[2] - m.from[2]);
+            let t = if len2 > 1e-18 {
+                ((pose[0] - m.from[0]) * d[0] + (pose[1] - m.from[1]) * d[1]) / len2
+            } else if turn != 0.0 {
+                wrap(pose[2] - m.from[2]) / turn
+            } else {
+                0.0
+            };
+            let travel = len2.sqrt() + self.units[unit].shape.r_max * turn.abs();
+            let lag = if travel > 0.0 { self.settings.release_lag_m / travel } else { 1.0 };
+            let released = (t - lag).clamp(0.0, 1.0).max(m.released);
+            if let Some(mm) = self.units[unit].motion.as_mut() {
+                mm.released = released;
+            }
+            pose_at(m.from, m.goal, released)
+        };
+        self.sweep_into_tmp2(unit, start, m.goal);
+        self.tmp2.or_from(&self.tmp);
+        self.world.xor_from(&self.units[unit].map);
+        let u = &mut self.units[unit];
+        u.map.and_from(&self.tmp2);
+        if arrived {
+            u.motion = None;
+        }
+        self.tmp2.clear();
+        self.tmp.clear();
+        self.world.xor_from(&self.units[unit].map);
+        self.status(unit, now_s)
+    }
+
+    /// Checks world = fixed ∪ every unit's map, with no two units' maps (or
+    /// a unit's and an obstacle's) sharing a cell. Panics otherwise (tests).
+    pub fn assert_invariants(&self) {
+        let mut union = M::new(&self.grid);
+        union.or_from(&self.fixed);
+        for (i, u) in self.units.iter().enumerate() {
+            if let Some(c) = self.fixed.first_common(&u.map) {
+                panic!("unit {} overlaps a fixed obstacle at {c:?}", u.name);
+            }
+            for v in &self.units[i + 1..] {
+                if let Some(c) = u.map.first_common(&v.map) {
+                    panic!("units {} and {} overlap at {c:?}", u.name, v.name);
+                }
+            }
+            union.or_from(&u.map);
+        }
+        assert!(union.same(&self.world), "the world map is not fixed ∪ units");
+        assert_eq!(union.count(), self.world.count());
+    }
+}

@@ -1,0 +1,927 @@
+//! The `dds` transport: the node on the pure-Rust `ros2-client` (RustDDS),
+//! so it runs where no ROS 2 is installed. It moves messages between DDS
+//! and [`GuardNode`] and does nothing else.
+//!
+//! - Domain: `ROS_DOMAIN_ID` (0 when unset). Localhost only when
+//!   `ROS_LOCALHOST_ONLY=1` or `ROS_AUTOMATIC_DISCOVERY_RANGE` is
+//!   `LOCALHOST` (or `OFF`, which this transport also keeps on loopback):
+//!   the participant then binds and announces on 127.0.0.1 only.
+//! - Subscriptions: each manipulator's joint-state topic (best effort,
+//!   keep last 10: the sensor-data profile, which any publisher matches)
+//!   and trajectory topic (reliable, keep last 1).
+//! - Publications: `<robot>/stop` (`std_msgs/Bool`, reliable, transient
+//!   local, keep last 1; on change and every `stop_heartbeat_s`),
+//!   `diagnostics`, `markers`. RustDDS trims a reliable writer's history
+//!   to its depth only every 6 s (its cache-cleaning period, fixed in
+//!   `rtps/writer.rs`), and a transient-local writer keeps every sample
+//!   until then for late joiners: publishing on change keeps that replay to
+//!   a few samples, the newest last.
+//! - `points` (`sensor_msgs/PointCloud2`, cell frame): sensed obstacles,
+//!   folded into the distance field on a worker thread.
+//! - The workcell's `display_trajectory_topic`s (MoveIt's
+//!   `moveit_msgs/DisplayTrajectory`): each robot's joints' columns become
+//!   its planned trajectory.
+//! - Platen units: `<unit>/pose` (`geometry_msgs/PoseStamped`, surface
+//!   frame) and `<unit>/move_request` in, `<unit>/grant` out
+//!   (`workcell_guard_msgs`).
+//! - Services: `~/reset_stop` and `~/reload` (`std_srvs/Trigger`),
+//!   `~/set_contact` (`workcell_guard_msgs/SetContact`). A reload builds
+//!   the new guard beside the running one and swaps it in; a workcell that
+//!   fails validation is refused and the old one keeps running.
+//! - Parameters through the six `rcl_interfaces` services; each update is
+//!   checked as [`check_param`] does and refused with its reason.
+//! - On shutdown (SIGINT, SIGTERM) and on a panic every robot's stop is
+//!   published true, then again by a fresh writer per robot whose history
+//!   holds only that `true`; the old writers go, and the node stays on the
+//!   wire for `shutdown_linger_s`, so a subscriber that joins late (even
+//!   after the signal) is sent `true` and nothing older.
+
+use crate::args::RosArgs;
+use crate::convert::to_time;
+use crate::msg::{
+    Bool, CancelGoalRequest, CancelGoalResponse, DiagnosticArray, DisplayTrajectory, Float64, JointState,
+    JointTrajectory, MarkerArray, PlatenGrant, PlatenMoveRequest, PointCloud2, PoseStamped, RosMessage,
+    SetContactRequest, SetContactResponse, TriggerRequest, TriggerResponse,
+};
+use crate::node::{GuardNode, check_param};
+use crate::params::{NodeParams, ParamError};
+use futures::StreamExt;
+use ros2_client::dds::rustdds::DomainParticipantBuilder;
+use ros2_client::dds::{Client, Context, Node, Publisher, Server, ServiceMapping, Subscription};
+use ros2_client::{
+    Message, MessageTypeName, Name, NodeName, NodeOptions, ParameterValue, QosProfile, ServiceTypeName,
+    qos::{Durability, History, Reliability, WhenFull},
+};
+use serde_json::Value;
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+use workcell_guard_core::field::DistanceField;
+use workcell_guard_description::workcell::{self, Workcell};
+
+impl Message for SetContactRequest {}
+impl Message for SetContactResponse {}
+impl Message for TriggerRequest {}
+impl Message for TriggerResponse {}
+impl Message for CancelGoalRequest {}
+impl Message for CancelGoalResponse {}
+
+/// The default node name.
+pub const NODE_NAME: &str = "workcell_guard";
+
+/// What the environment says about DDS.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DdsEnv {
+    /// `ROS_DOMAIN_ID`.
+    pub domain_id: u16,
+    /// Keep discovery and traffic on 127.0.0.1.
+    pub localhost_only: bool,
+}
+
+/// A ROS environment variable with a value ROS would refuse.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{var}={value}: {problem}")]
+pub struct EnvError {
+    /// The variable.
+    pub var: &'static str,
+    /// Its value.
+    pub value: String,
+    /// What is wrong.
+    pub problem: &'static str,
+}
+
+impl DdsEnv {
+    /// Reads `ROS_DOMAIN_ID`, `ROS_LOCALHOST_ONLY` and
+    /// `ROS_AUTOMATIC_DISCOVERY_RANGE` through `get`.
+    pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Result<DdsEnv, EnvError> {
+        let err = |var, value: &str, problem| EnvError { var, value: value.to_string(), problem };
+        let domain_id = match get("ROS_DOMAIN_ID").filter(|s| !s.trim().is_empty()) {
+            None => 0,
+            Some(s) => match s.trim().parse::<u16>() {
+                Ok(d) if d <= 232 => d,
+                _ => return Err(err("ROS_DOMAIN_ID", &s, "must be an integer in 0..=232")),
+            },
+        };
+        let only = match get("ROS_LOCALHOST_ONLY").as_deref().map(str::trim) {
+            None | Some("") | Some("0") => false,
+            Some("1") => true,
+            Some(v) => return Err(err("ROS_LOCALHOST_ONLY", v, "must be 0 or 1")),
+        };
+        let range = match get("ROS_AUTOMATIC_DISCOVERY_RANGE").as_deref().map(str::trim) {
+            None | Some("") | Some("SUBNET") | Some("SYSTEM_DEFAULT") => false,
+            Some("LOCALHOST") | Some("OFF") => true,
+            Some(v) => {
+                return Err(err(
+                    "ROS_AUTOMATIC_DISCOVERY_RANGE",
+                    v,
+                    "must be SUBNET, LOCALHOST, OFF or SYSTEM_DEFAULT",
+                ));
+            }
+        };
+        Ok(DdsEnv { domain_id, localhost_only: only || range })
+    }
+
+    /// From the process environment.
+    pub fn from_env() -> Result<DdsEnv, EnvError> {
+        DdsEnv::from_vars(|k| std::env::var(k).ok())
+    }
+}
+
+/// The node could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Bad environment.
+    #[error(transparent)]
+    Env(#[from] EnvError),
+    /// Bad parameters.
+    #[error(transparent)]
+    Param(#[from] ParamError),
+    /// No workcell file.
+    #[error(
+        "parameter `workcell_file` is not set (give --params-file config/workcell_guard.yaml or -p workcell_file:=…)"
+    )]
+    NoWorkcell,
+    /// The workcell failed validation.
+    #[error(transparent)]
+    Workcell(#[from] workcell::ConfigError),
+    /// The guard could not be built.
+    #[error(transparent)]
+    Guard(#[from] workcell_guard_core::guard::GuardError),
+    /// A DDS entity could not be created.
+    #[error("DDS: {0}")]
+    Dds(String),
+    /// A topic name is not a valid ROS name.
+    #[error("topic `{name}`: {problem}")]
+    Name {
+        /// The name.
+        name: String,
+        /// Why.
+        problem: String,
+    },
+    /// The async runtime could not start.
+    #[error("runtime: {0}")]
+    Runtime(#[from] std::io::Error),
+    /// The node panicked; every stop was published true before it ended.
+    #[error("panicked (every stop published true): {0}")]
+    Panicked(String),
+}
+
+/// The environment variable that names a joint-state `frame_id` on which
+/// the node panics (fault injection for tests; unset in production).
+pub const PANIC_ON_FRAME_ID: &str = "WORKCELL_GUARD_PANIC_ON_FRAME_ID";
+
+fn dds<E: std::fmt::Debug>(e: E) -> RunError {
+    RunError::Dds(format!("{e:?}"))
+}
+
+/// Loads parameters, the workcell and the guard as the command line says.
+pub fn build_node(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<GuardNode, RunError> {
+    let node_name = ros.node_name.as_deref().unwrap_or(NODE_NAME);
+    let ns = ros.namespace.as_deref().unwrap_or("/");
+    build_from(NodeParams::load(ros, node_name, ns)?, matrix_cache)
+}
+
+/// Loads the workcell `params` name and builds its guard.
+pub fn build_from(params: NodeParams, matrix_cache: Option<&std::path::Path>) -> Result<GuardNode, RunError> {
+    let file = params.workcell_file.clone().ok_or(RunError::NoWorkcell)?;
+    let cell = workcell::load(&file)?;
+    let field = DistanceField::from_workcell(&cell);
+    let (guard, _) = workcell_guard_description::build_guard(&cell, field, matrix_cache)?;
+    Ok(GuardNode::new(cell, guard, params)?)
+}
+
+fn json_of(v: &ParameterValue) -> Value {
+    match v {
+        ParameterValue::NotSet => Value::Null,
+        ParameterValue::Boolean(b) => Value::Bool(*b),
+        ParameterValue::Integer(i) => Value::from(*i),
+        ParameterValue::Double(d) => Value::from(*d),
+        ParameterValue::String(s) => Value::String(s.clone()),
+        ParameterValue::ByteArray(a) => Value::from(a.clone()),
+        ParameterValue::BooleanArray(a) => Value::from(a.clone()),
+        ParameterValue::IntegerArray(a) => Value::from(a.clone()),
+        ParameterValue::DoubleArray(a) => Value::from(a.clone()),
+        ParameterValue::StringArray(a) => Value::from(a.clone()),
+    }
+}
+
+fn declared(p: &NodeParams, cell: &Workcell) -> Vec<(&'static str, ParameterValue)> {
+    crate::node::declared_parameters(p, cell)
+        .into_iter()
+        .map(|(k, v)| {
+            let v = match v {
+                Value::Bool(b) => ParameterValue::Boolean(b),
+                Value::Number(n) => ParameterValue::Double(n.as_f64().unwrap_or(f64::NAN)),
+                Value::String(s) => ParameterValue::String(s),
+                other => ParameterValue::String(other.to_string()),
+            };
+            (k, v)
+        })
+        .collect()
+}
+
+struct Topics {
+    joint_states: Vec<Subscription<JointState>>,
+    trajectories: Vec<Subscription<JointTrajectory>>,
+    stops: Vec<Publisher<Bool>>,
+    /// The stop topics, to make fresh writers on shutdown.
+    stop_topics: Vec<ros2_client::dds::rustdds::Topic>,
+    diagnostics: Publisher<DiagnosticArray>,
+    markers: Publisher<MarkerArray>,
+    points: Subscription<PointCloud2>,
+    /// MoveIt display topics, each with the robots pointed at it.
+    displays: Vec<(Subscription<DisplayTrajectory>, Vec<usize>)>,
+    unit_poses: Vec<Subscription<PoseStamped>>,
+    move_requests: Vec<Subscription<PlatenMoveRequest>>,
+    grants: Vec<Publisher<PlatenGrant>>,
+    reset_stop: Server<TriggerRequest, TriggerResponse>,
+    reload: Server<TriggerRequest, TriggerResponse>,
+    set_contact: Server<SetContactRequest, SetContactResponse>,
+    /// Per robot, where the workcell names them: its controller's command
+    /// topic, the cancel service of its FollowJointTrajectory action, its
+    /// speed scaling topic.
+    commands: Vec<Option<Publisher<JointTrajectory>>>,
+    cancels: Vec<Option<Client<CancelGoalRequest, CancelGoalResponse>>>,
+    speed: Vec<Option<Publisher<Float64>>>,
+}
+
+/// The fully qualified name of topic `n` for a node in namespace `ns`,
+/// after the remaps (matched against the name as written, then against
+/// the fully qualified name).
+pub fn resolve_name(ros: &RosArgs, node: &str, ns: &str, n: &str) -> String {
+    let qualify = |n: &str| {
+        if n.starts_with('/') { n.to_string() } else { format!("{}/{}", ns.trim_end_matches('/'), n) }
+    };
+    let fq = qualify(ros.remapped(node, n));
+    qualify(ros.remapped(node, &fq))
+}
+
+fn name(ros: &RosArgs, node: &str, ns: &str, n: &str) -> Result<Name, RunError> {
+    let fq = resolve_name(ros, node, ns, n);
+    Name::parse(&fq).map_err(|e| RunError::Name { name: fq.clone(), problem: format!("{e:?}") })
+}
+
+fn topic<M: RosMessage>(node: &Node, n: &Name, qos: &QosProfile) -> Result<ros2_client::dds::rustdds::Topic, RunError> {
+    node.create_topic(n, MessageTypeName::new(M::PACKAGE, M::NAME), qos).map_err(dds)
+}
+
+/// Reliable, transient local, keep last 1: late joiners get the latest.
+pub const LATCHED: QosProfile = QosProfile::subscription_default()
+    .reliability(Reliability::Reliable { when_full: WhenFull::DEFAULT })
+    .durability(Durability::TransientLocal)
+    .history(History::KeepLast { depth: 1 });
+
+/// Best effort, keep last 10 (ROS's sensor-data profile, deeper).
+pub const SENSOR: QosProfile = QosProfile::subscription_default().history(History::KeepLast { depth: 10 });
+
+fn create_topics(
+    node: &mut Node,
+    ros: &RosArgs,
+    node_name: &str,
+    ns: &str,
+    cell: &Workcell,
+) -> Result<Topics, RunError> {
+    let reliable = QosProfile::publisher_default();
+    let services = reliable.clone().history(History::KeepLast { depth: 10 });
+    let private = |srv: &str| {
+        let fq = format!("{}/{node_name}/{srv}", ns.trim_end_matches('/'));
+        let fq = ros.remapped(node_name, &fq).to_string();
+        Name::parse(&fq).map_err(|e| RunError::Name { name: fq.clone(), problem: format!("{e:?}") })
+    };
+    let trigger = ServiceTypeName::new("std_srvs", "Trigger");
+    let mut t = Topics {
+        points: {
+            let tp = topic::<PointCloud2>(node, &name(ros, node_name, ns, "points")?, &SENSOR)?;
+            node.create_subscription(&tp, None).map_err(dds)?
+        },
+        displays: Vec::new(),
+        commands: Vec::new(),
+        cancels: Vec::new(),
+        speed: Vec::new(),
+        unit_poses: Vec::new(),
+        move_requests: Vec::new(),
+        grants: Vec::new(),
+        reset_stop: node
+            .create_server(
+                ServiceMapping::Enhanced,
+                &private("reset_stop")?,
+                &trigger,
+                services.clone(),
+                services.clone(),
+            )
+            .map_err(dds)?,
+        reload: node
+            .create_server(ServiceMapping::Enhanced, &private("reload")?, &trigger, services.clone(), services.clone())
+            .map_err(dds)?,
+        set_contact: node
+            .create_server(
+                ServiceMapping::Enhanced,
+                &private("set_contact")?,
+                &ServiceTypeName::new("workcell_guard_msgs", "SetContact"),
+                services.clone(),
+                services.clone(),
+            )
+            .map_err(dds)?,
+        joint_states: Vec::new(),
+        trajectories: Vec::new(),
+        stops: Vec::new(),
+        stop_topics: Vec::new(),
+        diagnostics: {
+            let tp = topic::<DiagnosticArray>(node, &name(ros, node_name, ns, "diagnostics")?, &reliable)?;
+            node.create_publisher(&tp, None).map_err(dds)?
+        },
+        markers: {
+            let tp = topic::<MarkerArray>(node, &name(ros, node_name, ns, "markers")?, &reliable)?;
+            node.create_publisher(&tp, None).map_err(dds)?
+        },
+    };
+    for m in &cell.manipulators {
+        let js = topic::<JointState>(node, &name(ros, node_name, ns, &m.joint_state_topic)?, &SENSOR)?;
+        t.joint_states.push(node.create_subscription(&js, None).map_err(dds)?);
+        let tr = topic::<JointTrajectory>(node, &name(ros, node_name, ns, &m.trajectory_topic)?, &reliable)?;
+        t.trajectories.push(node.create_subscription(&tr, None).map_err(dds)?);
+        let st = topic::<Bool>(node, &name(ros, node_name, ns, &format!("{}/stop", m.name))?, &LATCHED)?;
+        t.stops.push(node.create_publisher(&st, None).map_err(dds)?);
+        t.stop_topics.push(st);
+        t.commands.push(match &m.controller_command_topic {
+            Some(c) => {
+                let tp = topic::<JointTrajectory>(node, &name(ros, node_name, ns, c)?, &reliable)?;
+                Some(node.create_publisher(&tp, None).map_err(dds)?)
+            }
+            None => None,
+        });
+        t.cancels.push(match &m.controller_action {
+            Some(a) => Some(
+                node.create_client(
+                    ServiceMapping::Enhanced,
+                    &name(ros, node_name, ns, &format!("{a}/_action/cancel_goal"))?,
+                    &ServiceTypeName::new("action_msgs", "CancelGoal"),
+                    services.clone(),
+                    services.clone(),
+                )
+                .map_err(dds)?,
+            ),
+            None => None,
+        });
+        t.speed.push(match &m.speed_scaling_topic {
+            Some(c) => {
+                let tp = topic::<Float64>(node, &name(ros, node_name, ns, c)?, &reliable)?;
+                Some(node.create_publisher(&tp, None).map_err(dds)?)
+            }
+            None => None,
+        });
+    }
+    let mut display_topics: Vec<(&str, Vec<usize>)> = Vec::new();
+    for (r, m) in cell.manipulators.iter().enumerate() {
+        if let Some(d) = &m.display_trajectory_topic {
+            match display_topics.iter_mut().find(|(t, _)| *t == d.as_str()) {
+                Some((_, robots)) => robots.push(r),
+                None => display_topics.push((d.as_str(), vec![r])),
+            }
+        }
+    }
+    for (d, robots) in display_topics {
+        let tp = topic::<DisplayTrajectory>(node, &name(ros, node_name, ns, d)?, &services)?;
+        t.displays.push((node.create_subscription(&tp, None).map_err(dds)?, robots));
+    }
+    for u in cell.platen.iter().flat_map(|p| &p.units) {
+        let pose = topic::<PoseStamped>(node, &name(ros, node_name, ns, &format!("{}/pose", u.name))?, &SENSOR)?;
+        t.unit_poses.push(node.create_subscription(&pose, None).map_err(dds)?);
+        let rq = topic::<PlatenMoveRequest>(
+            node,
+            &name(ros, node_name, ns, &format!("{}/move_request", u.name))?,
+            &services,
+        )?;
+        t.move_requests.push(node.create_subscription(&rq, None).map_err(dds)?);
+        let gr = topic::<PlatenGrant>(node, &name(ros, node_name, ns, &format!("{}/grant", u.name))?, &services)?;
+        t.grants.push(node.create_publisher(&gr, None).map_err(dds)?);
+    }
+    Ok(t)
+}
+
+fn now_s(node: &Node) -> f64 {
+    node.time_now().to_nanos() as f64 * 1e-9
+}
+
+fn period(hz: f64) -> Option<Duration> {
+    (hz > 0.0).then(|| Duration::from_secs_f64(1.0 / hz))
+}
+
+fn interval(hz: f64) -> tokio::time::Interval {
+    let mut i = tokio::time::interval(period(hz).unwrap_or(Duration::from_secs(3600)));
+    i.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    i
+}
+
+/// Runs the node until SIGINT or SIGTERM.
+pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), RunError> {
+    let env = DdsEnv::from_env()?;
+    let mut core = build_node(ros, matrix_cache)?;
+    let node_name = ros.node_name.clone().unwrap_or_else(|| NODE_NAME.to_string());
+    let ns = ros.namespace.clone().unwrap_or_else(|| "/".to_string());
+
+    let mut dp = DomainParticipantBuilder::new(env.domain_id);
+    if env.localhost_only {
+        dp = dp.with_only_networks([Ipv4Addr::LOCALHOST]);
+    }
+    let context = Context::from_domain_participant(dp.build().map_err(dds)?).map_err(dds)?;
+
+    // Parameter updates: checked in the spinner (so a refusal carries its
+    // reason back to the caller), applied here between cycles.
+    let shared = Arc::new(Mutex::new(core.params().clone()));
+    let cell = Arc::new(Mutex::new(Arc::new(core.cell().clone())));
+    let (tx, rx) = mpsc::channel::<(String, Value)>();
+    let mut options = NodeOptions::new().enable_rosout(true);
+    for (k, v) in declared(core.params(), core.cell()) {
+        options = options.declare_parameter(k, v);
+    }
+    let (vs, vc, sc) = (shared.clone(), cell.clone(), cell.clone());
+    let options = options
+        .parameter_validator(Box::new(move |name, value| {
+            let cur = vs.lock().map_err(|_| "parameters poisoned".to_string())?;
+            let cell = vc.lock().map_err(|_| "workcell poisoned".to_string())?.clone();
+            check_param(&cell, &cur, name, &json_of(value)).map(|_| ()).map_err(|e| e.to_string())
+        }))
+        .parameter_set_action(Box::new(move |name, value| {
+            let v = json_of(value);
+            let mut cur = shared.lock().map_err(|_| "parameters poisoned".to_string())?;
+            let cell = sc.lock().map_err(|_| "workcell poisoned".to_string())?.clone();
+            *cur = check_param(&cell, &cur, name, &v).map_err(|e| e.to_string())?;
+            tx.send((name.to_string(), v)).map_err(|_| "node stopped".to_string())
+        }));
+    let node_name_ros = NodeName::new(&ns, &node_name)
+        .map_err(|e| RunError::Name { name: format!("{ns}/{node_name}"), problem: format!("{e:?}") })?;
+    let mut node = context.new_node(node_name_ros, options).map_err(dds)?;
+    if core.params().use_sim_time {
+        node.set_parameter("use_sim_time", ParameterValue::Boolean(true)).map_err(RunError::Dds)?;
+    }
+    let topics = create_topics(&mut node, ros, &node_name, &ns, core.cell())?;
+    let spinner = node.spinner().map_err(dds)?;
+    std::thread::Builder::new().name("ros-spinner".into()).spawn(move || {
+        if let Err(e) = futures::executor::block_on(spinner.spin()) {
+            tracing::error!("ROS spinner stopped: {e:?}");
+        }
+    })?;
+    tracing::info!(
+        "node {} on DDS domain {}{}: {} manipulators, {} Hz",
+        node.fully_qualified_name(),
+        env.domain_id,
+        if env.localhost_only { " (localhost only)" } else { "" },
+        core.cell().manipulators.len(),
+        core.params().rate_hz
+    );
+
+    core.inject_panic_on_frame_id(std::env::var(PANIC_ON_FRAME_ID).ok());
+    let linger = Duration::from_secs_f64(core.params().shutdown_linger_s);
+    let mut topics = topics;
+    // A panic anywhere (this thread's is caught below, another thread's
+    // raises the flag the loop watches) ends the loop; every stop then goes
+    // out true before the process ends.
+    let panicked = Arc::new(AtomicBool::new(false));
+    let report = catch_panics(panicked.clone());
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let reload = Reload { cell, matrix_cache: matrix_cache.map(|p| p.to_path_buf()) };
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        rt.block_on(serve(&node, &topics, &mut core, &rx, &reload, &panicked))
+    }));
+    leave_stopped(&mut node, &mut topics, linger);
+    if let Some(r) = report.lock().ok().and_then(|mut r| r.take()) {
+        eprintln!("{r}");
+    }
+    match ran {
+        Err(p) => Err(RunError::Panicked(panic_message(p.as_ref()).to_string())),
+        Ok(()) if panicked.load(Ordering::SeqCst) => Err(RunError::Panicked("in another thread".into())),
+        Ok(()) => Ok(()),
+    }
+}
+
+/// A panic's message (its payload, when it is text).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("(no message)")
+}
+
+/// Installs the process's panic hook for the node's run: it raises `flag`
+/// and keeps what the default hook would print (thread, place, message and,
+/// with `RUST_BACKTRACE`, a backtrace left unresolved), so that the stops go
+/// out true at once and the report is printed after (resolving a backtrace
+/// takes long enough for a subscriber to discover the stale writers).
+fn catch_panics(flag: Arc<AtomicBool>) -> Arc<Mutex<Option<PanicReport>>> {
+    let report = Arc::new(Mutex::new(None::<PanicReport>));
+    let keep = report.clone();
+    std::panic::set_hook(Box::new(move |info| {
+        flag.store(true, Ordering::SeqCst);
+        let thread = std::thread::current();
+        let bt = std::backtrace::Backtrace::capture();
+        let text = format!(
+            "thread '{}' panicked at {}:\n{}",
+            thread.name().unwrap_or("<unnamed>"),
+            info.location().map_or_else(|| "?".to_string(), |l| l.to_string()),
+            panic_message(info.payload())
+        );
+        if let Ok(mut r) = keep.try_lock()
+            && r.is_none()
+        {
+            *r = Some(PanicReport { text, backtrace: bt });
+        }
+    }));
+    report
+}
+
+/// What a panic hook keeps to print once the stops are out.
+struct PanicReport {
+    text: String,
+    /// Resolved (slowly) only when printed.
+    backtrace: std::backtrace::Backtrace,
+}
+
+impl std::fmt::Display for PanicReport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)?;
+        if self.backtrace.status() == std::backtrace::BacktraceStatus::Captured {
+            write!(f, "\nstack backtrace:\n{}", self.backtrace)?;
+        }
+        Ok(())
+    }
+}
+
+/// Leaves every robot stopped on the wire: `true` on each stop writer (its
+/// subscribers get it now), then a fresh writer per robot whose history is
+/// that one `true`; once the old writers have had time to deliver, they go,
+/// so a subscriber that joins from then on (transient local) is sent
+/// `true` and nothing older. The node stays on the wire for `linger`.
+fn leave_stopped(node: &mut Node, topics: &mut Topics, linger: Duration) {
+    for p in &topics.stops {
+        if let Err(e) = p.publish(Bool { data: true }) {
+            tracing::error!("final stop not published: {e:?}");
+        }
+    }
+    let mut fresh = Vec::with_capacity(topics.stop_topics.len());
+    for t in &topics.stop_topics {
+        match node.create_publisher::<Bool>(t, None) {
+            Ok(p) => {
+                if let Err(e) = p.publish(Bool { data: true }) {
+                    tracing::error!("final stop not published: {e:?}");
+                }
+                fresh.push(p);
+            }
+            Err(e) => tracing::error!("no fresh stop writer: {e:?}"),
+        }
+    }
+    // Long enough for RustDDS's event loop to put the old writers' `true`
+    // on the wire (their subscribers acknowledge it, or get the fresh
+    // writers' once they discover them); short enough that a subscriber
+    // joining now cannot finish discovering the old writers first, so
+    // nothing stale is replayed to it.
+    let handover = Duration::from_millis(10).min(linger);
+    std::thread::sleep(handover);
+    if fresh.len() == topics.stops.len() {
+        topics.stops.clear();
+    }
+    std::thread::sleep(linger.saturating_sub(handover));
+    drop(fresh);
+}
+
+/// Publishes every stop (but `done`'s: the robot whose joint state
+/// triggered the cycle, published already), then speed scalings and
+/// actuation.
+fn publish_stops(topics: &Topics, core: &GuardNode, now: f64, done: Option<usize>) {
+    let stops = core.stops();
+    for r in (0..stops.len()).filter(|&r| Some(r) != done && core.stop_due(r)) {
+        if let Err(e) = topics.stops[r].publish(stops[r]) {
+            tracing::warn!("stop not published: {e:?}");
+        }
+    }
+    for (p, s) in topics.speed.iter().zip(core.speed_scaling()) {
+        if let Some(p) = p
+            && let Err(e) = p.publish(*s)
+        {
+            tracing::warn!("speed scaling not published: {e:?}");
+        }
+    }
+    for (r, a) in core.actuation().iter().enumerate() {
+        if a.hold
+            && let Some(p) = &topics.commands[r]
+        {
+            // An empty trajectory: joint_trajectory_controller stops and holds.
+            let hold = JointTrajectory {
+                header: crate::msg::Header { stamp: to_time(now).unwrap_or_default(), frame_id: String::new() },
+                joint_names: Vec::new(),
+                points: Vec::new(),
+            };
+            if let Err(e) = p.publish(hold) {
+                tracing::warn!("hold not sent to the controller: {e:?}");
+            }
+        }
+        if let Some(c) = &topics.cancels[r] {
+            while let Ok(Some(_)) = c.receive_response() {}
+            if a.cancel
+                && let Err(e) = c.send_request(CancelGoalRequest::default())
+            {
+                tracing::warn!("goal cancel not sent: {e:?}");
+            }
+        }
+    }
+}
+
+/// What a reload needs: the workcell the parameter checks see, and the
+/// collision-matrix cache.
+struct Reload {
+    cell: Arc<Mutex<Arc<Workcell>>>,
+    matrix_cache: Option<PathBuf>,
+}
+
+fn trigger(success: bool, message: String) -> TriggerResponse {
+    TriggerResponse { success, message }
+}
+
+fn publish_grants(topics: &Topics, core: &GuardNode) {
+    for (unit, g) in core.grants() {
+        if let Err(e) = topics.grants[*unit].publish(g.clone()) {
+            tracing::warn!("grant not published: {e:?}");
+        }
+    }
+}
+
+async fn serve(
+    node: &Node,
+    topics: &Topics,
+    core: &mut GuardNode,
+    rx: &mpsc::Receiver<(String, Value)>,
+    reload: &Reload,
+    panicked: &AtomicBool,
+) {
+    let mut joint_states = futures::stream::select_all(
+        topics.joint_states.iter().enumerate().map(|(i, s)| s.async_stream().map(move |m| (i, m)).boxed_local()),
+    );
+    let mut trajectories = futures::stream::select_all(
+        topics.trajectories.iter().enumerate().map(|(i, s)| s.async_stream().map(move |m| (i, m)).boxed_local()),
+    );
+    let mut rate = core.params().rate_hz;
+    let mut cycle = interval(rate);
+    let mut diag_hz = core.params().diagnostics_hz;
+    let mut diag = interval(diag_hz);
+    let mut markers_hz = core.params().markers_hz;
+    let mut markers = interval(markers_hz);
+    let mut voxels = interval(1.0);
+    // Signal streams made once: a `ctrl_c()` future made per loop would
+    // register anew on every message.
+    let mut shutdown = Shutdown::new();
+    let mut unit_poses = futures::stream::select_all(
+        topics.unit_poses.iter().enumerate().map(|(i, s)| s.async_stream().map(move |m| (i, m)).boxed_local()),
+    );
+    let mut move_requests = futures::stream::select_all(
+        topics.move_requests.iter().enumerate().map(|(i, s)| s.async_stream().map(move |m| (i, m)).boxed_local()),
+    );
+    let mut clouds = Box::pin(topics.points.async_stream());
+    let mut displays = futures::stream::select_all(
+        topics.displays.iter().enumerate().map(|(i, (s, _))| s.async_stream().map(move |m| (i, m)).boxed_local()),
+    );
+    let mut reset_requests = Box::pin(topics.reset_stop.receive_request_stream());
+    let mut reload_requests = Box::pin(topics.reload.receive_request_stream());
+    let mut contact_requests = Box::pin(topics.set_contact.receive_request_stream());
+    let (reloaded_tx, reloaded_rx) = mpsc::channel::<Result<GuardNode, String>>();
+    let mut reload_pending = None;
+    loop {
+        // In this order: shutdown, the timer, joint states (polled before
+        // the rest, so a state's stop waits for no other stream's poll).
+        tokio::select! {
+            biased;
+            _ = shutdown.requested() => break,
+            _ = cycle.tick() => {
+                if panicked.load(Ordering::SeqCst) {
+                    tracing::error!("a thread of the node panicked: stopping every robot");
+                    break;
+                }
+                while let Ok((name, v)) = rx.try_recv() {
+                    match core.set_param(&name, &v) {
+                        Ok(()) => tracing::info!("parameter {name} = {v}"),
+                        Err(e) => tracing::error!("parameter {name} accepted by the service but refused: {e}"),
+                    }
+                }
+                let p = core.params();
+                if p.rate_hz != rate { rate = p.rate_hz; cycle = interval(rate); }
+                if p.diagnostics_hz != diag_hz { diag_hz = p.diagnostics_hz; diag = interval(diag_hz); }
+                if p.markers_hz != markers_hz { markers_hz = p.markers_hz; markers = interval(markers_hz); }
+                if let Ok(r) = reloaded_rx.try_recv()
+                    && let Some(id) = reload_pending.take()
+                {
+                    let answer = match r {
+                        Ok(new) => {
+                            *core = new;
+                            if let Ok(mut c) = reload.cell.lock() {
+                                *c = Arc::new(core.cell().clone());
+                            }
+                            tracing::warn!("workcell reloaded; every robot stops until its joint states warm up again");
+                            trigger(true, format!("reloaded {}", core.cell().file.display()))
+                        }
+                        Err(e) => {
+                            tracing::error!("reload refused: {e}");
+                            trigger(false, format!("reload refused, still running the previous workcell: {e}"))
+                        }
+                    };
+                    let _ = topics.reload.send_response(id, answer);
+                }
+                if core.timer_due() {
+                    let now = now_s(node);
+                    core.cycle(now);
+                    publish_stops(topics, core, now, None);
+                    publish_grants(topics, core);
+                }
+            }
+            Some((robot, m)) = joint_states.next() => match m {
+                Ok((msg, _info)) => {
+                    let now = now_s(node);
+                    if let Err(e) = core.on_joint_state(robot, &msg, now) {
+                        tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
+                    }
+                    if core.params().cycle_on_joint_state {
+                        // This robot's stop first, then the others'.
+                        if let Some(stop) = core.cycle_first(now, robot).filter(|_| core.stop_due(robot)) {
+                            if let Err(e) = topics.stops[robot].publish(stop) {
+                                tracing::warn!("stop not published: {e:?}");
+                            }
+                            // RustDDS sends from its own thread, which the
+                            // kernel tends to wake on this core: let it run
+                            // before the rest of the cycle.
+                            std::thread::yield_now();
+                        }
+                        core.cycle_rest(now);
+                        publish_stops(topics, core, now, Some(robot));
+                        publish_grants(topics, core);
+                    }
+                }
+                Err(e) => tracing::warn!("joint state not decoded: {e:?}"),
+            },
+            Some((d, m)) = displays.next() => match m {
+                Ok((msg, _)) => {
+                    for &robot in &topics.displays[d].1 {
+                        if let Err(e) = core.on_display_trajectory(robot, &msg) {
+                            tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
+                        }
+                    }
+                }
+                Err(e) => tracing::warn!("display trajectory not decoded: {e:?}"),
+            },
+            Some(m) = clouds.next() => match m {
+                Ok((msg, _)) => {
+                    if let Err(e) = core.on_cloud(&msg, now_s(node)) {
+                        tracing::warn!("point cloud refused: {e}");
+                    }
+                }
+                Err(e) => tracing::warn!("point cloud not decoded: {e:?}"),
+            },
+            Some((unit, m)) = unit_poses.next() => match m {
+                Ok((msg, _)) => core.on_platen_pose(unit, &msg),
+                Err(e) => tracing::warn!("platen pose not decoded: {e:?}"),
+            },
+            Some((unit, m)) = move_requests.next() => match m {
+                Ok((msg, _)) => core.on_move_request(unit, &msg),
+                Err(e) => tracing::warn!("move request not decoded: {e:?}"),
+            },
+            Some(r) = reset_requests.next() => if let Ok((id, _)) = r {
+                let answer = match core.reset_stops() {
+                    Ok(m) => trigger(true, m),
+                    Err(m) => trigger(false, m),
+                };
+                let _ = topics.reset_stop.send_response(id, answer);
+            },
+            Some(r) = contact_requests.next() => if let Ok((id, req)) = r {
+                let (success, message) = match core.set_contact(&req.body_a, &req.body_b, req.allowed) {
+                    Ok(m) => (true, m),
+                    Err(m) => (false, m),
+                };
+                let _ = topics.set_contact.send_response(id, SetContactResponse { success, message });
+            },
+            Some(r) = reload_requests.next() => if let Ok((id, _)) = r {
+                if reload_pending.is_some() {
+                    let _ = topics.reload.send_response(id, trigger(false, "a reload is already under way".into()));
+                } else {
+                    reload_pending = Some(id);
+                    let (params, cache, tx) = (core.params().clone(), reload.matrix_cache.clone(), reloaded_tx.clone());
+                    let spawned = std::thread::Builder::new().name("reload".into()).spawn(move || {
+                        let _ = tx.send(build_from(params, cache.as_deref()).map_err(|e| e.to_string()));
+                    });
+                    if spawned.is_err() {
+                        reload_pending = None;
+                        let _ = topics.reload.send_response(id, trigger(false, "could not start the reload".into()));
+                    }
+                }
+            },
+            Some((robot, m)) = trajectories.next() => match m {
+                Ok((msg, _info)) => {
+                    if let Err(e) = core.on_trajectory(robot, &msg) {
+                        tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
+                    }
+                }
+                Err(e) => tracing::warn!("trajectory not decoded: {e:?}"),
+            },
+            _ = diag.tick(), if diag_hz > 0.0 => {
+                let stamp = to_time(now_s(node)).unwrap_or_default();
+                if let Err(e) = topics.diagnostics.publish(core.diagnostics(stamp).clone()) {
+                    tracing::warn!("diagnostics not published: {e:?}");
+                }
+            }
+            _ = markers.tick(), if markers_hz > 0.0 => {
+                let stamp = to_time(now_s(node)).unwrap_or_default();
+                if let Err(e) = topics.markers.publish(core.markers(stamp).clone()) {
+                    tracing::warn!("markers not published: {e:?}");
+                }
+            }
+            _ = voxels.tick(), if markers_hz > 0.0 => {
+                let stamp = to_time(now_s(node)).unwrap_or_default();
+                if let Err(e) = topics.markers.publish(core.cell_markers(stamp).clone()) {
+                    tracing::warn!("cell markers not published: {e:?}");
+                }
+            }
+        }
+    }
+}
+
+/// SIGINT or SIGTERM, listened for once for the node's whole run.
+pub struct Shutdown {
+    int: Option<tokio::signal::unix::Signal>,
+    term: Option<tokio::signal::unix::Signal>,
+}
+
+impl Shutdown {
+    /// Starts listening (inside a tokio runtime).
+    pub fn new() -> Shutdown {
+        use tokio::signal::unix::{SignalKind, signal};
+        Shutdown { int: signal(SignalKind::interrupt()).ok(), term: signal(SignalKind::terminate()).ok() }
+    }
+
+    /// Resolves on the next SIGINT or SIGTERM.
+    pub async fn requested(&mut self) {
+        async fn next(s: Option<&mut tokio::signal::unix::Signal>) {
+            match s {
+                Some(s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        }
+        tokio::select! {
+            _ = next(self.int.as_mut()) => {}
+            _ = next(self.term.as_mut()) => {}
+        }
+    }
+}
+
+impl Default for Shutdown {
+    fn default() -> Self {
+        Shutdown::new()
+    }
+}
+
+/// Where the collision matrix is cached unless told: `$XDG_CACHE_HOME` or
+/// `~/.cache`, under `workcell_guard/`.
+pub fn default_cache_dir() -> Option<PathBuf> {
+    std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .map(|d| d.join("workcell_guard"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(vars: &[(&str, &str)]) -> Result<DdsEnv, EnvError> {
+        let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        DdsEnv::from_vars(|k| vars.iter().find(|(n, _)| n == k).map(|(_, v)| v.clone()))
+    }
+
+    #[test]
+    fn ros_environment_is_read_as_ros_does() {
+        assert_eq!(env(&[]).unwrap(), DdsEnv { domain_id: 0, localhost_only: false });
+        assert_eq!(env(&[("ROS_DOMAIN_ID", "42")]).unwrap().domain_id, 42);
+        assert!(env(&[("ROS_LOCALHOST_ONLY", "1")]).unwrap().localhost_only);
+        assert!(!env(&[("ROS_LOCALHOST_ONLY", "0")]).unwrap().localhost_only);
+        assert!(env(&[("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")]).unwrap().localhost_only);
+        assert!(!env(&[("ROS_AUTOMATIC_DISCOVERY_RANGE", "SUBNET")]).unwrap().localhost_only);
+        let e = env(&[("ROS_DOMAIN_ID", "233")]).unwrap_err();
+        assert_eq!(e.var, "ROS_DOMAIN_ID");
+        assert!(env(&[("ROS_DOMAIN_ID", "x")]).is_err());
+        assert_eq!(env(&[("ROS_LOCALHOST_ONLY", "yes")]).unwrap_err().var, "ROS_LOCALHOST_ONLY");
+        assert_eq!(env(&[("ROS_AUTOMATIC_DISCOVERY_RANGE", "lan")]).unwrap_err().var, "ROS_AUTOMATIC_DISCOVERY_RANGE");
+    }
+
+    #[test]
+    fn names_resolve_in_the_namespace_after_remaps() {
+        let (ros, _) =
+            RosArgs::parse(["--ros-args", "-r", "markers:=viz/guard_markers", "-r", "/cell/diagnostics:=/diagnostics"])
+                .unwrap();
+        assert_eq!(resolve_name(&ros, NODE_NAME, "/", "arm_left/joint_states"), "/arm_left/joint_states");
+        assert_eq!(resolve_name(&ros, NODE_NAME, "/cell", "arm_left/stop"), "/cell/arm_left/stop");
+        assert_eq!(resolve_name(&ros, NODE_NAME, "/cell", "/clock"), "/clock");
+        assert_eq!(resolve_name(&ros, NODE_NAME, "/", "markers"), "/viz/guard_markers");
+        assert_eq!(resolve_name(&ros, NODE_NAME, "/cell", "diagnostics"), "/diagnostics");
+        assert_eq!(resolve_name(&ros, NODE_NAME, "/", "diagnostics"), "/diagnostics");
+    }
+}

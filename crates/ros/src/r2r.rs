@@ -1,0 +1,856 @@
+//! The `r2r` transport (cargo feature `r2r`): the node on rcl, for colcon
+//! workspaces with ROS 2 Humble or Jazzy sourced. Like the `dds`
+//! transport it only moves messages between the middleware and
+//! [`GuardNode`](crate::node::GuardNode): r2r's generated messages are converted to and from this
+//! crate's message types (moving vectors and strings, not copying them, on
+//! the way in).
+//!
+//! rcl reads the command line itself (`--ros-args`, remaps, `__node`,
+//! `__ns`), the RMW reads `ROS_DOMAIN_ID` and the localhost settings; the
+//! parameters are read as the `dds` transport reads them and served
+//! through r2r's parameter services, each update checked by
+//! [`check_param`] and refused with its reason.
+//!
+//! Messages whose generated types exist only in a workspace that built
+//! them (this package's `workcell_guard_msgs`, MoveIt's `moveit_msgs`) go
+//! through r2r's untyped API as JSON with the ROS field names, which the
+//! serde twins in [`msg`](crate::msg) carry. The three services
+//! (`std_srvs/Trigger`, `SetContact`) are the `dds` transport's: typed
+//! servers could not be checked without a ROS install, and r2r has no
+//! untyped server.
+
+use crate::args::RosArgs;
+use crate::dds::{NODE_NAME, RunError, build_node};
+use crate::msg;
+use crate::node::check_param;
+use crate::params::NodeParams;
+use ::r2r as r2;
+use futures::StreamExt;
+use r2::{ParameterValue, QosProfile};
+use serde_json::Value;
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+use workcell_guard_description::workcell::Workcell;
+
+fn time_in(t: r2::builtin_interfaces::msg::Time) -> msg::Time {
+    msg::Time { sec: t.sec, nanosec: t.nanosec }
+}
+
+fn time_out(t: msg::Time) -> r2::builtin_interfaces::msg::Time {
+    r2::builtin_interfaces::msg::Time { sec: t.sec, nanosec: t.nanosec }
+}
+
+fn header_in(h: r2::std_msgs::msg::Header) -> msg::Header {
+    msg::Header { stamp: time_in(h.stamp), frame_id: h.frame_id }
+}
+
+fn header_out(h: &msg::Header) -> r2::std_msgs::msg::Header {
+    r2::std_msgs::msg::Header { stamp: time_out(h.stamp), frame_id: h.frame_id.clone() }
+}
+
+/// An r2r joint state as this crate's (moved, not copied).
+pub fn joint_state_in(m: r2::sensor_msgs::msg::JointState) -> msg::JointState {
+    msg::JointState {
+        header: header_in(m.header),
+        name: m.name,
+        position: m.position,
+        velocity: m.velocity,
+        effort: m.effort,
+    }
+}
+
+/// An r2r trajectory as this crate's (moved, not copied).
+pub fn trajectory_in(m: r2::trajectory_msgs::msg::JointTrajectory) -> msg::JointTrajectory {
+    msg::JointTrajectory {
+        header: header_in(m.header),
+        joint_names: m.joint_names,
+        points: m
+            .points
+            .into_iter()
+            .map(|p| msg::JointTrajectoryPoint {
+                positions: p.positions,
+                velocities: p.velocities,
+                accelerations: p.accelerations,
+                effort: p.effort,
+                time_from_start: msg::Duration { sec: p.time_from_start.sec, nanosec: p.time_from_start.nanosec },
+            })
+            .collect(),
+    }
+}
+
+/// A stop flag as r2r's.
+pub fn bool_out(b: msg::Bool) -> r2::std_msgs::msg::Bool {
+    r2::std_msgs::msg::Bool { data: b.data }
+}
+
+/// Diagnostics as r2r's.
+pub fn diagnostics_out(d: &msg::DiagnosticArray) -> r2::diagnostic_msgs::msg::DiagnosticArray {
+    r2::diagnostic_msgs::msg::DiagnosticArray {
+        header: header_out(&d.header),
+        status: d
+            .status
+            .iter()
+            .map(|s| r2::diagnostic_msgs::msg::DiagnosticStatus {
+                level: s.level,
+                name: s.name.clone(),
+                message: s.message.clone(),
+                hardware_id: s.hardware_id.clone(),
+                values: s
+                    .values
+                    .iter()
+                    .map(|kv| r2::diagnostic_msgs::msg::KeyValue { key: kv.key.clone(), value: kv.value.clone() })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+fn point_out(p: &msg::Point) -> r2::geometry_msgs::msg::Point {
+    r2::geometry_msgs::msg::Point { x: p.x, y: p.y, z: p.z }
+}
+
+fn color_out(c: &msg::ColorRGBA) -> r2::std_msgs::msg::ColorRGBA {
+    r2::std_msgs::msg::ColorRGBA { r: c.r, g: c.g, b: c.b, a: c.a }
+}
+
+/// One marker as r2r's.
+pub fn marker_out(m: &msg::Marker) -> r2::visualization_msgs::msg::Marker {
+    use r2::geometry_msgs::msg::{Pose, Quaternion, Vector3};
+    r2::visualization_msgs::msg::Marker {
+        header: header_out(&m.header),
+        ns: m.ns.clone(),
+        id: m.id,
+        type_: m.kind,
+        action: m.action,
+        pose: Pose {
+            position: point_out(&m.pose.position),
+            orientation: Quaternion {
+                x: m.pose.orientation.x,
+                y: m.pose.orientation.y,
+                z: m.pose.orientation.z,
+                w: m.pose.orientation.w,
+            },
+        },
+        scale: Vector3 { x: m.scale.x, y: m.scale.y, z: m.scale.z },
+        color: color_out(&m.color),
+        lifetime: r2::builtin_interfaces::msg::Duration { sec: m.lifetime.sec, nanosec: m.lifetime.nanosec },
+        frame_locked: m.frame_locked,
+        points: m.points.iter().map(point_out).collect(),
+        colors: m.colors.iter().map(color_out).collect(),
+        texture_resource: m.texture_resource.clone(),
+        texture: r2::sensor_msgs::msg::CompressedImage {
+            header: header_out(&m.texture.header),
+            format: m.texture.format.clone(),
+            data: m.texture.data.clone(),
+        },
+        uv_coordinates: m
+            .uv_coordinates
+            .iter()
+            .map(|uv| r2::visualization_msgs::msg::UVCoordinate { u: uv.u, v: uv.v })
+            .collect(),
+        text: m.text.clone(),
+        mesh_resource: m.mesh_resource.clone(),
+        mesh_file: r2::visualization_msgs::msg::MeshFile {
+            filename: m.mesh_file.filename.clone(),
+            data: m.mesh_file.data.clone(),
+        },
+        mesh_use_embedded_materials: m.mesh_use_embedded_materials,
+    }
+}
+
+/// Markers as r2r's.
+pub fn markers_out(a: &msg::MarkerArray) -> r2::visualization_msgs::msg::MarkerArray {
+    r2::visualization_msgs::msg::MarkerArray { markers: a.markers.iter().map(marker_out).collect() }
+}
+
+/// A point cloud of sensed obstacles (its data moved, not copied).
+pub fn cloud_in(m: r2::sensor_msgs::msg::PointCloud2) -> msg::PointCloud2 {
+    msg::PointCloud2 {
+        header: header_in(m.header),
+        height: m.height,
+        width: m.width,
+        fields: m
+            .fields
+            .into_iter()
+            .map(|f| msg::PointField { name: f.name, offset: f.offset, datatype: f.datatype, count: f.count })
+            .collect(),
+        is_bigendian: m.is_bigendian,
+        point_step: m.point_step,
+        row_step: m.row_step,
+        data: m.data,
+        is_dense: m.is_dense,
+    }
+}
+
+/// A platen unit's reported pose.
+pub fn pose_in(m: r2::geometry_msgs::msg::PoseStamped) -> msg::PoseStamped {
+    let (p, o) = (m.pose.position, m.pose.orientation);
+    msg::PoseStamped {
+        header: header_in(m.header),
+        pose: msg::Pose {
+            position: msg::Point { x: p.x, y: p.y, z: p.z },
+            orientation: msg::Quaternion { x: o.x, y: o.y, z: o.z, w: o.w },
+        },
+    }
+}
+
+/// `action_msgs/CancelGoal` for every goal of an action: a zero goal id
+/// and a zero stamp (the action design's "cancel all").
+pub fn cancel_all() -> r2::action_msgs::srv::CancelGoal::Request {
+    r2::action_msgs::srv::CancelGoal::Request {
+        goal_info: r2::action_msgs::msg::GoalInfo {
+            goal_id: r2::unique_identifier_msgs::msg::UUID { uuid: vec![0; 16] },
+            stamp: r2::builtin_interfaces::msg::Time { sec: 0, nanosec: 0 },
+        },
+    }
+}
+
+/// The rosidl name of a message type, as r2r's untyped API takes it.
+fn type_name<M: crate::msg::RosMessage>() -> String {
+    format!("{}/msg/{}", M::PACKAGE, M::NAME)
+}
+
+/// This package's own messages and MoveIt's go through r2r's untyped API
+/// (JSON with the ROS field names, which the serde twins carry): their
+/// generated types exist only in a workspace that built them, so typed
+/// code could not be checked without one. A move request from JSON.
+pub fn move_request_in(v: Value) -> Result<msg::PlatenMoveRequest, serde_json::Error> {
+    serde_json::from_value(v)
+}
+
+/// A grant as JSON for r2r's untyped publisher.
+pub fn grant_out(g: &msg::PlatenGrant) -> Value {
+    serde_json::to_value(g).unwrap_or(Value::Null)
+}
+
+/// MoveIt's DisplayTrajectory from JSON: the model and each trajectory's
+/// single-DOF part (the multi-DOF part and `trajectory_start` are not
+/// used, and not read).
+pub fn display_in(v: Value) -> Result<msg::DisplayTrajectory, String> {
+    let model_id = v.get("model_id").and_then(Value::as_str).unwrap_or_default().to_string();
+    let Some(Value::Array(ts)) = v.get("trajectory") else {
+        return Err("no `trajectory` array".into());
+    };
+    let mut trajectory = Vec::with_capacity(ts.len());
+    for (i, t) in ts.iter().enumerate() {
+        let jt = t.get("joint_trajectory").ok_or_else(|| format!("trajectory[{i}] has no `joint_trajectory`"))?;
+        let joint_trajectory: msg::JointTrajectory =
+            serde_json::from_value(jt.clone()).map_err(|e| format!("trajectory[{i}].joint_trajectory: {e}"))?;
+        trajectory.push(msg::RobotTrajectory { joint_trajectory, ..Default::default() });
+    }
+    Ok(msg::DisplayTrajectory { model_id, trajectory })
+}
+
+/// An r2r parameter value as JSON for [`check_param`].
+pub fn json_of(v: &ParameterValue) -> Value {
+    match v {
+        ParameterValue::NotSet => Value::Null,
+        ParameterValue::Bool(b) => Value::Bool(*b),
+        ParameterValue::Integer(i) => Value::from(*i),
+        ParameterValue::Double(d) => Value::from(*d),
+        ParameterValue::String(s) => Value::String(s.clone()),
+        ParameterValue::BoolArray(a) => Value::from(a.clone()),
+        ParameterValue::ByteArray(a) => Value::from(a.clone()),
+        ParameterValue::IntegerArray(a) => Value::from(a.clone()),
+        ParameterValue::DoubleArray(a) => Value::from(a.clone()),
+        ParameterValue::StringArray(a) => Value::from(a.clone()),
+    }
+}
+
+/// The node's parameters as r2r serves them: each set is checked against
+/// the current values and refused with its reason, or handed to the node.
+struct Params {
+    cell: Arc<Workcell>,
+    current: NodeParams,
+    declared: Vec<(&'static str, ParameterValue)>,
+    tx: mpsc::Sender<(String, Value)>,
+}
+
+fn refused(name: &str, e: impl std::fmt::Display) -> r2::Error {
+    r2::Error::ParameterValueConv { name: name.to_string(), msg: e.to_string() }
+}
+
+impl r2::RosParams for Params {
+    fn register_parameters(
+        &mut self,
+        prefix: &str,
+        _param: Option<r2::Parameter>,
+        params: &mut r2::indexmap::IndexMap<String, r2::Parameter>,
+    ) -> r2::Result<()> {
+        for (name, value) in &self.declared {
+            let key = format!("{prefix}{name}");
+            params.insert(key, r2::Parameter::new(value.clone()));
+        }
+        Ok(())
+    }
+
+    fn get_parameter(&mut self, name: &str) -> r2::Result<ParameterValue> {
+        self.declared
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| v.clone())
+            .ok_or_else(|| r2::Error::InvalidParameterName { name: name.to_string() })
+    }
+
+    fn set_parameter(&mut self, name: &str, value: &ParameterValue) -> r2::Result<()> {
+        let v = json_of(value);
+        self.current = check_param(&self.cell, &self.current, name, &v).map_err(|e| refused(name, e))?;
+        if let Some(d) = self.declared.iter_mut().find(|(n, _)| *n == name) {
+            d.1 = value.clone();
+        }
+        self.tx.send((name.to_string(), v)).map_err(|_| refused(name, "node stopped"))
+    }
+
+    fn check_parameter(&self, name: &str, value: &ParameterValue) -> r2::Result<()> {
+        check_param(&self.cell, &self.current, name, &json_of(value)).map(|_| ()).map_err(|e| refused(name, e))
+    }
+}
+
+fn declared(p: &NodeParams, cell: &Workcell) -> Vec<(&'static str, ParameterValue)> {
+    crate::node::declared_parameters(p, cell)
+        .into_iter()
+        .map(|(k, v)| {
+            let v = match v {
+                Value::Bool(b) => ParameterValue::Bool(b),
+                Value::Number(n) => ParameterValue::Double(n.as_f64().unwrap_or(f64::NAN)),
+                Value::String(s) => ParameterValue::String(s),
+                other => ParameterValue::String(other.to_string()),
+            };
+            (k, v)
+        })
+        .collect()
+}
+
+fn r2err(e: r2::Error) -> RunError {
+    RunError::Dds(format!("rcl: {e}"))
+}
+
+fn latched() -> QosProfile {
+    QosProfile::default().transient_local().keep_last(1).reliable()
+}
+
+/// Runs the node on rcl until SIGINT or SIGTERM.
+pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), RunError> {
+    let mut core = build_node(ros, matrix_cache)?;
+    let ctx = r2::Context::create().map_err(r2err)?;
+    let name = ros.node_name.clone().unwrap_or_else(|| NODE_NAME.to_string());
+    let ns = ros.namespace.clone().unwrap_or_default();
+    let mut node = r2::Node::create(ctx, &name, &ns).map_err(r2err)?;
+
+    let (tx, rx) = mpsc::channel::<(String, Value)>();
+    let params = Arc::new(Mutex::new(Params {
+        cell: Arc::new(core.cell().clone()),
+        current: core.params().clone(),
+        declared: declared(core.params(), core.cell()),
+        tx,
+    }));
+    let (param_handler, _param_events) = node.make_derived_parameter_handler(params).map_err(r2err)?;
+
+    let mut joint_states = Vec::new();
+    let mut trajectories = Vec::new();
+    let mut stops = Vec::new();
+    let mut outs = Outputs { commands: Vec::new(), speed: Vec::new(), cancels: Vec::new() };
+    for m in &core.cell().manipulators {
+        joint_states.push(
+            node.subscribe::<r2::sensor_msgs::msg::JointState>(&m.joint_state_topic, QosProfile::sensor_data())
+                .map_err(r2err)?,
+        );
+        trajectories.push(
+            node.subscribe::<r2::trajectory_msgs::msg::JointTrajectory>(&m.trajectory_topic, QosProfile::default())
+                .map_err(r2err)?,
+        );
+        stops.push(
+            node.create_publisher::<r2::std_msgs::msg::Bool>(&format!("{}/stop", m.name), latched()).map_err(r2err)?,
+        );
+        outs.commands.push(match &m.controller_command_topic {
+            Some(t) => Some(
+                node.create_publisher::<r2::trajectory_msgs::msg::JointTrajectory>(t, QosProfile::default())
+                    .map_err(r2err)?,
+            ),
+            None => None,
+        });
+        outs.cancels.push(match &m.controller_action {
+            Some(a) => Some(
+                node.create_client::<r2::action_msgs::srv::CancelGoal::Service>(
+                    &format!("{a}/_action/cancel_goal"),
+                    QosProfile::services_default(),
+                )
+                .map_err(r2err)?,
+            ),
+            None => None,
+        });
+        outs.speed.push(match &m.speed_scaling_topic {
+            Some(t) => {
+                Some(node.create_publisher::<r2::std_msgs::msg::Float64>(t, QosProfile::default()).map_err(r2err)?)
+            }
+            None => None,
+        });
+    }
+    let diagnostics = node
+        .create_publisher::<r2::diagnostic_msgs::msg::DiagnosticArray>("diagnostics", QosProfile::default())
+        .map_err(r2err)?;
+    let markers = node
+        .create_publisher::<r2::visualization_msgs::msg::MarkerArray>("markers", QosProfile::default())
+        .map_err(r2err)?;
+    let points =
+        node.subscribe::<r2::sensor_msgs::msg::PointCloud2>("points", QosProfile::sensor_data()).map_err(r2err)?;
+    let (mut unit_poses, mut move_requests, mut grants) = (Vec::new(), Vec::new(), Vec::new());
+    for u in core.cell().platen.iter().flat_map(|p| &p.units) {
+        unit_poses.push(
+            node.subscribe::<r2::geometry_msgs::msg::PoseStamped>(
+                &format!("{}/pose", u.name),
+                QosProfile::sensor_data(),
+            )
+            .map_err(r2err)?,
+        );
+        move_requests.push(
+            node.subscribe_untyped(
+                &format!("{}/move_request", u.name),
+                &type_name::<msg::PlatenMoveRequest>(),
+                QosProfile::default(),
+            )
+            .map_err(r2err)?,
+        );
+        grants.push(
+            node.create_publisher_untyped(
+                &format!("{}/grant", u.name),
+                &type_name::<msg::PlatenGrant>(),
+                QosProfile::default(),
+            )
+            .map_err(r2err)?,
+        );
+    }
+    // One subscription per MoveIt display topic, with the robots pointed at it.
+    let mut display_robots: Vec<(String, Vec<usize>)> = Vec::new();
+    for (r, m) in core.cell().manipulators.iter().enumerate() {
+        if let Some(d) = &m.display_trajectory_topic {
+            match display_robots.iter_mut().find(|(t, _)| t == d) {
+                Some((_, robots)) => robots.push(r),
+                None => display_robots.push((d.clone(), vec![r])),
+            }
+        }
+    }
+    let mut displays = Vec::new();
+    for (d, _) in &display_robots {
+        displays.push(
+            node.subscribe_untyped(d, &type_name::<msg::DisplayTrajectory>(), QosProfile::default()).map_err(r2err)?,
+        );
+    }
+    let mut clock =
+        r2::Clock::create(if core.params().use_sim_time { r2::ClockType::RosTime } else { r2::ClockType::SystemTime })
+            .map_err(r2err)?;
+
+    let node = Arc::new(Mutex::new(node));
+    let spin = node.clone();
+    let running = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let spinning = running.clone();
+    std::thread::Builder::new().name("rcl-spin".into()).spawn(move || {
+        while spinning.load(std::sync::atomic::Ordering::Relaxed) {
+            if let Ok(mut n) = spin.lock() {
+                n.spin_once(Duration::from_millis(5));
+            }
+        }
+    })?;
+
+    core.inject_panic_on_frame_id(std::env::var(crate::dds::PANIC_ON_FRAME_ID).ok());
+    let linger = Duration::from_secs_f64(core.params().shutdown_linger_s);
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    // A panic in the loop is caught so that every stop goes out true.
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        rt.block_on(async {
+        tokio::spawn(param_handler);
+        let mut js = futures::stream::select_all(
+            joint_states.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
+        );
+        let mut tr = futures::stream::select_all(
+            trajectories.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
+        );
+        let mut clouds = points;
+        let mut poses = futures::stream::select_all(
+            unit_poses.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
+        );
+        let mut requests = futures::stream::select_all(
+            move_requests.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
+        );
+        let mut shown = futures::stream::select_all(
+            displays.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
+        );
+        let tick = |hz: f64| {
+            let mut i = tokio::time::interval(Duration::from_secs_f64(if hz > 0.0 { 1.0 / hz } else { 3600.0 }));
+            i.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+            i
+        };
+        let mut cycle = tick(core.params().rate_hz);
+        let mut diag = tick(core.params().diagnostics_hz);
+        let mut mark = tick(core.params().markers_hz);
+        let mut shutdown = crate::dds::Shutdown::new();
+        let mut now = || clock.get_now().map(|d| d.as_secs_f64()).unwrap_or(f64::NAN);
+        loop {
+            // Shutdown, the timer, then joint states before the rest.
+            tokio::select! {
+                biased;
+                _ = shutdown.requested() => break,
+                _ = cycle.tick() => {
+                    let mut rate_changed = false;
+                    while let Ok((n, v)) = rx.try_recv() {
+                        rate_changed |= n == "rate_hz";
+                        if let Err(e) = core.set_param(&n, &v) {
+                            tracing::error!("parameter {n}: {e}");
+                        }
+                    }
+                    if rate_changed {
+                        cycle = tick(core.params().rate_hz);
+                    }
+                    if core.timer_due() {
+                        let t = now();
+                        core.cycle(t);
+                        publish(&stops, &core, None);
+                        actuate(&outs, &core, t);
+                        publish_grants(&grants, &core);
+                    }
+                }
+                Some((robot, m)) = js.next() => {
+                    let t = now();
+                    if let Err(e) = core.on_joint_state(robot, &joint_state_in(m), t) {
+                        tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
+                    }
+                    if core.params().cycle_on_joint_state {
+                        // This robot's stop first, then the others'.
+                        if let Some(f) = core.cycle_first(t, robot).filter(|_| core.stop_due(robot))
+                            && let Err(e) = stops[robot].publish(&bool_out(f))
+                        {
+                            tracing::warn!("stop not published: {e}");
+                        }
+                        core.cycle_rest(t);
+                        publish(&stops, &core, Some(robot));
+                        actuate(&outs, &core, t);
+                        publish_grants(&grants, &core);
+                    }
+                }
+                Some(m) = clouds.next() => {
+                    if let Err(e) = core.on_cloud(&cloud_in(m), now()) {
+                        tracing::warn!("point cloud refused: {e}");
+                    }
+                }
+                Some((unit, m)) = poses.next() => core.on_platen_pose(unit, &pose_in(m)),
+                Some((unit, m)) = requests.next() => match m.map_err(|e| e.to_string()).and_then(|v| move_request_in(v).map_err(|e| e.to_string())) {
+                    Ok(rq) => core.on_move_request(unit, &rq),
+                    Err(e) => tracing::warn!("move request not decoded: {e}"),
+                },
+                Some((d, m)) = shown.next() => match m.map_err(|e| e.to_string()).and_then(display_in) {
+                    Ok(msg) => {
+                        for &robot in &display_robots[d].1 {
+                            if let Err(e) = core.on_display_trajectory(robot, &msg) {
+                                tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
+                            }
+                        }
+                    }
+                    Err(e) => tracing::warn!("display trajectory not decoded: {e}"),
+                },
+                Some((robot, m)) = tr.next() => {
+                    if let Err(e) = core.on_trajectory(robot, &trajectory_in(m)) {
+                        tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
+                    }
+                }
+                _ = diag.tick(), if core.params().diagnostics_hz > 0.0 => {
+                    let stamp = crate::convert::to_time(now()).unwrap_or_default();
+                    let _ = diagnostics.publish(&diagnostics_out(core.diagnostics(stamp)));
+                }
+                _ = mark.tick(), if core.params().markers_hz > 0.0 => {
+                    let stamp = crate::convert::to_time(now()).unwrap_or_default();
+                    let _ = markers.publish(&markers_out(core.markers(stamp)));
+                }
+            }
+        }
+    })
+    }));
+    // Every robot stopped, latched (rmw keeps the last sample only, so late
+    // joiners get this `true`), while the node lingers on the wire.
+    for p in &stops {
+        let _ = p.publish(&r2::std_msgs::msg::Bool { data: true });
+    }
+    std::thread::sleep(linger);
+    running.store(false, std::sync::atomic::Ordering::Relaxed);
+    ran.map_err(|p| crate::dds::RunError::Panicked(crate::dds::panic_message(p.as_ref()).to_string()))
+}
+
+struct Outputs {
+    commands: Vec<Option<r2::Publisher<r2::trajectory_msgs::msg::JointTrajectory>>>,
+    speed: Vec<Option<r2::Publisher<r2::std_msgs::msg::Float64>>>,
+    cancels: Vec<Option<r2::Client<r2::action_msgs::srv::CancelGoal::Service>>>,
+}
+
+/// Publishes the grants of the last cycle.
+fn publish_grants(grants: &[r2::PublisherUntyped], core: &crate::node::GuardNode) {
+    for (unit, g) in core.grants() {
+        if let Err(e) = grants[*unit].publish(grant_out(g)) {
+            tracing::warn!("grant not published: {e}");
+        }
+    }
+}
+
+/// Speed scalings, the empty trajectory that makes a
+/// joint_trajectory_controller hold, and the cancel of every goal of its
+/// FollowJointTrajectory action (the answer is not waited for).
+fn actuate(outs: &Outputs, core: &crate::node::GuardNode, now: f64) {
+    for (c, a) in outs.cancels.iter().zip(core.actuation()) {
+        if let Some(c) = c
+            && a.cancel
+            && let Err(e) = c.request(&cancel_all())
+        {
+            tracing::warn!("goal cancel not sent: {e}");
+        }
+    }
+    for (p, s) in outs.speed.iter().zip(core.speed_scaling()) {
+        if let Some(p) = p {
+            let _ = p.publish(&r2::std_msgs::msg::Float64 { data: s.data });
+        }
+    }
+    for (p, a) in outs.commands.iter().zip(core.actuation()) {
+        if let Some(p) = p
+            && a.hold
+        {
+            let hold = r2::trajectory_msgs::msg::JointTrajectory {
+                header: r2::std_msgs::msg::Header {
+                    stamp: time_out(crate::convert::to_time(now).unwrap_or_default()),
+                    frame_id: String::new(),
+                },
+                joint_names: Vec::new(),
+                points: Vec::new(),
+            };
+            if let Err(e) = p.publish(&hold) {
+                tracing::warn!("hold not sent to the controller: {e}");
+            }
+        }
+    }
+}
+
+/// Publishes every stop that is due ([`crate::node::GuardNode::stop_due`])
+/// but `done`'s (published already this cycle).
+fn publish(stops: &[r2::Publisher<r2::std_msgs::msg::Bool>], core: &crate::node::GuardNode, done: Option<usize>) {
+    for (r, (p, f)) in stops.iter().zip(core.stops()).enumerate() {
+        if Some(r) == done || !core.stop_due(r) {
+            continue;
+        }
+        if let Err(e) = p.publish(&bool_out(*f)) {
+            tracing::warn!("stop not published: {e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Conversions, with r2r messages built from struct literals (their
+    //! `Default` needs rcl, which `doc-only` builds do not link).
+    use super::*;
+
+    fn stamp() -> r2::builtin_interfaces::msg::Time {
+        r2::builtin_interfaces::msg::Time { sec: 12, nanosec: 500_000_000 }
+    }
+
+    #[test]
+    fn joint_states_and_trajectories_come_in_whole() {
+        let m = r2::sensor_msgs::msg::JointState {
+            header: r2::std_msgs::msg::Header { stamp: stamp(), frame_id: "base".into() },
+            name: vec!["a".into(), "b".into()],
+            position: vec![0.5, -1.0],
+            velocity: vec![],
+            effort: vec![1.0, 2.0],
+        };
+        let j = joint_state_in(m);
+        assert_eq!(j.header.stamp, msg::Time { sec: 12, nanosec: 500_000_000 });
+        assert_eq!(j.header.frame_id, "base");
+        assert_eq!(j.name, ["a", "b"]);
+        assert_eq!(j.position, [0.5, -1.0]);
+        assert!(j.velocity.is_empty());
+        assert_eq!(j.effort, [1.0, 2.0]);
+
+        let t = r2::trajectory_msgs::msg::JointTrajectory {
+            header: r2::std_msgs::msg::Header { stamp: stamp(), frame_id: String::new() },
+            joint_names: vec!["a".into()],
+            points: vec![r2::trajectory_msgs::msg::JointTrajectoryPoint {
+                positions: vec![0.25],
+                velocities: vec![0.0],
+                accelerations: vec![],
+                effort: vec![],
+                time_from_start: r2::builtin_interfaces::msg::Duration { sec: 2, nanosec: 5 },
+            }],
+        };
+        let t = trajectory_in(t);
+        assert_eq!(t.joint_names, ["a"]);
+        assert_eq!(t.points[0].positions, [0.25]);
+        assert_eq!(t.points[0].time_from_start, msg::Duration { sec: 2, nanosec: 5 });
+    }
+
+    #[test]
+    fn stops_diagnostics_and_markers_go_out_whole() {
+        assert!(bool_out(msg::Bool { data: true }).data);
+        let d = msg::DiagnosticArray {
+            header: msg::Header { stamp: msg::Time { sec: 3, nanosec: 4 }, frame_id: String::new() },
+            status: vec![msg::DiagnosticStatus {
+                level: msg::DiagnosticStatus::WARN,
+                name: "workcell_guard: arm".into(),
+                message: "stop".into(),
+                hardware_id: "arm".into(),
+                values: vec![msg::KeyValue { key: "clearance_m".into(), value: "0.01".into() }],
+            }],
+        };
+        let r = diagnostics_out(&d);
+        assert_eq!(r.header.stamp.sec, 3);
+        assert_eq!(r.status[0].level, 1);
+        assert_eq!(r.status[0].name, "workcell_guard: arm");
+        assert_eq!(r.status[0].values[0].key, "clearance_m");
+        assert_eq!(r.status[0].values[0].value, "0.01");
+
+        let m = msg::Marker {
+            ns: "arm/spheres".into(),
+            id: 7,
+            kind: 2,
+            action: msg::Marker::ADD,
+            scale: msg::Vector3 { x: 0.1, y: 0.1, z: 0.1 },
+            color: msg::ColorRGBA { r: 1.0, g: 0.0, b: 0.0, a: 0.5 },
+            points: vec![msg::Point { x: 1.0, y: 2.0, z: 3.0 }],
+            ..msg::Marker::default()
+        };
+        let a = markers_out(&msg::MarkerArray { markers: vec![m] });
+        let r = &a.markers[0];
+        assert_eq!((r.ns.as_str(), r.id, r.type_, r.action), ("arm/spheres", 7, 2, 0));
+        assert_eq!(r.pose.orientation.w, 1.0);
+        assert_eq!(r.scale.x, 0.1);
+        assert_eq!((r.color.r, r.color.a), (1.0, 0.5));
+        assert_eq!((r.points[0].x, r.points[0].z), (1.0, 3.0));
+    }
+
+    #[test]
+    fn clouds_and_platen_poses_come_in_whole() {
+        let c = r2::sensor_msgs::msg::PointCloud2 {
+            header: r2::std_msgs::msg::Header { stamp: stamp(), frame_id: "cell".into() },
+            height: 1,
+            width: 2,
+            fields: vec![r2::sensor_msgs::msg::PointField { name: "x".into(), offset: 0, datatype: 7, count: 1 }],
+            is_bigendian: false,
+            point_step: 4,
+            row_step: 8,
+            data: vec![1, 2, 3, 4, 5, 6, 7, 8],
+            is_dense: true,
+        };
+        let m = cloud_in(c);
+        assert_eq!(m.header.frame_id, "cell");
+        assert_eq!((m.height, m.width, m.point_step, m.row_step), (1, 2, 4, 8));
+        assert_eq!(
+            m.fields,
+            [msg::PointField { name: "x".into(), offset: 0, datatype: msg::PointField::FLOAT32, count: 1 }]
+        );
+        assert_eq!(m.data, [1, 2, 3, 4, 5, 6, 7, 8]);
+        assert!(m.is_dense && !m.is_bigendian);
+
+        let p = pose_in(r2::geometry_msgs::msg::PoseStamped {
+            header: r2::std_msgs::msg::Header { stamp: stamp(), frame_id: "surface".into() },
+            pose: r2::geometry_msgs::msg::Pose {
+                position: r2::geometry_msgs::msg::Point { x: 0.5, y: 0.25, z: 0.0 },
+                orientation: r2::geometry_msgs::msg::Quaternion { x: 0.0, y: 0.0, z: 0.6, w: 0.8 },
+            },
+        });
+        assert_eq!(p.header.stamp, msg::Time { sec: 12, nanosec: 500_000_000 });
+        assert_eq!((p.pose.position.x, p.pose.position.y), (0.5, 0.25));
+        assert_eq!((p.pose.orientation.z, p.pose.orientation.w), (0.6, 0.8));
+    }
+
+    #[test]
+    fn a_cancel_is_for_every_goal() {
+        let c = cancel_all();
+        assert_eq!(c.goal_info.goal_id.uuid, [0u8; 16]);
+        assert_eq!((c.goal_info.stamp.sec, c.goal_info.stamp.nanosec), (0, 0));
+    }
+
+    /// The field names of a `.msg` file of the interface package (constants
+    /// and comments left out).
+    fn msg_fields(name: &str) -> Vec<String> {
+        let path =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("interfaces/workcell_guard_msgs/msg").join(name);
+        std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            .lines()
+            .map(|l| l.split('#').next().unwrap_or("").trim())
+            .filter(|l| !l.is_empty() && !l.contains('='))
+            .map(|l| l.split_whitespace().nth(1).expect("type and name").to_string())
+            .collect()
+    }
+
+    #[test]
+    fn move_requests_and_grants_carry_the_interface_packages_field_names() {
+        // As r2r's untyped API hands a message over: JSON, ROS field names.
+        let v = serde_json::json!({
+            "header": { "stamp": { "sec": 12, "nanosec": 500000000 }, "frame_id": "surface" },
+            "request_id": 7,
+            "target": { "x": 0.4, "y": 0.2, "theta": 1.5 },
+        });
+        let mut keys: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        let mut want = msg_fields("PlatenMoveRequest.msg");
+        want.sort();
+        assert_eq!(keys, want, "the test's request is the interface's");
+        let r = move_request_in(v).unwrap();
+        assert_eq!((r.request_id, r.target.x, r.target.theta), (7, 0.4, 1.5));
+        assert_eq!(r.header.frame_id, "surface");
+        assert!(move_request_in(serde_json::json!({ "request_id": "seven" })).is_err());
+
+        let g = msg::PlatenGrant {
+            request_id: 7,
+            result: msg::PlatenGrant::PARTIAL,
+            goal: msg::Pose2D { x: 0.3, y: 0.2, theta: 0.0 },
+            fraction: 0.5,
+            blocker: "mover_b".into(),
+            ..msg::PlatenGrant::default()
+        };
+        let j = grant_out(&g);
+        let mut keys: Vec<String> = j.as_object().unwrap().keys().cloned().collect();
+        keys.sort();
+        let mut want = msg_fields("PlatenGrant.msg");
+        want.sort();
+        assert_eq!(keys, want);
+        assert_eq!(j["result"], 1);
+        assert_eq!(j["goal"]["x"], 0.3);
+        assert_eq!(j["blocker"], "mover_b");
+    }
+
+    #[test]
+    fn moveits_display_trajectory_gives_each_trajectorys_joints() {
+        let point = |q: f64, s: i32| {
+            serde_json::json!({
+                "positions": [q, -q], "velocities": [], "accelerations": [], "effort": [],
+                "time_from_start": { "sec": s, "nanosec": 0 },
+            })
+        };
+        let v = serde_json::json!({
+            "model_id": "cell",
+            "trajectory": [
+                { "joint_trajectory": { "header": { "stamp": { "sec": 0, "nanosec": 0 }, "frame_id": "" },
+                    "joint_names": ["j1", "j2"], "points": [point(0.1, 1), point(0.2, 2)] },
+                  "multi_dof_joint_trajectory": { "header": { "stamp": { "sec": 0, "nanosec": 0 }, "frame_id": "" },
+                    "joint_names": [], "points": [] } },
+                { "joint_trajectory": { "header": { "stamp": { "sec": 0, "nanosec": 0 }, "frame_id": "" },
+                    "joint_names": ["j1", "j2"], "points": [point(0.3, 3)] } },
+            ],
+            "trajectory_start": { "joint_state": {}, "attached_collision_objects": [], "is_diff": false },
+        });
+        let d = display_in(v).unwrap();
+        assert_eq!(d.model_id, "cell");
+        assert_eq!(d.trajectory.len(), 2);
+        assert_eq!(d.trajectory[0].joint_trajectory.joint_names, ["j1", "j2"]);
+        assert_eq!(d.trajectory[0].joint_trajectory.points[1].positions, [0.2, -0.2]);
+        assert_eq!(d.trajectory[1].joint_trajectory.points[0].time_from_start, msg::Duration { sec: 3, nanosec: 0 });
+        let e = display_in(serde_json::json!({ "model_id": "cell", "trajectory": [{ "multi": 1 }] })).unwrap_err();
+        assert!(e.contains("trajectory[0]"), "{e}");
+        assert!(display_in(serde_json::json!({ "model_id": "cell" })).is_err());
+    }
+
+    #[test]
+    fn parameter_values_are_read_as_the_dds_transport_reads_them() {
+        assert_eq!(json_of(&ParameterValue::Double(0.5)), serde_json::json!(0.5));
+        assert_eq!(json_of(&ParameterValue::Integer(3)), serde_json::json!(3));
+        assert_eq!(json_of(&ParameterValue::Bool(true)), serde_json::json!(true));
+        assert_eq!(json_of(&ParameterValue::String("x".into())), serde_json::json!("x"));
+        assert_eq!(json_of(&ParameterValue::NotSet), Value::Null);
+    }
+}

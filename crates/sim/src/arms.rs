@@ -1,0 +1,483 @@
+//! Closed-loop simulation of a cell's arms under the guard.
+//!
+//! Each simulated arm moves from random configuration to random
+//! configuration, every joint on its own time-optimal profile up to its URDF
+//! speed limit (times a speed fraction), accelerating at most at its
+//! maximum deceleration. Every cycle its joint state goes to the guard; when
+//! the guard says stop, the arm keeps going for its reaction time, then
+//! brakes as its `stop_mode` says its controller does (what the forecast
+//! assumes of a real arm): every joint synchronised to stand still with the
+//! slowest, on the path, or each at its own maximum deceleration. Released,
+//! it picks a new target.
+//!
+//! After every cycle an oracle independent of the guard's forecasts poses
+//! the real configurations and counts sphere-level contacts: sphere against
+//! the cell (the field, refined exactly for links allowed to touch an
+//! obstacle), against every other arm's spheres (all pairs, including the
+//! pairs the collision matrix calls "never"), and between non-adjacent
+//! links of one arm. At every new stop the world is copied and run on
+//! without the guard for the stopping horizon (plus 50 ms): a stop after
+//! which no clearance would have dropped to the workcell's clearance margin
+//! (what the workcell defines as colliding) is a false stop; the stricter
+//! count, stops after which nothing would have touched, is kept beside it.
+
+use workcell_guard_core::cell::{BodyRef, Obstacle, Workcell};
+use workcell_guard_core::field::DistanceField;
+use workcell_guard_core::frame::Frame;
+use workcell_guard_core::guard::{Decision, Guard, GuardError, Inputs, JointStateIn};
+use workcell_guard_core::model::coverage::Rng;
+use workcell_guard_core::model::{PosedSpheres, SpherePoser};
+
+/// Episode settings.
+#[derive(Clone, Copy, Debug)]
+pub struct SimOptions {
+    /// Simulated time with the arms moving, s.
+    pub duration_s: f64,
+    /// Cycle (joint-state period and guard step), s.
+    pub dt_s: f64,
+    /// Fraction of each joint's URDF speed limit used.
+    pub speed_fraction: f64,
+    /// Added to the stopping horizon when judging a stop, s.
+    pub false_stop_extra_s: f64,
+}
+
+impl Default for SimOptions {
+    fn default() -> Self {
+        SimOptions { duration_s: 1.0, dt_s: 0.002, speed_fraction: 1.0, false_stop_extra_s: 0.05 }
+    }
+}
+
+/// What one or more episodes did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SimReport {
+    /// Episodes run.
+    pub episodes: usize,
+    /// Episodes skipped because no clear start was found.
+    pub skipped: usize,
+    /// Guard cycles.
+    pub cycles: usize,
+    /// Cycles with a sphere-level contact, by kind.
+    pub contacts_cell: usize,
+    /// Between two arms.
+    pub contacts_robot: usize,
+    /// Within one arm.
+    pub contacts_self: usize,
+    /// Stops (transitions from moving to stopped, per arm).
+    pub stops: usize,
+    /// Stops after which continuing would not have come within the
+    /// clearance margin (what the workcell defines as colliding).
+    pub false_stops: usize,
+    /// Stops after which continuing would not even have touched (sphere
+    /// overlap): the stricter count.
+    pub false_stops_touch: usize,
+    /// Least clearance the oracle saw, m.
+    pub min_clearance_m: f64,
+    /// Time spent in `Guard::step`, s.
+    pub guard_time_s: f64,
+}
+
+impl SimReport {
+    /// Adds another report's counts.
+    pub fn merge(&mut self, o: &SimReport) {
+        self.episodes += o.episodes;
+        self.skipped += o.skipped;
+        self.cycles += o.cycles;
+        self.contacts_cell += o.contacts_cell;
+        self.contacts_robot += o.contacts_robot;
+        self.contacts_self += o.contacts_self;
+        self.stops += o.stops;
+        self.false_stops += o.false_stops;
+        self.false_stops_touch += o.false_stops_touch;
+        self.min_clearance_m = self.min_clearance_m.min(o.min_clearance_m);
+        self.guard_time_s += o.guard_time_s;
+    }
+    /// Contacts of every kind.
+    pub fn contacts(&self) -> usize {
+        self.contacts_cell + self.contacts_robot + self.contacts_self
+    }
+    /// False stops over stops.
+    pub fn false_stop_rate(&self) -> f64 {
+        if self.stops == 0 { 0.0 } else { self.false_stops as f64 / self.stops as f64 }
+    }
+    /// Stops after which nothing would have touched, over stops.
+    pub fn false_stop_touch_rate(&self) -> f64 {
+        if self.stops == 0 { 0.0 } else { self.false_stops_touch as f64 / self.stops as f64 }
+    }
+}
+
+/// The bundled cell with `n` arms (2–4): its two arms, plus copies of them
+/// on pedestals behind and in front of the platen table.
+pub fn cell_with_arms(base: &Workcell, n: usize) -> Workcell {
+    let mut cell = base.clone();
+    cell.manipulators.truncate(n);
+    let spots = [([0.0, 1.0, 0.6], -std::f64::consts::FRAC_PI_2), ([-0.1, -1.35, 0.6], std::f64::consts::FRAC_PI_2)];
+    for (k, (xyz, yaw)) in spots.iter().enumerate().take(n.saturating_sub(base.manipulators.len())) {
+        let src = base.manipulators[k % base.manipulators.len()].clone();
+        let mut m = src;
+        m.name = format!("{}_{}", m.name, k + 2);
+        m.base = Frame::from_xyz_rpy(*xyz, [0.0, 0.0, *yaw]);
+        m.priority += 100 * (k as i64 + 1);
+        let ri = cell.manipulators.len();
+        let ped = cell.obstacles.len();
+        cell.obstacles.push(Obstacle {
+            name: format!("pedestal_{}", k + 2),
+            pose: Frame::from_xyz_rpy([xyz[0], xyz[1], 0.3], [0.0; 3]),
+            shape: workcell_guard_core::model::Shape::Cylinder { radius: 0.15, length: 0.6 },
+        });
+        cell.allowed_contacts.push((BodyRef::Link { robot: ri, link: 0 }, BodyRef::Obstacle(ped)));
+        cell.manipulators.push(m);
+    }
+    cell
+}
+
+#[derive(Clone, Debug)]
+struct ArmState {
+    q: Vec<f64>,
+    v: Vec<f64>,
+    target: Vec<f64>,
+    /// Time the brakes act (stop commanded + reaction), if a stop is pending or active.
+    brake_at: Option<f64>,
+}
+
+/// A cell, its guard and the oracle's buffers.
+pub struct Sim {
+    cell: Workcell,
+    guard: Guard,
+    posers: Vec<SpherePoser>,
+    posed: Vec<PosedSpheres>,
+    limits: Vec<Vec<(f64, f64)>>,
+    vmax: Vec<Vec<f64>>,
+    /// Per arm, per link: first slot, end slot, box of its posed spheres.
+    boxes: Vec<Vec<(usize, usize, [f32; 6])>>,
+    opts: SimOptions,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Contacts {
+    cell: bool,
+    robot: bool,
+    selfc: bool,
+    min: f64,
+}
+
+impl Sim {
+    /// A simulation of `cell` (field built here, collision matrix from `matrix_cache`).
+    pub fn new(cell: Workcell, opts: SimOptions, matrix_cache: Option<&std::path::Path>) -> Result<Sim, GuardError> {
+        let field = DistanceField::from_workcell(&cell);
+        let (guard, _) = workcell_guard_description::build_guard(&cell, field, matrix_cache)?;
+        let posers: Vec<SpherePoser> =
+            cell.manipulators.iter().map(|m| SpherePoser::new(&m.robot, &m.spheres, m.base)).collect();
+        let posed = posers.iter().map(|p| p.posed()).collect();
+        let limits =
+            cell.manipulators.iter().map(|m| workcell_guard_core::guard::matrix::sample_ranges(&m.robot)).collect();
+        let vmax = cell
+            .manipulators
+            .iter()
+            .map(|m| {
+                (0..m.robot.dof())
+                    .map(|d| m.robot.dof_joint(d).limits.map_or(1.0, |l| l.velocity).min(10.0) * opts.speed_fraction)
+                    .collect()
+            })
+            .collect();
+        let boxes = cell.manipulators.iter().map(|m| vec![(0, 0, [0.0; 6]); m.robot.links.len()]).collect();
+        Ok(Sim { cell, guard, posers, posed, limits, vmax, boxes, opts })
+    }
+
+    /// The guard.
+    pub fn guard(&self) -> &Guard {
+        &self.guard
+    }
+
+    fn random_q(&self, r: usize, rng: &mut Rng) -> Vec<f64> {
+        // Stay inside 90 % of each range, away from the hard limits.
+        self.limits[r]
+            .iter()
+            .map(|&(lo, hi)| {
+                let (c, h) = ((lo + hi) / 2.0, (hi - lo) / 2.0 * 0.9);
+                rng.range(c - h, c + h)
+            })
+            .collect()
+    }
+
+    /// Per link of arm `r`'s posed spheres: slot range and box.
+    fn link_boxes(&mut self, r: usize) {
+        let p = &self.posed[r];
+        let boxes = &mut self.boxes[r];
+        for b in boxes.iter_mut() {
+            *b = (
+                usize::MAX,
+                0,
+                [f32::INFINITY, f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY],
+            );
+        }
+        for i in 0..p.len() {
+            let b = &mut boxes[p.link[i] as usize];
+            b.0 = b.0.min(i);
+            b.1 = b.1.max(i + 1);
+            for (c, v) in [p.x[i], p.y[i], p.z[i]].into_iter().enumerate() {
+                b.2[c] = b.2[c].min(v - p.r[i]);
+                b.2[3 + c] = b.2[3 + c].max(v + p.r[i]);
+            }
+        }
+    }
+
+    /// A sphere's clearance to the cell: the field's lower bound, and where
+    /// that is within `within`, the exact distance to the obstacles (the
+    /// field is piecewise constant, so between two cycles it can drop by a
+    /// voxel where the geometry has not come closer at all).
+    fn cell_gap(&self, r: usize, p: &PosedSpheres, i: usize, within: f32) -> f32 {
+        let (l, c) = (p.link[i] as usize, [p.x[i], p.y[i], p.z[i]]);
+        let f = self.guard.cell_clearance(r, l, c, p.r[i]);
+        if f > within { f } else { self.guard.exact_cell_clearance_of(r, l, c, p.r[i]) }
+    }
+
+    /// Least sphere gap between link `la` of arm `ra` and `lb` of `rb`
+    /// (`+∞` when their boxes are more than `within` apart).
+    fn link_pair_gap(&self, ra: usize, la: usize, rb: usize, lb: usize, within: f32) -> f32 {
+        let (a, b) = (&self.boxes[ra][la], &self.boxes[rb][lb]);
+        if a.0 == usize::MAX
+            || b.0 == usize::MAX
+            || (0..3).any(|c| a.2[c] - within > b.2[3 + c] || b.2[c] - within > a.2[3 + c])
+        {
+            return f32::INFINITY;
+        }
+        let (p, q) = (&self.posed[ra], &self.posed[rb]);
+        let mut best = f32::INFINITY;
+        for i in a.0..a.1 {
+            for j in b.0..b.1 {
+                best = best.min(gap(p, i, q, j));
+            }
+        }
+        best
+    }
+
+    /// Least sphere-level clearance of arm `r` alone at `q` (cell and
+    /// itself), exact up to `within` (beyond it, `+∞` for link pairs).
+    fn arm_contacts(&mut self, r: usize, q: &[f64], within: f32) -> f64 {
+        self.posers[r].pose(q, &mut self.posed[r]).expect("sized by the poser");
+        self.link_boxes(r);
+        let mut min = f64::INFINITY;
+        let p = &self.posed[r];
+        for i in 0..p.len() {
+            let c = self.cell_gap(r, p, i, within);
+            min = min.min(f64::from(c));
+        }
+        let nl = self.boxes[r].len();
+        for la in 0..nl {
+            for lb in (la + 1)..nl {
+                if self.guard.pair_matters(r, la, r, lb) {
+                    min = min.min(f64::from(self.link_pair_gap(r, la, r, lb, within)));
+                }
+            }
+        }
+        min
+    }
+
+    /// Sphere-level contacts of the arms at `states` (the oracle); the
+    /// least clearance is exact up to `within`.
+    fn contacts(&mut self, states: &[ArmState], within: f32) -> Contacts {
+        let mut out = Contacts { min: f64::INFINITY, ..Default::default() };
+        let n = states.len();
+        for (r, s) in states.iter().enumerate() {
+            let c = self.arm_contacts(r, &s.q, within);
+            out.min = out.min.min(c);
+            // arm_contacts folds cell and self together; split them for the report.
+            if not_above(c, 0.0) {
+                let p = &self.posed[r];
+                let cell = (0..p.len()).any(|i| not_above(self.cell_gap(r, p, i, within), 0.0));
+                out.cell |= cell;
+                out.selfc |= !cell;
+            }
+        }
+        for ra in 0..n {
+            for rb in (ra + 1)..n {
+                for la in 0..self.boxes[ra].len() {
+                    for lb in 0..self.boxes[rb].len() {
+                        if self.guard.pair_matters(ra, la, rb, lb) {
+                            let g = self.link_pair_gap(ra, la, rb, lb, within);
+                            out.min = out.min.min(f64::from(g));
+                            out.robot |= not_above(g, 0.0);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// A random configuration of arm `r` clear of the cell and itself by
+    /// the release margin (what a planner would give as a goal).
+    fn clear_q(&mut self, r: usize, rng: &mut Rng) -> Option<Vec<f64>> {
+        let release = self.cell.margins.release_m;
+        for _ in 0..2000 {
+            let q = self.random_q(r, rng);
+            if self.arm_contacts(r, &q, release as f32) > release {
+                return Some(q);
+            }
+        }
+        None
+    }
+
+    /// Advances every arm by one cycle.
+    fn advance(&self, states: &mut [ArmState], t: f64, arrived_out: &mut [bool]) {
+        let dt = self.opts.dt_s;
+        for (r, s) in states.iter_mut().enumerate() {
+            let man = &self.cell.manipulators[r];
+            let decel = &man.max_decel;
+            let braking = s.brake_at.is_some_and(|b| t >= b);
+            // Synchronised braking: each joint at the deceleration that
+            // brings it to rest when the slowest one gets there.
+            let sync_t = if braking && man.stop_mode == workcell_guard_core::forecast::StopMode::Synchronized {
+                s.v.iter().zip(decel).map(|(v, a)| v.abs() / a).fold(0.0, f64::max)
+            } else {
+                0.0
+            };
+            let mut arrived = true;
+            for (j, &a) in decel.iter().enumerate() {
+                let a = if sync_t > 0.0 { (s.v[j].abs() / sync_t).min(a) } else { a };
+                let v_des = if braking {
+                    0.0
+                } else {
+                    let e = s.target[j] - s.q[j];
+                    arrived &= e.abs() < 1e-3 && s.v[j].abs() < 1e-2;
+                    e.signum() * self.vmax[r][j].min((2.0 * a * e.abs()).sqrt())
+                };
+                let dv = (v_des - s.v[j]).clamp(-a * dt, a * dt);
+                let v_new = s.v[j] + dv;
+                s.q[j] += 0.5 * (s.v[j] + v_new) * dt;
+                s.v[j] = v_new;
+            }
+            arrived_out[r] = arrived && !braking && s.brake_at.is_none();
+        }
+    }
+
+    /// Configurations of every arm, each clear of the cell, itself and the
+    /// others by the release margin (`None` after 50 tries).
+    pub fn clear_start(&mut self, rng: &mut Rng) -> Option<Vec<Vec<f64>>> {
+        let release = self.cell.margins.release_m;
+        let n = self.cell.manipulators.len();
+        for _ in 0..50 {
+            let mut states = Vec::new();
+            for r in 0..n {
+                let Some(q) = self.clear_q(r, rng) else { break };
+                states.push(ArmState { v: vec![0.0; q.len()], target: q.clone(), q, brake_at: None });
+            }
+            if states.len() == n && self.contacts(&states, release as f32).min > release {
+                return Some(states.into_iter().map(|s| s.q).collect());
+            }
+        }
+        None
+    }
+
+    /// Runs one episode with `seed`.
+    pub fn episode(&mut self, seed: u64) -> SimReport {
+        let mut rep = SimReport { episodes: 1, min_clearance_m: f64::INFINITY, ..Default::default() };
+        let mut rng = Rng::new(seed);
+        let n = self.cell.manipulators.len();
+        let Some(start) = self.clear_start(&mut rng) else {
+            rep.skipped = 1;
+            rep.episodes = 0;
+            return rep;
+        };
+        let mut states: Vec<ArmState> = start
+            .into_iter()
+            .enumerate()
+            .map(|(r, q)| {
+                let target = self.clear_q(r, &mut rng).unwrap_or_else(|| q.clone());
+                ArmState { v: vec![0.0; q.len()], target, q, brake_at: None }
+            })
+            .collect();
+        self.guard.reset();
+        let dt = self.opts.dt_s;
+        // Start-up: the arms stand still until the guard has history and
+        // has held them clear for its hold time.
+        let warm = ((self.guard.settings().release_hold_s + 0.05) / dt).ceil() as usize;
+        let steps = (self.opts.duration_s / dt).round() as usize;
+        let mut was_stopped = vec![true; n];
+        let mut arrived = vec![false; n];
+        for k in 0..(warm + steps) {
+            let t = k as f64 * dt;
+            let moving = k >= warm;
+            let inputs: Vec<JointStateIn> = states
+                .iter()
+                .enumerate()
+                .map(|(r, s)| JointStateIn { robot: r, stamp_s: t, positions: &s.q, velocities: Some(&s.v) })
+                .collect();
+            let started = std::time::Instant::now();
+            let decisions: Vec<Decision> = self.guard.step(t, &Inputs::joints(&inputs)).manipulators.to_vec();
+            rep.guard_time_s += started.elapsed().as_secs_f64();
+            rep.cycles += 1;
+            for r in 0..n {
+                let stop = decisions[r].is_stop();
+                if stop && states[r].brake_at.is_none() {
+                    states[r].brake_at = Some(t + self.cell.manipulators[r].reaction_time_s);
+                    if moving && !was_stopped[r] {
+                        rep.stops += 1;
+                        let horizon = self.guard.plan(r).map_or(0.0, |p| p.horizon_s);
+                        let least = self.least_if_continued(&states, r, t, horizon + self.opts.false_stop_extra_s);
+                        let clear = least > self.cell.margins.clearance_m;
+                        rep.false_stops += usize::from(clear);
+                        rep.false_stops_touch += usize::from(least > 0.0);
+                    }
+                } else if !stop && states[r].brake_at.is_some() {
+                    states[r].brake_at = None;
+                    states[r].target = self.clear_q(r, &mut rng).unwrap_or_else(|| states[r].q.clone());
+                }
+                was_stopped[r] = stop;
+            }
+            if moving {
+                self.advance(&mut states, t, &mut arrived);
+                for r in 0..n {
+                    if arrived[r] {
+                        states[r].target = self.clear_q(r, &mut rng).unwrap_or_else(|| states[r].q.clone());
+                    }
+                }
+            } else {
+                for s in &mut states {
+                    s.brake_at = None;
+                }
+            }
+            if !moving {
+                continue;
+            }
+            let c = self.contacts(&states, 0.0);
+            rep.min_clearance_m = rep.min_clearance_m.min(c.min);
+            rep.contacts_cell += usize::from(c.cell);
+            rep.contacts_robot += usize::from(c.robot);
+            rep.contacts_self += usize::from(c.selfc);
+        }
+        rep
+    }
+
+    /// The least clearance (exact up to the clearance margin) over the
+    /// next `horizon_s` if arm `r` kept going (stop cancelled), the others
+    /// as they are.
+    fn least_if_continued(&mut self, states: &[ArmState], r: usize, t0: f64, horizon_s: f64) -> f64 {
+        let mut world = states.to_vec();
+        world[r].brake_at = None;
+        let steps = (horizon_s / self.opts.dt_s).ceil() as usize;
+        let mut arrived = vec![false; world.len()];
+        let within = self.cell.margins.clearance_m as f32;
+        let mut least = f64::INFINITY;
+        for k in 0..steps {
+            self.advance(&mut world, t0 + k as f64 * self.opts.dt_s, &mut arrived);
+            least = least.min(self.contacts(&world, within).min);
+            if least <= 0.0 {
+                break;
+            }
+        }
+        least
+    }
+}
+
+/// `x ≤ lim`, with NaN counting as at or below (a NaN clearance is a contact).
+#[inline]
+fn not_above<T: PartialOrd>(x: T, lim: T) -> bool {
+    !matches!(x.partial_cmp(&lim), Some(std::cmp::Ordering::Greater))
+}
+
+#[inline]
+fn gap(p: &PosedSpheres, i: usize, q: &PosedSpheres, j: usize) -> f32 {
+    let (dx, dy, dz) = (p.x[i] - q.x[j], p.y[i] - q.y[j], p.z[i] - q.z[j]);
+    (dx * dx + dy * dy + dz * dz).sqrt() - p.r[i] - q.r[j]
+}

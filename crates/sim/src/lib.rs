@@ -1,0 +1,14 @@
+//! # workcell_guard_sim
+//!
+//! Closed-loop simulators and their oracles, outside the core so that
+//! what is checked cannot lean on what checks it:
+//! - [`arms`]: a cell's arms follow random motions under the guard's
+//!   commands, through the same cycle entry point the node calls; an
+//!   exact oracle (parry3d on the URDF geometry) finds every contact and
+//!   judges every stop.
+//! - [`platen`]: platen units ask for random moves and follow their
+//!   grants; an oracle checks their real shapes every cycle.
+#![warn(missing_docs)]
+
+pub mod arms;
+pub mod platen;
