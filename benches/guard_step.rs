@@ -13,7 +13,7 @@ use criterion::Criterion;
 use std::hint::black_box;
 use std::time::Instant;
 use workcell_guard_core::field::DistanceField;
-use workcell_guard_core::guard::{Guard, JointStateIn};
+use workcell_guard_core::guard::{Guard, Inputs, JointStateIn};
 use workcell_guard_core::model::coverage::Rng;
 use workcell_guard_description::workcell;
 use workcell_guard_sim::arms::{self as sim, Sim, SimOptions};
@@ -47,7 +47,7 @@ impl Scene {
             .enumerate()
             .map(|(r, q)| JointStateIn { robot: r, stamp_s: self.t, positions: q, velocities: None })
             .collect();
-        black_box(self.guard.step_manipulators(self.t, &inputs));
+        black_box(self.guard.step(self.t, &Inputs::joints(&inputs)).manipulators);
     }
 }
 

@@ -7,7 +7,9 @@ use proptest::prelude::*;
 use std::sync::OnceLock;
 use workcell_guard_core::field::DistanceField;
 use workcell_guard_core::forecast::SampleError;
-use workcell_guard_core::guard::{Body, ContactError, Decision, Guard, JointStateIn, PairClass, Reason, StopKind};
+use workcell_guard_core::guard::{
+    Body, ContactError, Decision, Guard, Inputs, JointStateIn, PairClass, Reason, Scope, StopKind,
+};
 use workcell_guard_core::hash::SpatialHash;
 use workcell_guard_core::model::coverage::Rng;
 use workcell_guard_description::CacheOutcome;
@@ -151,7 +153,7 @@ fn feed(g: &mut Guard, qs: &[Vec<f64>], t: f64) -> Vec<Decision> {
         .enumerate()
         .map(|(r, q)| JointStateIn { robot: r, stamp_s: t, positions: q, velocities: None })
         .collect();
-    g.step_manipulators(t, &inputs).to_vec()
+    g.step(t, &Inputs::joints(&inputs)).manipulators.to_vec()
 }
 
 #[test]
@@ -159,11 +161,12 @@ fn data_problems_stop_the_robot_at_once_with_the_reason() {
     let mut g = guard();
     let qs = clear_configs();
     // Nothing yet.
-    let d = g.step_manipulators(0.0, &[]).to_vec();
+    let d = g.step(0.0, &Inputs::joints(&[])).manipulators.to_vec();
     assert!(matches!(d[0], Decision::Stop(s) if s.reason == Reason::NoJointState && s.kind == StopKind::Immediate));
     // A first joint state that is refused is named as such.
     let d = g
-        .step_manipulators(0.0, &[JointStateIn { robot: 0, stamp_s: 0.0, positions: &[0.0; 2], velocities: None }])
+        .step(0.0, &Inputs::joints(&[JointStateIn { robot: 0, stamp_s: 0.0, positions: &[0.0; 2], velocities: None }]))
+        .manipulators
         .to_vec();
     assert!(
         matches!(d[0], Decision::Stop(s) if matches!(s.reason, Reason::BadJointState(SampleError::PositionCount { .. }))),
@@ -187,8 +190,10 @@ fn data_problems_stop_the_robot_at_once_with_the_reason() {
     let mut bad = qs[1].clone();
     bad[3] = f64::NAN;
     t += 0.002;
-    let d =
-        g.step_manipulators(t, &[JointStateIn { robot: 1, stamp_s: t, positions: &bad, velocities: None }]).to_vec();
+    let d = g
+        .step(t, &Inputs::joints(&[JointStateIn { robot: 1, stamp_s: t, positions: &bad, velocities: None }]))
+        .manipulators
+        .to_vec();
     match d[1] {
         Decision::Stop(s) => match s.reason {
             Reason::BadJointState(SampleError::NonFinitePosition { joint: 3, .. }) => {}
@@ -198,24 +203,27 @@ fn data_problems_stop_the_robot_at_once_with_the_reason() {
     }
     // A stamp going backwards.
     let d = g
-        .step_manipulators(t, &[JointStateIn { robot: 0, stamp_s: t - 1.0, positions: &qs[0], velocities: None }])
+        .step(t, &Inputs::joints(&[JointStateIn { robot: 0, stamp_s: t - 1.0, positions: &qs[0], velocities: None }]))
+        .manipulators
         .to_vec();
     assert!(
         matches!(d[0], Decision::Stop(s) if matches!(s.reason, Reason::BadJointState(SampleError::OutOfOrder { .. })))
     );
     // A stamp from the future.
     let d = g
-        .step_manipulators(t, &[JointStateIn { robot: 0, stamp_s: t + 5.0, positions: &qs[0], velocities: None }])
+        .step(t, &Inputs::joints(&[JointStateIn { robot: 0, stamp_s: t + 5.0, positions: &qs[0], velocities: None }]))
+        .manipulators
         .to_vec();
     assert!(
         matches!(d[0], Decision::Stop(s) if matches!(s.reason, Reason::BadJointState(SampleError::FutureStamp { .. })))
     );
     // Too few positions.
     let d = g
-        .step_manipulators(
+        .step(
             t,
-            &[JointStateIn { robot: 0, stamp_s: t + 0.001, positions: &qs[0][..3], velocities: None }],
+            &Inputs::joints(&[JointStateIn { robot: 0, stamp_s: t + 0.001, positions: &qs[0][..3], velocities: None }]),
         )
+        .manipulators
         .to_vec();
     assert!(
         matches!(d[0], Decision::Stop(s) if matches!(s.reason, Reason::BadJointState(SampleError::PositionCount { expected: 7, got: 3 })))
@@ -223,7 +231,7 @@ fn data_problems_stop_the_robot_at_once_with_the_reason() {
     // Silence after a refusal: the refusal still names the stop (it
     // outranks staleness for as long as no state is taken).
     for now in [t + 0.2, t + 5.0] {
-        let d = g.step_manipulators(now, &[]).to_vec();
+        let d = g.step(now, &Inputs::joints(&[])).manipulators.to_vec();
         assert!(
             matches!(d[0], Decision::Stop(s) if matches!(s.reason, Reason::BadJointState(SampleError::PositionCount { .. }))),
             "{d:?}"
@@ -236,13 +244,16 @@ fn data_problems_stop_the_robot_at_once_with_the_reason() {
     // Silence after good states: the watchdog.
     let t = t + 5.0;
     feed(&mut g, &qs, t + 0.002);
-    let d = g.step_manipulators(t + 0.2, &[]).to_vec();
+    let d = g.step(t + 0.2, &Inputs::joints(&[])).manipulators.to_vec();
     assert!(
         d.iter().all(|d| matches!(d, Decision::Stop(s) if matches!(s.reason, Reason::StaleJointState { .. }))),
         "{d:?}"
     );
     // Unknown robot indices are counted, not trusted.
-    g.step_manipulators(t + 0.2, &[JointStateIn { robot: 9, stamp_s: t + 0.2, positions: &qs[0], velocities: None }]);
+    g.step(
+        t + 0.2,
+        &Inputs::joints(&[JointStateIn { robot: 9, stamp_s: t + 0.2, positions: &qs[0], velocities: None }]),
+    );
     assert_eq!(g.unknown_inputs(), 1);
 }
 
@@ -255,7 +266,7 @@ fn a_refused_state_stops_until_a_state_is_taken_again() {
         t += 0.002;
         feed(&mut g, &qs, t);
     }
-    assert!(g.evaluate(t).iter().all(|d| !d.is_stop()));
+    assert!(g.cycle(t, Scope::All).manipulators.iter().all(|d| !d.is_stop()));
     // Taken one by one as a transport receives them: a NaN, then nothing
     // new for a few cycles (within the watchdog): still stopped, still named.
     let mut bad = qs[0].clone();
@@ -263,7 +274,7 @@ fn a_refused_state_stops_until_a_state_is_taken_again() {
     t += 0.002;
     assert!(g.ingest(t, &JointStateIn { robot: 0, stamp_s: t, positions: &bad, velocities: None }).is_err());
     for k in 0..5 {
-        let d = g.evaluate(t + 0.001 * k as f64)[0];
+        let d = g.cycle(t + 0.001 * k as f64, Scope::All).manipulators[0];
         assert!(
             matches!(d, Decision::Stop(s) if matches!(s.reason, Reason::BadJointState(SampleError::NonFinitePosition { joint: 1, .. }))),
             "cycle {k}: {d:?}"
@@ -274,7 +285,7 @@ fn a_refused_state_stops_until_a_state_is_taken_again() {
     let _ = g.ingest(t, &JointStateIn { robot: 1, stamp_s: t, positions: &[0.0; 2], velocities: None });
     assert!(g.ingest(t, &JointStateIn { robot: 1, stamp_s: t, positions: &qs[1], velocities: None }).is_ok());
     assert!(g.ingest(t, &JointStateIn { robot: 0, stamp_s: t, positions: &qs[0], velocities: None }).is_ok());
-    let d = g.evaluate(t).to_vec();
+    let d = g.cycle(t, Scope::All).manipulators.to_vec();
     assert!(
         matches!(d[1], Decision::Stop(s) if matches!(s.reason, Reason::BadJointState(SampleError::PositionCount { .. }))),
         "{d:?}"
@@ -283,7 +294,7 @@ fn a_refused_state_stops_until_a_state_is_taken_again() {
         !matches!(d[0], Decision::Stop(s) if matches!(s.reason, Reason::BadJointState(_))),
         "robot 0 took a state: {d:?}"
     );
-    let d = g.evaluate(t + 0.001).to_vec();
+    let d = g.cycle(t + 0.001, Scope::All).manipulators.to_vec();
     assert!(
         !matches!(d[1], Decision::Stop(s) if matches!(s.reason, Reason::BadJointState(_))),
         "the next cycle: {d:?}"
@@ -526,11 +537,11 @@ fn a_split_evaluation_decides_exactly_as_a_whole_one() {
             let s_in = JointStateIn { robot: r, stamp_s: t, positions: &q, velocities: None };
             let _ = whole.ingest(t, &s_in);
             let _ = split.ingest(t, &s_in);
-            let a = whole.evaluate(t).to_vec();
-            let first = split.evaluate_first(t, r).expect("a manipulator");
+            let a = whole.cycle(t, Scope::All).manipulators.to_vec();
+            let first = split.cycle(t, Scope::First(r)).manipulators.get(r).copied().expect("a manipulator");
             // Compared as text: a refused NaN is carried in the reason.
             assert_eq!(format!("{first:?}"), format!("{:?}", a[r]), "seed {seed} cycle {k}: the first robot");
-            let b = split.evaluate_rest().to_vec();
+            let b = split.cycle(t, Scope::Rest).manipulators.to_vec();
             assert_eq!(format!("{a:?}"), format!("{b:?}"), "seed {seed} cycle {k}");
             stops += a.iter().filter(|d| d.is_stop()).count();
             goes += a.iter().filter(|d| !d.is_stop()).count();
@@ -592,8 +603,9 @@ fn an_arm_that_moves_on_after_holding_still_is_posed_anew() {
 
 fn split_guard_ignores_unknown_robots() -> bool {
     let mut g = guard();
-    let before = g.evaluate(1.0).to_vec();
-    g.evaluate_first(1.0, 99).is_none() && g.evaluate_rest() == before.as_slice()
+    let before = g.cycle(1.0, Scope::All).manipulators.to_vec();
+    g.cycle(1.0, Scope::First(99)).manipulators.get(99).copied().is_none()
+        && g.cycle(1.0, Scope::Rest).manipulators == before.as_slice()
 }
 
 #[test]
@@ -687,7 +699,10 @@ fn hold_still(g: &mut Guard, q: &[f64], t: &mut f64, seconds: f64) -> Vec<Decisi
     let mut out = Vec::new();
     for _ in 0..(seconds / 0.002).round() as usize {
         *t += 0.002;
-        out.push(g.step_manipulators(*t, &[JointStateIn { robot: 0, stamp_s: *t, positions: q, velocities: None }])[0]);
+        out.push(
+            g.step(*t, &Inputs::joints(&[JointStateIn { robot: 0, stamp_s: *t, positions: q, velocities: None }]))
+                .manipulators[0],
+        );
     }
     out
 }
@@ -756,7 +771,8 @@ fn a_still_robot_in_a_legal_pose_between_the_margins_starts_but_a_proximity_stop
             .map(|k| {
                 *t += 0.002;
                 let q = pose(from + (to - from) * k as f64 / n as f64);
-                g.step_manipulators(*t, &[JointStateIn { robot: 0, stamp_s: *t, positions: &q, velocities: None }])[0]
+                g.step(*t, &Inputs::joints(&[JointStateIn { robot: 0, stamp_s: *t, positions: &q, velocities: None }]))
+                    .manipulators[0]
             })
             .collect::<Vec<_>>()
     };
@@ -832,7 +848,7 @@ fn facing_stop_gap(cell: &Workcell, hz: f64, lag_s: f64, seed: u64) -> f64 {
             JointStateIn { robot: 0, stamp_s: stamp, positions: &qa, velocities: None },
             JointStateIn { robot: 1, stamp_s: stamp, positions: &qb, velocities: None },
         ];
-        let d = g.step_manipulators(stamp, &states).to_vec();
+        let d = g.step(stamp, &Inputs::joints(&states)).manipulators.to_vec();
         let stop = d.iter().any(|d| d.is_stop());
         if !stop && stamp - 1.0 < 1.0 {
             released = true;

@@ -114,9 +114,12 @@ mod tests {
 
     #[test]
     fn package_uri_resolves_to_the_checkout_that_names_the_package() {
-        let here = Path::new(env!("CARGO_MANIFEST_DIR")).join("urdf/wg_arm6.urdf");
+        let here = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("urdf/wg_arm6.urdf");
         let p = resolve_unchecked("package://workcell_guard/urdf/meshes/x.stl", &here).unwrap();
-        assert_eq!(p, Path::new(env!("CARGO_MANIFEST_DIR")).canonicalize().unwrap().join("urdf/meshes/x.stl"));
+        assert_eq!(
+            p,
+            Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).canonicalize().unwrap().join("urdf/meshes/x.stl")
+        );
     }
 
     #[test]

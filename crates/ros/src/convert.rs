@@ -471,7 +471,7 @@ mod tests {
         assert!(m.map(&js(&["j1", "j2", "j3"], &[1.0, 2.0, 3.0], &[])).is_ok());
         // A robot's mimic joints come from its URDF.
         let cell = workcell_guard_description::workcell::load(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/workcell.yaml"),
+            &std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("config/workcell.yaml"),
         )
         .unwrap();
         let robot = &cell.manipulators[0].robot;
@@ -500,7 +500,7 @@ mod tests {
     #[test]
     fn decisions_become_a_stop_flag_and_a_status() {
         let cell = workcell_guard_description::workcell::load(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/workcell.yaml"),
+            &std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("config/workcell.yaml"),
         )
         .unwrap();
         let names = Names::new(&cell);

@@ -22,7 +22,8 @@ use std::fmt::Write;
 use std::sync::mpsc;
 use workcell_guard_core::field::{DistanceField, PointReport};
 use workcell_guard_core::guard::{
-    Body, Decision, Guard, JointStateIn, MoveRequest, PlatenPoseIn, Reason, Tuning, TuningError,
+    Body, CommandPolicy, Decision, Guard, JointStateIn, MoveRequest, PlatenPoseIn, Reason, Scope, Stop, Tuning,
+    TuningError,
 };
 use workcell_guard_core::model::{PosedSpheres, SpherePoser};
 use workcell_guard_core::platen::{Answer, Blocker, Refusal, StopReason, UnitStatus};
@@ -98,8 +99,10 @@ struct RobotIo {
     posed: PosedSpheres,
     trajectory: Option<TrajectoryInfo>,
     refused: u64,
-    /// What started the current (or last) stop, kept while it holds.
+    /// What started the current (or last) stop, kept while it holds, as
+    /// text, and the stop it was written from.
     cause: String,
+    cause_of: Option<Stop>,
 }
 
 /// Counters since start.
@@ -136,23 +139,11 @@ pub struct GuardNode {
     /// When the last cycle (timer or joint state) began.
     last_cycle: Option<std::time::Instant>,
     stats: NodeStats,
-    /// Proximity stops held until `reset_stops` (with `latch_stops`).
-    latched: Vec<bool>,
-    poses: Vec<PlatenPoseIn>,
-    requests: Vec<MoveRequest>,
     grants: Vec<(usize, PlatenGrant)>,
     n_grants: usize,
     unit_status: Vec<UnitStatus>,
     speed: Vec<Float64>,
     actuate: Vec<Actuate>,
-    /// Per robot: when its controller was last told to hold / cancelled, s.
-    last_hold: Vec<f64>,
-    last_cancel: Vec<f64>,
-    /// Per robot: its stop is to be published after this cycle (it changed,
-    /// or `stop_heartbeat_s` passed since it last went out).
-    stop_due: Vec<bool>,
-    /// Per robot: the stop last handed out for publishing, and when.
-    stop_sent: Vec<Option<(bool, f64)>>,
     /// A joint state whose frame_id is this makes the node panic (fault
     /// injection, for testing what a panic leaves on the wire).
     panic_frame_id: Option<String>,
@@ -206,18 +197,24 @@ fn sense_worker(
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Actuate {
     /// Publish an empty trajectory on the command topic (hold position):
-    /// on each new stop and every [`HOLD_PERIOD_S`] while stopped, so a
-    /// trajectory sent meanwhile is overridden.
+    /// on each new stop and every `hold_period_s` of the core's
+    /// [`CommandPolicy`] while stopped, so a trajectory sent meanwhile is
+    /// overridden.
     pub hold: bool,
     /// Cancel every goal of the FollowJointTrajectory action: on each new
-    /// stop and every [`CANCEL_PERIOD_S`] while stopped.
+    /// stop and every `cancel_period_s` while stopped.
     pub cancel: bool,
 }
 
-/// While stopped, the controller is told to hold this often, s.
-pub const HOLD_PERIOD_S: f64 = 0.1;
-/// While stopped, the controller's goals are cancelled this often, s.
-pub const CANCEL_PERIOD_S: f64 = 1.0;
+/// How the core turns decisions into commands, from `params`.
+pub fn policy_of(p: &NodeParams) -> CommandPolicy {
+    CommandPolicy {
+        latch_stops: p.latch_stops,
+        slow_down_m: p.slow_down_m,
+        stop_heartbeat_s: p.stop_heartbeat_s,
+        ..CommandPolicy::default()
+    }
+}
 
 /// The tuning `params` asks for, over the workcell's values.
 pub fn tuning_of(cell: &Workcell, p: &NodeParams) -> Tuning {
@@ -290,6 +287,7 @@ impl GuardNode {
     /// applied (a tuning the guard refuses is an error).
     pub fn new(cell: Workcell, mut guard: Guard, params: NodeParams) -> Result<GuardNode, ParamError> {
         guard.set_tuning(tuning_of(&cell, &params)).map_err(|e| tuning_refused("tuning", &Value::Null, e))?;
+        guard.set_command_policy(policy_of(&params));
         let maps = cell.manipulators.iter().map(|m| JointMap::of_robot(&m.robot)).collect();
         let io: Vec<RobotIo> = cell
             .manipulators
@@ -305,6 +303,7 @@ impl GuardNode {
                     trajectory: None,
                     refused: 0,
                     cause: String::with_capacity(128),
+                    cause_of: None,
                 }
             })
             .collect();
@@ -326,18 +325,11 @@ impl GuardNode {
             first_s: 0.0,
             last_cycle: None,
             stats: NodeStats::default(),
-            latched: vec![false; n],
-            poses: Vec::with_capacity(64),
-            requests: Vec::with_capacity(64),
             grants: Vec::new(),
             n_grants: 0,
             unit_status: Vec::new(),
             speed: vec![Float64 { data: 0.0 }; n],
             actuate: vec![Actuate::default(); n],
-            last_hold: vec![f64::NEG_INFINITY; n],
-            last_cancel: vec![f64::NEG_INFINITY; n],
-            stop_due: vec![true; n],
-            stop_sent: vec![None; n],
             panic_frame_id: None,
             sensing: None,
             cloud_error: None,
@@ -389,6 +381,19 @@ impl GuardNode {
     /// message stops the robot at the next cycle. Allocates nothing while
     /// the publisher keeps its joint order.
     pub fn on_joint_state(&mut self, robot: usize, msg: &JointState, now_s: f64) -> Result<(), InputFault> {
+        let r = self.joint_state_in(robot, msg, now_s);
+        self.sync_refused(robot);
+        r
+    }
+
+    /// The core stops a robot while the adapter refuses its input.
+    fn sync_refused(&mut self, robot: usize) {
+        if let Some(io) = self.io.get(robot) {
+            self.guard.set_input_refused(robot, io.fault.is_some());
+        }
+    }
+
+    fn joint_state_in(&mut self, robot: usize, msg: &JointState, now_s: f64) -> Result<(), InputFault> {
         if self.panic_frame_id.as_deref() == Some(msg.header.frame_id.as_str()) {
             panic!("fault injection: joint state with frame_id `{}`", msg.header.frame_id);
         }
@@ -427,6 +432,12 @@ impl GuardNode {
     /// joints; a bad one stops the robot until a good one (or an empty one,
     /// which clears the plan) arrives.
     pub fn on_trajectory(&mut self, robot: usize, msg: &JointTrajectory) -> Result<(), InputFault> {
+        let r = self.trajectory_in(robot, msg);
+        self.sync_refused(robot);
+        r
+    }
+
+    fn trajectory_in(&mut self, robot: usize, msg: &JointTrajectory) -> Result<(), InputFault> {
         let Some(m) = self.cell.manipulators.get(robot) else {
             self.stats.refused += 1;
             return Ok(());
@@ -549,6 +560,7 @@ impl GuardNode {
         self.io[robot].refused += 1;
         self.stats.refused += 1;
         self.io[robot].fault = Some(f.clone());
+        self.sync_refused(robot);
         f
     }
 
@@ -566,48 +578,49 @@ impl GuardNode {
         }
     }
 
-    /// Runs one cycle at node time `now_s` and returns every robot's stop
-    /// flag (the guard's decision, or a stop for refused input). `cycle_s`
-    /// is the previous cycle's duration, reported in the diagnostics.
+    /// Runs one cycle at node time `now_s` ([`Guard::cycle`], every robot
+    /// and the platen) and returns every robot's stop flag, converted from
+    /// the core's commands.
     pub fn cycle(&mut self, now_s: f64) -> &[Bool] {
         let start = std::time::Instant::now();
         self.take_sensed_field();
-        self.guard.evaluate(now_s);
+        self.guard.cycle(now_s, Scope::All);
         self.finish_cycle(now_s, None, start)
     }
 
-    /// The first half of a cycle run on `robot`'s joint state: decides that
-    /// robot alone (every arm's stopping path posed, but only its own checks
-    /// and the pairs with it) and returns its stop flag, to publish at once;
-    /// [`GuardNode::cycle_rest`] then decides the others. The two together
-    /// decide what [`GuardNode::cycle`] would. `None` (and nothing done) for
-    /// an index that is not a manipulator.
+    /// The first half of a cycle run on `robot`'s joint state
+    /// ([`Scope::First`]): that robot's stop flag, to publish at once;
+    /// [`GuardNode::cycle_rest`] then converts the others'. `None` (and
+    /// nothing done) for an index that is not a manipulator.
     pub fn cycle_first(&mut self, now_s: f64, robot: usize) -> Option<Bool> {
+        if robot >= self.stops.len() {
+            return None;
+        }
         let start = std::time::Instant::now();
         self.take_sensed_field();
-        let d = self.guard.evaluate_first(now_s, robot)?;
-        self.settle(robot, &d, now_s);
+        self.guard.cycle(now_s, Scope::First(robot));
+        self.settle(robot);
         self.first = Some((robot, start));
         self.first_s = start.elapsed().as_secs_f64();
         Some(self.stops[robot])
     }
 
-    /// The second half of a cycle begun by [`GuardNode::cycle_first`]: the
-    /// other robots, the platen, speed scalings and actuation. Without a
-    /// first half, a whole cycle.
+    /// The second half of a cycle begun by [`GuardNode::cycle_first`]
+    /// ([`Scope::Rest`]): the other robots and the platen. Without a first
+    /// half, a whole cycle.
     pub fn cycle_rest(&mut self, now_s: f64) -> &[Bool] {
         let Some((robot, start)) = self.first.take() else { return self.cycle(now_s) };
-        self.guard.evaluate_rest();
+        self.guard.cycle(now_s, Scope::Rest);
         self.finish_cycle(now_s, Some(robot), start)
     }
 
-    /// Platen requests and every robot's stop (but `done`'s, settled in
-    /// [`GuardNode::cycle_first`]).
+    /// Converts the cycle's grants and every robot's command (but `done`'s,
+    /// converted in [`GuardNode::cycle_first`]) to messages.
     fn finish_cycle(&mut self, now_s: f64, done: Option<usize>, start: std::time::Instant) -> &[Bool] {
         self.last_cycle = Some(start);
         self.n_grants = 0;
         if self.guard.platen().is_some() {
-            let d = self.guard.step_platen(now_s, &self.poses, &self.requests);
+            let d = self.guard.outcome();
             self.unit_status.clear();
             self.unit_status.extend_from_slice(d.platen);
             for (k, &(unit, answer)) in d.answers.iter().enumerate() {
@@ -618,13 +631,10 @@ impl GuardNode {
                 fill_grant(&mut self.grants[k].1, &answer, &self.cell, now_s);
             }
             self.n_grants = d.answers.len();
-            self.poses.clear();
-            self.requests.clear();
         }
         for r in 0..self.stops.len() {
             if Some(r) != done {
-                let d = self.guard.decisions()[r];
-                self.settle(r, &d, now_s);
+                self.settle(r);
             }
         }
         if done.is_none() {
@@ -636,14 +646,15 @@ impl GuardNode {
         &self.stops
     }
 
-    /// Robot `r`'s stop flag, speed scaling and actuation from its decision.
-    fn settle(&mut self, r: usize, d: &Decision, now_s: f64) {
-        let latch = self.params.latch_stops;
-        let release = self.guard.tuning().release_m;
-        let (s, io) = (&mut self.stops[r], &mut self.io[r]);
-        if let Decision::Stop(st) = d
-            && !matches!(st.reason, Reason::Holding { .. })
+    /// Robot `r`'s messages from the core's command: stop flag, speed
+    /// scaling, actuation, and the cause's text.
+    fn settle(&mut self, r: usize) {
+        let c = self.guard.commands()[r];
+        let io = &mut self.io[r];
+        if let Some(st) = c.cause
+            && io.cause_of != Some(st)
         {
+            io.cause_of = Some(st);
             io.cause.clear();
             self.names.reason(r, st.reason, &mut io.cause);
             if let Some((a, b)) = st.pair {
@@ -653,42 +664,10 @@ impl GuardNode {
                 self.names.body(b, &mut io.cause);
                 io.cause.push(')');
             }
-            if latch && matches!(st.reason, Reason::Cell | Reason::Robot { .. } | Reason::SelfCollision) {
-                self.latched[r] = true;
-            }
         }
-        let was = s.data;
-        s.data = d.is_stop() || io.fault.is_some() || self.latched[r];
-        // Published on change, and every `stop_heartbeat_s` while unchanged.
-        let beat = self.params.stop_heartbeat_s;
-        self.stop_due[r] = match self.stop_sent[r] {
-            Some((sent, at)) => sent != s.data || beat <= 0.0 || now_s - at >= beat || now_s < at,
-            None => true,
-        };
-        if self.stop_due[r] {
-            self.stop_sent[r] = Some((s.data, now_s));
-        }
-        // Speed scaling: 0 when stopped, rising to 1 over slow_down_m of
-        // clearance beyond the release margin.
-        self.speed[r].data = match d {
-            Decision::Continue { clearance_m, .. } if !s.data => {
-                ((*clearance_m as f64 - release) / self.params.slow_down_m).clamp(0.0, 1.0)
-            }
-            _ => 0.0,
-        };
-        let a = &mut self.actuate[r];
-        *a = Actuate::default();
-        if s.data {
-            let new = !was;
-            if new || now_s - self.last_hold[r] >= HOLD_PERIOD_S || now_s < self.last_hold[r] {
-                a.hold = true;
-                self.last_hold[r] = now_s;
-            }
-            if new || now_s - self.last_cancel[r] >= CANCEL_PERIOD_S || now_s < self.last_cancel[r] {
-                a.cancel = true;
-                self.last_cancel[r] = now_s;
-            }
-        }
+        self.stops[r].data = c.stop;
+        self.speed[r].data = c.speed_scaling;
+        self.actuate[r] = Actuate { hold: c.hold, cancel: c.cancel };
     }
 
     /// Takes a point cloud of sensed obstacles (in the cell frame): the
@@ -783,13 +762,17 @@ impl GuardNode {
         let q = msg.pose.orientation;
         let yaw = (2.0 * (q.w * q.z + q.x * q.y)).atan2(1.0 - 2.0 * (q.y * q.y + q.z * q.z));
         let stamp_s = time_s(msg.header.stamp).unwrap_or(f64::NAN);
-        self.poses.push(PlatenPoseIn { unit, stamp_s, pose: [msg.pose.position.x, msg.pose.position.y, yaw] });
+        self.guard.take_platen_pose(PlatenPoseIn {
+            unit,
+            stamp_s,
+            pose: [msg.pose.position.x, msg.pose.position.y, yaw],
+        });
     }
 
     /// Takes a platen unit's move request for the next cycle; its answer is
     /// among that cycle's [`GuardNode::grants`].
     pub fn on_move_request(&mut self, unit: usize, msg: &PlatenMoveRequest) {
-        self.requests.push(MoveRequest {
+        self.guard.take_move_request(MoveRequest {
             unit,
             request_id: msg.request_id,
             target: [msg.target.x, msg.target.y, msg.target.theta],
@@ -804,21 +787,17 @@ impl GuardNode {
     /// Releases latched stops (`latch_stops`) of robots the guard now lets
     /// go; refuses, naming them, while any is still in conflict.
     pub fn reset_stops(&mut self) -> Result<String, String> {
-        let decisions = self.guard.decisions();
         let mut released = Vec::new();
         let mut held = Vec::new();
-        for (r, l) in self.latched.iter_mut().enumerate() {
-            if !*l {
-                continue;
-            }
-            let name = &self.cell.manipulators[r].name;
-            if decisions[r].is_stop() {
-                held.push(format!("`{name}` ({})", self.io[r].cause));
-            } else {
-                *l = false;
+        let (cell, io) = (&self.cell, &self.io);
+        self.guard.reset_latches(|r, freed| {
+            let name = &cell.manipulators[r].name;
+            if freed {
                 released.push(format!("`{name}`"));
+            } else {
+                held.push(format!("`{name}` ({})", io[r].cause));
             }
-        }
+        });
         match (released.is_empty(), held.is_empty()) {
             (true, true) => Ok("no latched stops".into()),
             (_, true) => Ok(format!("released {}", released.join(", "))),
@@ -866,7 +845,7 @@ impl GuardNode {
     /// Whether robot `robot`'s stop is to be published after the last cycle:
     /// it changed, or `stop_heartbeat_s` passed since it last was.
     pub fn stop_due(&self, robot: usize) -> bool {
-        self.stop_due.get(robot).copied().unwrap_or(false)
+        self.guard.commands().get(robot).is_some_and(|c| c.publish_stop)
     }
 
     /// Applies a parameter update (checked as [`check_param`] does), or
@@ -874,6 +853,7 @@ impl GuardNode {
     pub fn set_param(&mut self, name: &str, v: &Value) -> Result<(), ParamError> {
         let next = check_param(&self.cell, &self.params, name, v)?;
         self.guard.set_tuning(tuning_of(&self.cell, &next)).map_err(|e| tuning_refused(name, v, e))?;
+        self.guard.set_command_policy(policy_of(&next));
         self.params = next;
         Ok(())
     }
@@ -937,7 +917,7 @@ impl GuardNode {
                 && !io.cause.is_empty()
             {
                 let _ = write!(s.message, "; stopped for: {}", io.cause);
-            } else if self.latched[r] && !decisions[r].is_stop() {
+            } else if self.guard.latched(r) && !decisions[r].is_stop() {
                 s.level = DiagnosticStatus::WARN;
                 s.message.clear();
                 let _ = write!(s.message, "latched stop: clear now, call ~/reset_stop (stopped for: {})", io.cause);

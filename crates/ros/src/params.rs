@@ -225,7 +225,7 @@ mod tests {
 
     #[test]
     fn the_bundled_parameter_file_points_at_the_sample_cell() {
-        let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("config/workcell_guard.yaml");
+        let f = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("config/workcell_guard.yaml");
         let p = NodeParams::load(&args(&f, &[]), "workcell_guard", "/").unwrap();
         let cell = p.workcell_file.unwrap();
         assert_eq!(cell.file_name().unwrap(), "workcell.yaml");

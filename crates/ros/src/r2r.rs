@@ -766,8 +766,9 @@ mod tests {
     /// The field names of a `.msg` file of the interface package (constants
     /// and comments left out).
     fn msg_fields(name: &str) -> Vec<String> {
-        let path =
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("interfaces/workcell_guard_msgs/msg").join(name);
+        let path = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+            .join("interfaces/workcell_guard_msgs/msg")
+            .join(name);
         std::fs::read_to_string(&path)
             .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
             .lines()

@@ -24,7 +24,7 @@
 use workcell_guard_core::cell::{BodyRef, Obstacle, Workcell};
 use workcell_guard_core::field::DistanceField;
 use workcell_guard_core::frame::Frame;
-use workcell_guard_core::guard::{Decision, Guard, GuardError, Inputs, JointStateIn};
+use workcell_guard_core::guard::{Command, Guard, GuardError, JointStateIn, Scope};
 use workcell_guard_core::model::coverage::Rng;
 use workcell_guard_core::model::{PosedSpheres, SpherePoser};
 
@@ -404,11 +404,15 @@ impl Sim {
                 .map(|(r, s)| JointStateIn { robot: r, stamp_s: t, positions: &s.q, velocities: Some(&s.v) })
                 .collect();
             let started = std::time::Instant::now();
-            let decisions: Vec<Decision> = self.guard.step(t, &Inputs::joints(&inputs)).manipulators.to_vec();
+            for s in &inputs {
+                let _ = self.guard.ingest(t, s);
+            }
+            // The node's cycle: the arms obey the published stop flags.
+            let commands: Vec<Command> = self.guard.cycle(t, Scope::All).commands.to_vec();
             rep.guard_time_s += started.elapsed().as_secs_f64();
             rep.cycles += 1;
             for r in 0..n {
-                let stop = decisions[r].is_stop();
+                let stop = commands[r].stop;
                 if stop && states[r].brake_at.is_none() {
                     states[r].brake_at = Some(t + self.cell.manipulators[r].reaction_time_s);
                     if moving && !was_stopped[r] {

@@ -34,7 +34,11 @@
 //!
 //! `step` allocates nothing; the same inputs give the same decisions.
 
+pub mod command;
 pub mod matrix;
+
+use command::Supervision;
+pub use command::{Command, CommandPolicy, StopSource};
 
 use crate::cell::{BodyRef, GuardSettings, Margins, Workcell};
 use crate::field::{DistanceField, Outside};
@@ -229,11 +233,31 @@ impl<'a> Inputs<'a> {
     }
 }
 
+/// Which robots a [`Guard::cycle`] decides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Every robot, and the platen.
+    All,
+    /// The first half of a cycle split for latency, run on `robot`'s joint
+    /// state: every arm's stopping path is posed, but only `robot`'s cell
+    /// and self checks and the pairs that include it are run, and only its
+    /// decision and command are made (to publish at once). `Rest` then
+    /// decides the others and the platen; the two decide exactly what `All`
+    /// would.
+    First(usize),
+    /// The second half of a split cycle; without a first half pending,
+    /// the same as `All`.
+    Rest,
+}
+
 /// Everything one cycle decides.
 #[derive(Clone, Copy, Debug)]
 pub struct Decisions<'a> {
     /// Per manipulator.
     pub manipulators: &'a [Decision],
+    /// Per manipulator, what goes out for it (stop, cause, speed scaling,
+    /// controller hold and cancel).
+    pub commands: &'a [Command],
     /// Per platen unit, its status (stopped ones must stop).
     pub platen: &'a [UnitStatus],
     /// The answers to this cycle's move requests: (unit, answer).
@@ -570,6 +594,12 @@ pub struct Guard {
     platen: Option<BitAllocator>,
     platen_status: Vec<UnitStatus>,
     answers: Vec<(usize, Answer)>,
+    /// Platen pose updates and move requests taken since the last cycle.
+    platen_poses: Vec<PlatenPoseIn>,
+    move_requests: Vec<MoveRequest>,
+    policy: CommandPolicy,
+    supervision: Vec<Supervision>,
+    commands: Vec<Command>,
 }
 
 /// Which arms, and which pairs of arms, a check covers.
@@ -790,6 +820,11 @@ impl Guard {
             platen_status: Vec::with_capacity(platen.as_ref().map_or(0, |p| p.units())),
             answers: Vec::with_capacity(64),
             platen,
+            platen_poses: Vec::with_capacity(64),
+            move_requests: Vec::with_capacity(64),
+            policy: CommandPolicy::default(),
+            supervision: vec![Supervision::START; cell.manipulators.len()],
+            commands: vec![Command::START; cell.manipulators.len()],
         };
         let n_arms = guard.arms.len();
         for ia in 0..n_arms {
@@ -991,39 +1026,123 @@ impl Guard {
         })
     }
 
-    /// One cycle at time `now_s`: takes what arrived since the last cycle
-    /// (joint states, platen pose updates and move requests) and decides,
-    /// for every manipulator, continue or stop, and for every platen unit,
-    /// its grants and status.
-    pub fn step(&mut self, now_s: f64, inputs: &Inputs<'_>) -> Decisions<'_> {
-        self.step_manipulators(now_s, inputs.joint_states);
-        self.step_platen(now_s, inputs.platen_poses, inputs.platen_requests)
+    /// The cycle at time `now_s`: the one way decisions and commands are
+    /// made, by the node, the simulator and the tests alike. Decides the
+    /// robots `scope` names from the joint states taken so far
+    /// ([`Guard::ingest`]), makes their commands, and (but for
+    /// [`Scope::First`]) applies the platen pose updates and answers the
+    /// move requests taken since the last cycle. Allocates nothing.
+    pub fn cycle(&mut self, now_s: f64, scope: Scope) -> Decisions<'_> {
+        match scope {
+            Scope::All => {
+                self.pending = None;
+                self.decide_part(now_s, Part::All);
+                self.run_platen(now_s);
+            }
+            Scope::First(robot) if robot < self.arms.len() => {
+                self.pending = None;
+                self.decide_part(now_s, Part::Only(robot));
+            }
+            Scope::First(_) => {}
+            Scope::Rest => {
+                match self.pending.take() {
+                    Some(p) => {
+                        self.check(p.m, p.release, Part::Except(p.first));
+                        for ri in (0..self.arms.len()).filter(|&ri| ri != p.first) {
+                            self.decisions[ri] = self.decide(ri, p.now_s, p.release, p.unknown);
+                            self.command(ri, now_s);
+                        }
+                    }
+                    None => self.decide_part(now_s, Part::All),
+                }
+                self.run_platen(now_s);
+            }
+        }
+        self.outcome()
     }
 
-    /// The platen part of [`Guard::step`]: applies the pose updates, answers
-    /// the move requests, and returns them with the manipulators' decisions
-    /// as they stand (after [`Guard::evaluate`] or
-    /// [`Guard::evaluate_rest`]).
-    pub fn step_platen(&mut self, now_s: f64, poses: &[PlatenPoseIn], requests: &[MoveRequest]) -> Decisions<'_> {
+    /// Takes what `inputs` hold and runs a whole cycle
+    /// ([`Guard::cycle`] with [`Scope::All`]).
+    pub fn step(&mut self, now_s: f64, inputs: &Inputs<'_>) -> Decisions<'_> {
+        for s in inputs.joint_states {
+            let _ = self.ingest(now_s, s);
+        }
+        for &p in inputs.platen_poses {
+            self.take_platen_pose(p);
+        }
+        for &r in inputs.platen_requests {
+            self.take_move_request(r);
+        }
+        self.cycle(now_s, Scope::All)
+    }
+
+    /// The decisions and commands as they stand, with the platen's status
+    /// and this cycle's answers.
+    pub fn outcome(&self) -> Decisions<'_> {
+        Decisions {
+            manipulators: &self.decisions,
+            commands: &self.commands,
+            platen: &self.platen_status,
+            answers: &self.answers,
+        }
+    }
+
+    /// Checks and decides the arms `part` covers (a first half when it is
+    /// one arm), and makes their commands.
+    fn decide_part(&mut self, now_s: f64, part: Part) {
+        let (m, release) = (self.margins.clearance_m as f32, self.margins.release_m as f32);
+        let unknown = self.prepare_all(now_s);
+        self.check(m, release, part);
+        for ri in (0..self.arms.len()).filter(|&ri| part.arm(ri)) {
+            self.decisions[ri] = self.decide(ri, now_s, release, unknown);
+            self.command(ri, now_s);
+        }
+        if let Part::Only(first) = part {
+            self.pending = Some(Pending { now_s, first, unknown, m, release });
+        }
+    }
+
+    /// Robot `ri`'s command from its decision.
+    fn command(&mut self, ri: usize, now_s: f64) {
+        let release = self.margins.release_m;
+        self.commands[ri] =
+            self.supervision[ri].command(&self.policy, &self.commands[ri], &self.decisions[ri], now_s, release);
+    }
+
+    /// Applies the platen pose updates and answers the move requests taken
+    /// since the last cycle.
+    fn run_platen(&mut self, now_s: f64) {
         self.answers.clear();
         if let Some(p) = &mut self.platen {
-            for u in poses {
+            for u in &self.platen_poses {
                 if u.unit >= p.units() {
                     self.unknown_inputs += 1;
                     continue;
                 }
                 p.pose_update(now_s, u.unit, u.stamp_s, u.pose);
             }
-            for r in requests {
+            for r in &self.move_requests {
                 let answer = p.request(now_s, r.unit, r.request_id, r.target);
                 self.answers.push((r.unit, answer));
             }
             self.platen_status.clear();
             self.platen_status.extend((0..p.units()).map(|i| p.status(i, now_s)));
         } else {
-            self.unknown_inputs += poses.len() + requests.len();
+            self.unknown_inputs += self.platen_poses.len() + self.move_requests.len();
         }
-        Decisions { manipulators: &self.decisions, platen: &self.platen_status, answers: &self.answers }
+        self.platen_poses.clear();
+        self.move_requests.clear();
+    }
+
+    /// Takes a platen unit's pose, applied at the next cycle (in arrival
+    /// order, before the move requests).
+    pub fn take_platen_pose(&mut self, p: PlatenPoseIn) {
+        self.platen_poses.push(p);
+    }
+
+    /// Takes a platen move request, answered at the next cycle.
+    pub fn take_move_request(&mut self, r: MoveRequest) {
+        self.move_requests.push(r);
     }
 
     /// The platen allocator, if the cell has a platen.
@@ -1031,21 +1150,10 @@ impl Guard {
         self.platen.as_ref()
     }
 
-    /// The manipulator part of [`Guard::step`]: takes the joint states that
-    /// arrived since the last cycle and decides, for every manipulator,
-    /// continue or stop.
-    pub fn step_manipulators(&mut self, now_s: f64, states: &[JointStateIn<'_>]) -> &[Decision] {
-        for s in states {
-            let _ = self.ingest(now_s, s);
-        }
-        self.evaluate(now_s)
-    }
-
     /// Takes one joint state as it arrives, ahead of the next
-    /// [`Guard::evaluate`] (a transport that receives states one by one
-    /// needs no buffer of its own). A refused state stops its robot from
-    /// the next evaluation until a state is accepted again; an unknown
-    /// robot is counted ([`Guard::unknown_inputs`]). Allocates nothing.
+    /// [`Guard::cycle`]. A refused state stops its robot from the next
+    /// cycle until a state is accepted again; an unknown robot is counted
+    /// ([`Guard::unknown_inputs`]). Allocates nothing.
     pub fn ingest(&mut self, now_s: f64, s: &JointStateIn<'_>) -> Result<(), SampleError> {
         let watchdog_s = self.settings.watchdog_s;
         let Some(arm) = self.arms.get_mut(s.robot) else {
@@ -1064,51 +1172,48 @@ impl Guard {
         r
     }
 
-    /// Decides, for every manipulator, continue or stop, from the joint
-    /// states taken so far ([`Guard::ingest`]).
-    pub fn evaluate(&mut self, now_s: f64) -> &[Decision] {
-        self.pending = None;
-        let (m, release) = (self.margins.clearance_m as f32, self.margins.release_m as f32);
-        let unknown = self.prepare_all(now_s);
-        self.check(m, release, Part::All);
-        for ri in 0..self.arms.len() {
-            self.decisions[ri] = self.decide(ri, now_s, release, unknown);
+    /// Input for `robot` that the adapter refused (joint names it cannot
+    /// map, a bad trajectory) stops it from the next cycle while `refused`
+    /// holds; the adapter clears it when good input arrives.
+    pub fn set_input_refused(&mut self, robot: usize, refused: bool) {
+        if let Some(s) = self.supervision.get_mut(robot) {
+            s.refused = refused;
         }
-        &self.decisions
     }
 
-    /// The first half of an evaluation split in two, for a transport that
-    /// cycles on each joint state: decides `robot` (the one whose state just
-    /// arrived) and nothing else: every arm's stopping path is posed, but
-    /// only `robot`'s cell and self checks and the pairs that include it
-    /// are run. Its stop can go out before [`Guard::evaluate_rest`] decides
-    /// the others. Together the two decide exactly what [`Guard::evaluate`]
-    /// would. `None` (and nothing done) when `robot` is not a manipulator
-    /// of the cell.
-    pub fn evaluate_first(&mut self, now_s: f64, robot: usize) -> Option<Decision> {
-        if robot >= self.arms.len() {
-            return None;
-        }
-        let (m, release) = (self.margins.clearance_m as f32, self.margins.release_m as f32);
-        let unknown = self.prepare_all(now_s);
-        self.check(m, release, Part::Only(robot));
-        let d = self.decide(robot, now_s, release, unknown);
-        self.decisions[robot] = d;
-        self.pending = Some(Pending { now_s, first: robot, unknown, m, release });
-        Some(d)
+    /// Sets how decisions become commands.
+    pub fn set_command_policy(&mut self, p: CommandPolicy) {
+        self.policy = p;
     }
 
-    /// The second half of a split evaluation: the other arms' checks and
-    /// decisions. Without a first half pending, the decisions stand as
-    /// they are.
-    pub fn evaluate_rest(&mut self) -> &[Decision] {
-        if let Some(p) = self.pending.take() {
-            self.check(p.m, p.release, Part::Except(p.first));
-            for ri in (0..self.arms.len()).filter(|&ri| ri != p.first) {
-                self.decisions[ri] = self.decide(ri, p.now_s, p.release, p.unknown);
+    /// How decisions become commands.
+    pub fn command_policy(&self) -> CommandPolicy {
+        self.policy
+    }
+
+    /// The commands of the last cycle.
+    pub fn commands(&self) -> &[Command] {
+        &self.commands
+    }
+
+    /// Whether `robot` has a latched stop.
+    pub fn latched(&self, robot: usize) -> bool {
+        self.supervision.get(robot).is_some_and(|s| s.latched)
+    }
+
+    /// Releases the latched stops of robots whose decision now lets them
+    /// go; returns, per robot with a latch, whether it was released
+    /// (`false`: still in conflict, the latch holds).
+    pub fn reset_latches(&mut self, mut each: impl FnMut(usize, bool)) {
+        for (r, s) in self.supervision.iter_mut().enumerate() {
+            if s.latched {
+                let release = !self.decisions[r].is_stop();
+                if release {
+                    s.latched = false;
+                }
+                each(r, release);
             }
         }
-        &self.decisions
     }
 
     /// Prepares every arm; the first robot with no joint state, if any.

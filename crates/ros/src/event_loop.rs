@@ -1,0 +1,369 @@
+//! The node's one event loop, written once for every transport.
+//!
+//! A transport ([`Transport`]) hands over what arrives, in
+//! [`Incoming`] (joint states first when several are ready), and puts on
+//! the wire what the loop gives it; it decides nothing. The loop owns the
+//! timers (the cycle at `rate_hz`, diagnostics at `diagnostics_hz`, robot
+//! markers at `markers_hz`, the cell's voxels at 1 Hz while markers are
+//! on) and re-makes each one as soon as a parameter update changes its
+//! rate. A joint state runs a split cycle when `cycle_on_joint_state` is
+//! set: its robot's stop goes out before the others are decided.
+//!
+//! What goes out comes from the core's commands
+//! ([`workcell_guard_core::guard::Command`]), converted by [`GuardNode`]:
+//! a stop only when it is due, the speed scaling every cycle, the
+//! controller's hold and goal cancel when the core asks for them.
+
+use crate::convert::to_time;
+use crate::msg::{
+    Bool, DiagnosticArray, DisplayTrajectory, Float64, JointState, JointTrajectory, MarkerArray, PlatenGrant,
+    PlatenMoveRequest, PointCloud2, PoseStamped, SetContactRequest, SetContactResponse, Time, TriggerResponse,
+};
+use crate::node::GuardNode;
+use serde_json::Value;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+use tokio::sync::mpsc::UnboundedReceiver;
+use workcell_guard_description::workcell::Workcell;
+
+/// What a transport hands to the loop. `R` identifies a service request
+/// for its answer.
+#[derive(Debug)]
+pub enum Incoming<R> {
+    /// A joint state for robot `.0`.
+    JointState(usize, JointState),
+    /// A planned trajectory for robot `.0`.
+    Trajectory(usize, JointTrajectory),
+    /// A MoveIt display trajectory, for the robots `.0` lists.
+    Display(Vec<usize>, DisplayTrajectory),
+    /// Sensed obstacles.
+    Cloud(PointCloud2),
+    /// Platen unit `.0`'s pose.
+    PlatenPose(usize, PoseStamped),
+    /// Platen unit `.0` asks to move.
+    MoveRequest(usize, PlatenMoveRequest),
+    /// `~/reset_stop` was called.
+    ResetStop(R),
+    /// `~/reload` was called.
+    Reload(R),
+    /// `~/set_contact` was called.
+    SetContact(R, SetContactRequest),
+    /// A message that could not be decoded: which kind, and why.
+    Undecodable(&'static str, String),
+}
+
+/// The two `std_srvs/Trigger` services.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Trigger {
+    /// `~/reset_stop`.
+    ResetStop,
+    /// `~/reload`.
+    Reload,
+}
+
+/// A middleware binding: receives into [`Incoming`] and publishes what
+/// the loop hands it. Publishing failures are the transport's to log.
+#[allow(async_fn_in_trait)]
+pub trait Transport {
+    /// Identifies a service request.
+    type Request;
+
+    /// The next thing that arrived; `None` once the transport is closed.
+    /// Must be cancel-safe (the loop races it against its timers).
+    async fn next(&mut self) -> Option<Incoming<Self::Request>>;
+    /// The node's clock, s.
+    fn now_s(&self) -> f64;
+    /// Robot `robot`'s stop flag.
+    fn publish_stop(&mut self, robot: usize, stop: Bool);
+    /// Robot `robot`'s speed scaling (where the workcell names a topic).
+    fn publish_speed(&mut self, robot: usize, scaling: Float64);
+    /// Tells robot `robot`'s controller to hold (an empty trajectory
+    /// stamped `stamp`, where the workcell names its command topic).
+    fn hold(&mut self, robot: usize, stamp: Time);
+    /// Cancels every goal of robot `robot`'s trajectory action (where the
+    /// workcell names it).
+    fn cancel_goals(&mut self, robot: usize);
+    /// Platen unit `unit`'s grant.
+    fn publish_grant(&mut self, unit: usize, grant: &PlatenGrant);
+    /// The diagnostics.
+    fn publish_diagnostics(&mut self, d: &DiagnosticArray);
+    /// Markers (the robots', or the cell's voxels).
+    fn publish_markers(&mut self, m: &MarkerArray);
+    /// Answers a `std_srvs/Trigger` call.
+    fn answer_trigger(&mut self, which: Trigger, request: Self::Request, answer: TriggerResponse);
+    /// Answers a `SetContact` call.
+    fn answer_set_contact(&mut self, request: Self::Request, answer: SetContactResponse);
+}
+
+/// A reload's result: the new node, or why the workcell was refused.
+pub type Reloaded = Result<GuardNode, String>;
+
+/// Builds a node for a reload from the current parameters (on a thread
+/// of its own: it loads URDFs and meshes and may sample a collision
+/// matrix).
+pub type Rebuild = Arc<dyn Fn(crate::params::NodeParams) -> Reloaded + Send + Sync>;
+
+/// What the loop needs besides the node and the transport.
+pub struct LoopContext {
+    /// Parameter updates, already checked by the parameter services.
+    pub params: UnboundedReceiver<(String, Value)>,
+    /// The workcell the parameter services check against; replaced on a
+    /// reload.
+    pub checked_cell: Arc<Mutex<Arc<Workcell>>>,
+    /// Builds the node for `~/reload`.
+    pub rebuild: Rebuild,
+    /// Raised by the panic hook when any thread of the node panicked.
+    pub panicked: Arc<AtomicBool>,
+}
+
+fn interval(hz: f64) -> tokio::time::Interval {
+    let period = if hz > 0.0 { Duration::from_secs_f64(1.0 / hz) } else { Duration::from_secs(3600) };
+    let mut i = tokio::time::interval(period);
+    i.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    i
+}
+
+/// The loop's timers, each with the rate it was made for.
+struct Timers {
+    rate_hz: f64,
+    cycle: tokio::time::Interval,
+    diagnostics_hz: f64,
+    diagnostics: tokio::time::Interval,
+    markers_hz: f64,
+    markers: tokio::time::Interval,
+    voxels: tokio::time::Interval,
+}
+
+impl Timers {
+    fn new(core: &GuardNode) -> Timers {
+        let p = core.params();
+        Timers {
+            rate_hz: p.rate_hz,
+            cycle: interval(p.rate_hz),
+            diagnostics_hz: p.diagnostics_hz,
+            diagnostics: interval(p.diagnostics_hz),
+            markers_hz: p.markers_hz,
+            markers: interval(p.markers_hz),
+            voxels: interval(1.0),
+        }
+    }
+
+    /// Re-makes every timer whose rate the parameters changed.
+    fn follow(&mut self, core: &GuardNode) {
+        let p = core.params();
+        if p.rate_hz != self.rate_hz {
+            self.rate_hz = p.rate_hz;
+            self.cycle = interval(p.rate_hz);
+        }
+        if p.diagnostics_hz != self.diagnostics_hz {
+            self.diagnostics_hz = p.diagnostics_hz;
+            self.diagnostics = interval(p.diagnostics_hz);
+        }
+        if p.markers_hz != self.markers_hz {
+            self.markers_hz = p.markers_hz;
+            self.markers = interval(p.markers_hz);
+            self.voxels = interval(1.0);
+        }
+    }
+}
+
+/// Publishes what the last cycle decided: every due stop but `done`'s
+/// (out already), speed scalings, controller holds and cancels, grants.
+fn publish_cycle<T: Transport>(t: &mut T, core: &GuardNode, now_s: f64, done: Option<usize>) {
+    let stops = core.stops();
+    for r in (0..stops.len()).filter(|&r| Some(r) != done && core.stop_due(r)) {
+        t.publish_stop(r, stops[r]);
+    }
+    for (r, s) in core.speed_scaling().iter().enumerate() {
+        t.publish_speed(r, *s);
+    }
+    let stamp = to_time(now_s).unwrap_or_default();
+    for (r, a) in core.actuation().iter().enumerate() {
+        if a.hold {
+            t.hold(r, stamp);
+        }
+        if a.cancel {
+            t.cancel_goals(r);
+        }
+    }
+    for (unit, g) in core.grants() {
+        t.publish_grant(*unit, g);
+    }
+}
+
+fn trigger(success: bool, message: String) -> TriggerResponse {
+    TriggerResponse { success, message }
+}
+
+/// Runs the node over `t` until `shutdown` resolves, the transport
+/// closes, or a thread of the node panics.
+pub async fn serve<T: Transport>(
+    t: &mut T,
+    core: &mut GuardNode,
+    cx: &mut LoopContext,
+    shutdown: impl Future<Output = ()>,
+) {
+    let mut shutdown = std::pin::pin!(shutdown);
+    let mut timers = Timers::new(core);
+    let (reloaded_tx, reloaded_rx) = mpsc::channel::<Reloaded>();
+    let mut reload_pending: Option<T::Request> = None;
+    loop {
+        // Shutdown, the cycle timer, then what arrived (joint states first,
+        // so a state's stop waits for no other stream's poll).
+        tokio::select! {
+            biased;
+            _ = &mut shutdown => break,
+            _ = timers.cycle.tick() => {
+                if cx.panicked.load(Ordering::SeqCst) {
+                    tracing::error!("a thread of the node panicked: stopping every robot");
+                    break;
+                }
+                if let Ok(r) = reloaded_rx.try_recv()
+                    && let Some(id) = reload_pending.take()
+                {
+                    let answer = swap_in(core, cx, r);
+                    t.answer_trigger(Trigger::Reload, id, answer);
+                    timers.follow(core);
+                }
+                if core.timer_due() {
+                    let now = t.now_s();
+                    core.cycle(now);
+                    publish_cycle(t, core, now, None);
+                }
+            }
+            Some((name, v)) = cx.params.recv() => {
+                match core.set_param(&name, &v) {
+                    Ok(()) => tracing::info!("parameter {name} = {v}"),
+                    Err(e) => tracing::error!("parameter {name} accepted by the service but refused: {e}"),
+                }
+                timers.follow(core);
+            }
+            m = t.next() => match m {
+                None => break,
+                Some(Incoming::Reload(id)) => {
+                    if reload_pending.is_some() {
+                        t.answer_trigger(Trigger::Reload, id, trigger(false, "a reload is already under way".into()));
+                    } else {
+                        let (params, rebuild, tx) = (core.params().clone(), cx.rebuild.clone(), reloaded_tx.clone());
+                        let spawned = std::thread::Builder::new().name("reload".into()).spawn(move || {
+                            let _ = tx.send(rebuild(params));
+                        });
+                        match spawned {
+                            Ok(_) => reload_pending = Some(id),
+                            Err(_) => t.answer_trigger(Trigger::Reload, id, trigger(false, "could not start the reload".into())),
+                        }
+                    }
+                }
+                Some(m) => take(t, core, m),
+            },
+            _ = timers.diagnostics.tick(), if timers.diagnostics_hz > 0.0 => {
+                let stamp = to_time(t.now_s()).unwrap_or_default();
+                t.publish_diagnostics(core.diagnostics(stamp));
+            }
+            _ = timers.markers.tick(), if timers.markers_hz > 0.0 => {
+                let stamp = to_time(t.now_s()).unwrap_or_default();
+                t.publish_markers(core.markers(stamp));
+            }
+            _ = timers.voxels.tick(), if timers.markers_hz > 0.0 => {
+                let stamp = to_time(t.now_s()).unwrap_or_default();
+                t.publish_markers(core.cell_markers(stamp));
+            }
+        }
+    }
+}
+
+/// A finished reload: the new node in, or the refusal; the answer to give.
+fn swap_in(core: &mut GuardNode, cx: &LoopContext, r: Reloaded) -> TriggerResponse {
+    match r {
+        Ok(new) => {
+            *core = new;
+            if let Ok(mut c) = cx.checked_cell.lock() {
+                *c = Arc::new(core.cell().clone());
+            }
+            tracing::warn!("workcell reloaded; every robot stops until its joint states warm up again");
+            trigger(true, format!("reloaded {}", core.cell().file.display()))
+        }
+        Err(e) => {
+            tracing::error!("reload refused: {e}");
+            trigger(false, format!("reload refused, still running the previous workcell: {e}"))
+        }
+    }
+}
+
+/// Hands one arrival to the node (and, for a joint state with
+/// `cycle_on_joint_state`, runs the split cycle and publishes it).
+fn take<T: Transport>(t: &mut T, core: &mut GuardNode, m: Incoming<T::Request>) {
+    let robot_name = |core: &GuardNode, r: usize| core.cell().manipulators.get(r).map_or("?", |m| &m.name).to_string();
+    match m {
+        Incoming::JointState(robot, msg) => {
+            let now = t.now_s();
+            if let Err(e) = core.on_joint_state(robot, &msg, now) {
+                tracing::warn!("{}: {e}", robot_name(core, robot));
+            }
+            if core.params().cycle_on_joint_state {
+                // This robot's stop first, then the others'.
+                if let Some(stop) = core.cycle_first(now, robot).filter(|_| core.stop_due(robot)) {
+                    t.publish_stop(robot, stop);
+                    // A DDS stack sends from its own thread, which the
+                    // kernel tends to wake on this core: let it run before
+                    // the rest of the cycle.
+                    std::thread::yield_now();
+                }
+                core.cycle_rest(now);
+                publish_cycle(t, core, now, Some(robot));
+            }
+        }
+        Incoming::Trajectory(robot, msg) => {
+            if let Err(e) = core.on_trajectory(robot, &msg) {
+                tracing::warn!("{}: {e}", robot_name(core, robot));
+            }
+        }
+        Incoming::Display(robots, msg) => {
+            for robot in robots {
+                if let Err(e) = core.on_display_trajectory(robot, &msg) {
+                    tracing::warn!("{}: {e}", robot_name(core, robot));
+                }
+            }
+        }
+        Incoming::Cloud(msg) => {
+            if let Err(e) = core.on_cloud(&msg, t.now_s()) {
+                tracing::warn!("point cloud refused: {e}");
+            }
+        }
+        Incoming::PlatenPose(unit, msg) => core.on_platen_pose(unit, &msg),
+        Incoming::MoveRequest(unit, msg) => core.on_move_request(unit, &msg),
+        Incoming::ResetStop(id) => {
+            let answer = match core.reset_stops() {
+                Ok(m) => trigger(true, m),
+                Err(m) => trigger(false, m),
+            };
+            t.answer_trigger(Trigger::ResetStop, id, answer);
+        }
+        Incoming::SetContact(id, req) => {
+            let (success, message) = match core.set_contact(&req.body_a, &req.body_b, req.allowed) {
+                Ok(m) => (true, m),
+                Err(m) => (false, m),
+            };
+            t.answer_set_contact(id, SetContactResponse { success, message });
+        }
+        Incoming::Reload(_) => unreachable!("reloads are taken by the loop"),
+        Incoming::Undecodable(what, why) => tracing::warn!("{what} not decoded: {why}"),
+    }
+}
+
+/// The workcell's MoveIt display topics, each with the robots pointed at it
+/// (one subscription per topic, whatever the transport).
+pub fn display_topics(cell: &Workcell) -> Vec<(String, Vec<usize>)> {
+    let mut out: Vec<(String, Vec<usize>)> = Vec::new();
+    for (r, m) in cell.manipulators.iter().enumerate() {
+        if let Some(d) = &m.display_trajectory_topic {
+            match out.iter_mut().find(|(t, _)| t == d) {
+                Some((_, robots)) => robots.push(r),
+                None => out.push((d.clone(), vec![r])),
+            }
+        }
+    }
+    out
+}
