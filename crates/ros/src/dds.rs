@@ -37,7 +37,7 @@
 //!   after the signal) is sent `true` and nothing older.
 
 use crate::args::RosArgs;
-use crate::convert::to_time;
+use crate::event_loop::{self, Incoming, LoopContext, Transport, Trigger};
 use crate::msg::{
     Bool, CancelGoalRequest, CancelGoalResponse, DiagnosticArray, DisplayTrajectory, Float64, JointState,
     JointTrajectory, MarkerArray, PlatenGrant, PlatenMoveRequest, PointCloud2, PoseStamped, RosMessage,
@@ -49,14 +49,14 @@ use futures::StreamExt;
 use ros2_client::dds::rustdds::DomainParticipantBuilder;
 use ros2_client::dds::{Client, Context, Node, Publisher, Server, ServiceMapping, Subscription};
 use ros2_client::{
-    Message, MessageTypeName, Name, NodeName, NodeOptions, ParameterValue, QosProfile, ServiceTypeName,
+    Message, MessageTypeName, Name, NodeName, NodeOptions, ParameterValue, QosProfile, RmwRequestId, ServiceTypeName,
     qos::{Durability, History, Reliability, WhenFull},
 };
 use serde_json::Value;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use workcell_guard_core::field::DistanceField;
 use workcell_guard_description::workcell::{self, Workcell};
@@ -373,17 +373,9 @@ fn create_topics(
             None => None,
         });
     }
-    let mut display_topics: Vec<(&str, Vec<usize>)> = Vec::new();
-    for (r, m) in cell.manipulators.iter().enumerate() {
-        if let Some(d) = &m.display_trajectory_topic {
-            match display_topics.iter_mut().find(|(t, _)| *t == d.as_str()) {
-                Some((_, robots)) => robots.push(r),
-                None => display_topics.push((d.as_str(), vec![r])),
-            }
-        }
-    }
+    let display_topics = event_loop::display_topics(cell);
     for (d, robots) in display_topics {
-        let tp = topic::<DisplayTrajectory>(node, &name(ros, node_name, ns, d)?, &services)?;
+        let tp = topic::<DisplayTrajectory>(node, &name(ros, node_name, ns, &d)?, &services)?;
         t.displays.push((node.create_subscription(&tp, None).map_err(dds)?, robots));
     }
     for u in cell.platen.iter().flat_map(|p| &p.units) {
@@ -405,16 +397,6 @@ fn now_s(node: &Node) -> f64 {
     node.time_now().to_nanos() as f64 * 1e-9
 }
 
-fn period(hz: f64) -> Option<Duration> {
-    (hz > 0.0).then(|| Duration::from_secs_f64(1.0 / hz))
-}
-
-fn interval(hz: f64) -> tokio::time::Interval {
-    let mut i = tokio::time::interval(period(hz).unwrap_or(Duration::from_secs(3600)));
-    i.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-    i
-}
-
 /// Runs the node until SIGINT or SIGTERM.
 pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), RunError> {
     let env = DdsEnv::from_env()?;
@@ -432,7 +414,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     // reason back to the caller), applied here between cycles.
     let shared = Arc::new(Mutex::new(core.params().clone()));
     let cell = Arc::new(Mutex::new(Arc::new(core.cell().clone())));
-    let (tx, rx) = mpsc::channel::<(String, Value)>();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<(String, Value)>();
     let mut options = NodeOptions::new().enable_rosout(true);
     for (k, v) in declared(core.params(), core.cell()) {
         options = options.declare_parameter(k, v);
@@ -482,9 +464,19 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     let panicked = Arc::new(AtomicBool::new(false));
     let report = catch_panics(panicked.clone());
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let reload = Reload { cell, matrix_cache: matrix_cache.map(|p| p.to_path_buf()) };
+    let cache = matrix_cache.map(|p| p.to_path_buf());
+    let mut cx = LoopContext {
+        params: rx,
+        checked_cell: cell,
+        rebuild: Arc::new(move |params| build_from(params, cache.as_deref()).map_err(|e| e.to_string())),
+        panicked: panicked.clone(),
+    };
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        rt.block_on(serve(&node, &topics, &mut core, &rx, &reload, &panicked))
+        rt.block_on(async {
+            let mut shutdown = Shutdown::new();
+            let mut io = DdsIo::new(&node, &topics);
+            event_loop::serve(&mut io, &mut core, &mut cx, shutdown.requested()).await
+        })
     }));
     leave_stopped(&mut node, &mut topics, linger);
     if let Some(r) = report.lock().ok().and_then(|mut r| r.take()) {
@@ -587,258 +579,177 @@ fn leave_stopped(node: &mut Node, topics: &mut Topics, linger: Duration) {
     drop(fresh);
 }
 
-/// Publishes every stop (but `done`'s: the robot whose joint state
-/// triggered the cycle, published already), then speed scalings and
-/// actuation.
-fn publish_stops(topics: &Topics, core: &GuardNode, now: f64, done: Option<usize>) {
-    let stops = core.stops();
-    for r in (0..stops.len()).filter(|&r| Some(r) != done && core.stop_due(r)) {
-        if let Err(e) = topics.stops[r].publish(stops[r]) {
-            tracing::warn!("stop not published: {e:?}");
+/// The dds transport's side of the shared loop: the node's topics, with
+/// every subscription merged into one stream per kind.
+struct DdsIo<'a> {
+    node: &'a Node,
+    topics: &'a Topics,
+    joint_states: futures::stream::SelectAll<LocalStream<'a, (usize, Received<JointState>)>>,
+    trajectories: futures::stream::SelectAll<LocalStream<'a, (usize, Received<JointTrajectory>)>>,
+    displays: futures::stream::SelectAll<LocalStream<'a, (usize, Received<DisplayTrajectory>)>>,
+    clouds: LocalStream<'a, Received<PointCloud2>>,
+    unit_poses: futures::stream::SelectAll<LocalStream<'a, (usize, Received<PoseStamped>)>>,
+    move_requests: futures::stream::SelectAll<LocalStream<'a, (usize, Received<PlatenMoveRequest>)>>,
+    resets: LocalStream<'a, Result<(RmwRequestId, TriggerRequest), String>>,
+    reloads: LocalStream<'a, Result<(RmwRequestId, TriggerRequest), String>>,
+    contacts: LocalStream<'a, Result<(RmwRequestId, SetContactRequest), String>>,
+}
+
+type LocalStream<'a, T> = futures::stream::LocalBoxStream<'a, T>;
+type Received<M> = Result<M, String>;
+
+/// Each subscription's messages (decoding errors as text), tagged with its index.
+fn merged<'a, M: 'static + serde::de::DeserializeOwned>(
+    subs: impl Iterator<Item = &'a Subscription<M>>,
+) -> futures::stream::SelectAll<LocalStream<'a, (usize, Received<M>)>> {
+    futures::stream::select_all(subs.enumerate().map(|(i, s)| {
+        s.async_stream().map(move |m| (i, m.map(|(msg, _)| msg).map_err(|e| format!("{e:?}")))).boxed_local()
+    }))
+}
+
+impl<'a> DdsIo<'a> {
+    fn new(node: &'a Node, topics: &'a Topics) -> DdsIo<'a> {
+        let service = |s: &'a Server<TriggerRequest, TriggerResponse>| {
+            s.receive_request_stream().map(|r| r.map_err(|e| format!("{e:?}"))).boxed_local()
+        };
+        DdsIo {
+            node,
+            topics,
+            joint_states: merged(topics.joint_states.iter()),
+            trajectories: merged(topics.trajectories.iter()),
+            displays: merged(topics.displays.iter().map(|(s, _)| s)),
+            clouds: topics
+                .points
+                .async_stream()
+                .map(|m| m.map(|(msg, _)| msg).map_err(|e| format!("{e:?}")))
+                .boxed_local(),
+            unit_poses: merged(topics.unit_poses.iter()),
+            move_requests: merged(topics.move_requests.iter()),
+            resets: service(&topics.reset_stop),
+            reloads: service(&topics.reload),
+            contacts: topics
+                .set_contact
+                .receive_request_stream()
+                .map(|r| r.map_err(|e| format!("{e:?}")))
+                .boxed_local(),
         }
     }
-    for (p, s) in topics.speed.iter().zip(core.speed_scaling()) {
-        if let Some(p) = p
-            && let Err(e) = p.publish(*s)
-        {
-            tracing::warn!("speed scaling not published: {e:?}");
+}
+
+fn warn<E: std::fmt::Debug>(what: &str, r: Result<(), E>) {
+    if let Err(e) = r {
+        tracing::warn!("{what} not published: {e:?}");
+    }
+}
+
+impl Transport for DdsIo<'_> {
+    type Request = RmwRequestId;
+
+    async fn next(&mut self) -> Option<Incoming<RmwRequestId>> {
+        use Incoming as I;
+        let bad = |what: &'static str, e: String| Some(I::Undecodable(what, e));
+        tokio::select! {
+            biased;
+            Some((r, m)) = self.joint_states.next() => match m {
+                Ok(msg) => Some(I::JointState(r, msg)),
+                Err(e) => bad("joint state", e),
+            },
+            Some((d, m)) = self.displays.next() => match m {
+                Ok(msg) => Some(I::Display(self.topics.displays[d].1.clone(), msg)),
+                Err(e) => bad("display trajectory", e),
+            },
+            Some(m) = self.clouds.next() => match m {
+                Ok(msg) => Some(I::Cloud(msg)),
+                Err(e) => bad("point cloud", e),
+            },
+            Some((u, m)) = self.unit_poses.next() => match m {
+                Ok(msg) => Some(I::PlatenPose(u, msg)),
+                Err(e) => bad("platen pose", e),
+            },
+            Some((u, m)) = self.move_requests.next() => match m {
+                Ok(msg) => Some(I::MoveRequest(u, msg)),
+                Err(e) => bad("move request", e),
+            },
+            Some(r) = self.resets.next() => match r {
+                Ok((id, _)) => Some(I::ResetStop(id)),
+                Err(e) => bad("reset_stop request", e),
+            },
+            Some(r) = self.contacts.next() => match r {
+                Ok((id, req)) => Some(I::SetContact(id, req)),
+                Err(e) => bad("set_contact request", e),
+            },
+            Some(r) = self.reloads.next() => match r {
+                Ok((id, _)) => Some(I::Reload(id)),
+                Err(e) => bad("reload request", e),
+            },
+            Some((r, m)) = self.trajectories.next() => match m {
+                Ok(msg) => Some(I::Trajectory(r, msg)),
+                Err(e) => bad("trajectory", e),
+            },
+            else => None,
         }
     }
-    for (r, a) in core.actuation().iter().enumerate() {
-        if a.hold
-            && let Some(p) = &topics.commands[r]
-        {
+
+    fn now_s(&self) -> f64 {
+        now_s(self.node)
+    }
+
+    fn publish_stop(&mut self, robot: usize, stop: Bool) {
+        warn("stop", self.topics.stops[robot].publish(stop));
+    }
+
+    fn publish_speed(&mut self, robot: usize, scaling: Float64) {
+        if let Some(p) = &self.topics.speed[robot] {
+            warn("speed scaling", p.publish(scaling));
+        }
+    }
+
+    fn hold(&mut self, robot: usize, stamp: crate::msg::Time) {
+        if let Some(p) = &self.topics.commands[robot] {
             // An empty trajectory: joint_trajectory_controller stops and holds.
             let hold = JointTrajectory {
-                header: crate::msg::Header { stamp: to_time(now).unwrap_or_default(), frame_id: String::new() },
+                header: crate::msg::Header { stamp, frame_id: String::new() },
                 joint_names: Vec::new(),
                 points: Vec::new(),
             };
-            if let Err(e) = p.publish(hold) {
-                tracing::warn!("hold not sent to the controller: {e:?}");
-            }
+            warn("controller hold", p.publish(hold));
         }
-        if let Some(c) = &topics.cancels[r] {
+    }
+
+    fn cancel_goals(&mut self, robot: usize) {
+        if let Some(c) = &self.topics.cancels[robot] {
             while let Ok(Some(_)) = c.receive_response() {}
-            if a.cancel
-                && let Err(e) = c.send_request(CancelGoalRequest::default())
-            {
+            if let Err(e) = c.send_request(CancelGoalRequest::default()) {
                 tracing::warn!("goal cancel not sent: {e:?}");
             }
         }
     }
-}
 
-/// What a reload needs: the workcell the parameter checks see, and the
-/// collision-matrix cache.
-struct Reload {
-    cell: Arc<Mutex<Arc<Workcell>>>,
-    matrix_cache: Option<PathBuf>,
-}
+    fn publish_grant(&mut self, unit: usize, grant: &PlatenGrant) {
+        warn("grant", self.topics.grants[unit].publish(grant.clone()));
+    }
 
-fn trigger(success: bool, message: String) -> TriggerResponse {
-    TriggerResponse { success, message }
-}
+    fn publish_diagnostics(&mut self, d: &DiagnosticArray) {
+        warn("diagnostics", self.topics.diagnostics.publish(d.clone()));
+    }
 
-fn publish_grants(topics: &Topics, core: &GuardNode) {
-    for (unit, g) in core.grants() {
-        if let Err(e) = topics.grants[*unit].publish(g.clone()) {
-            tracing::warn!("grant not published: {e:?}");
+    fn publish_markers(&mut self, m: &MarkerArray) {
+        warn("markers", self.topics.markers.publish(m.clone()));
+    }
+
+    fn answer_trigger(&mut self, which: Trigger, request: RmwRequestId, answer: TriggerResponse) {
+        let server = match which {
+            Trigger::ResetStop => &self.topics.reset_stop,
+            Trigger::Reload => &self.topics.reload,
+        };
+        if let Err(e) = server.send_response(request, answer) {
+            tracing::warn!("{which:?} answer not sent: {e:?}");
         }
     }
-}
 
-async fn serve(
-    node: &Node,
-    topics: &Topics,
-    core: &mut GuardNode,
-    rx: &mpsc::Receiver<(String, Value)>,
-    reload: &Reload,
-    panicked: &AtomicBool,
-) {
-    let mut joint_states = futures::stream::select_all(
-        topics.joint_states.iter().enumerate().map(|(i, s)| s.async_stream().map(move |m| (i, m)).boxed_local()),
-    );
-    let mut trajectories = futures::stream::select_all(
-        topics.trajectories.iter().enumerate().map(|(i, s)| s.async_stream().map(move |m| (i, m)).boxed_local()),
-    );
-    let mut rate = core.params().rate_hz;
-    let mut cycle = interval(rate);
-    let mut diag_hz = core.params().diagnostics_hz;
-    let mut diag = interval(diag_hz);
-    let mut markers_hz = core.params().markers_hz;
-    let mut markers = interval(markers_hz);
-    let mut voxels = interval(1.0);
-    // Signal streams made once: a `ctrl_c()` future made per loop would
-    // register anew on every message.
-    let mut shutdown = Shutdown::new();
-    let mut unit_poses = futures::stream::select_all(
-        topics.unit_poses.iter().enumerate().map(|(i, s)| s.async_stream().map(move |m| (i, m)).boxed_local()),
-    );
-    let mut move_requests = futures::stream::select_all(
-        topics.move_requests.iter().enumerate().map(|(i, s)| s.async_stream().map(move |m| (i, m)).boxed_local()),
-    );
-    let mut clouds = Box::pin(topics.points.async_stream());
-    let mut displays = futures::stream::select_all(
-        topics.displays.iter().enumerate().map(|(i, (s, _))| s.async_stream().map(move |m| (i, m)).boxed_local()),
-    );
-    let mut reset_requests = Box::pin(topics.reset_stop.receive_request_stream());
-    let mut reload_requests = Box::pin(topics.reload.receive_request_stream());
-    let mut contact_requests = Box::pin(topics.set_contact.receive_request_stream());
-    let (reloaded_tx, reloaded_rx) = mpsc::channel::<Result<GuardNode, String>>();
-    let mut reload_pending = None;
-    loop {
-        // In this order: shutdown, the timer, joint states (polled before
-        // the rest, so a state's stop waits for no other stream's poll).
-        tokio::select! {
-            biased;
-            _ = shutdown.requested() => break,
-            _ = cycle.tick() => {
-                if panicked.load(Ordering::SeqCst) {
-                    tracing::error!("a thread of the node panicked: stopping every robot");
-                    break;
-                }
-                while let Ok((name, v)) = rx.try_recv() {
-                    match core.set_param(&name, &v) {
-                        Ok(()) => tracing::info!("parameter {name} = {v}"),
-                        Err(e) => tracing::error!("parameter {name} accepted by the service but refused: {e}"),
-                    }
-                }
-                let p = core.params();
-                if p.rate_hz != rate { rate = p.rate_hz; cycle = interval(rate); }
-                if p.diagnostics_hz != diag_hz { diag_hz = p.diagnostics_hz; diag = interval(diag_hz); }
-                if p.markers_hz != markers_hz { markers_hz = p.markers_hz; markers = interval(markers_hz); }
-                if let Ok(r) = reloaded_rx.try_recv()
-                    && let Some(id) = reload_pending.take()
-                {
-                    let answer = match r {
-                        Ok(new) => {
-                            *core = new;
-                            if let Ok(mut c) = reload.cell.lock() {
-                                *c = Arc::new(core.cell().clone());
-                            }
-                            tracing::warn!("workcell reloaded; every robot stops until its joint states warm up again");
-                            trigger(true, format!("reloaded {}", core.cell().file.display()))
-                        }
-                        Err(e) => {
-                            tracing::error!("reload refused: {e}");
-                            trigger(false, format!("reload refused, still running the previous workcell: {e}"))
-                        }
-                    };
-                    let _ = topics.reload.send_response(id, answer);
-                }
-                if core.timer_due() {
-                    let now = now_s(node);
-                    core.cycle(now);
-                    publish_stops(topics, core, now, None);
-                    publish_grants(topics, core);
-                }
-            }
-            Some((robot, m)) = joint_states.next() => match m {
-                Ok((msg, _info)) => {
-                    let now = now_s(node);
-                    if let Err(e) = core.on_joint_state(robot, &msg, now) {
-                        tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
-                    }
-                    if core.params().cycle_on_joint_state {
-                        // This robot's stop first, then the others'.
-                        if let Some(stop) = core.cycle_first(now, robot).filter(|_| core.stop_due(robot)) {
-                            if let Err(e) = topics.stops[robot].publish(stop) {
-                                tracing::warn!("stop not published: {e:?}");
-                            }
-                            // RustDDS sends from its own thread, which the
-                            // kernel tends to wake on this core: let it run
-                            // before the rest of the cycle.
-                            std::thread::yield_now();
-                        }
-                        core.cycle_rest(now);
-                        publish_stops(topics, core, now, Some(robot));
-                        publish_grants(topics, core);
-                    }
-                }
-                Err(e) => tracing::warn!("joint state not decoded: {e:?}"),
-            },
-            Some((d, m)) = displays.next() => match m {
-                Ok((msg, _)) => {
-                    for &robot in &topics.displays[d].1 {
-                        if let Err(e) = core.on_display_trajectory(robot, &msg) {
-                            tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
-                        }
-                    }
-                }
-                Err(e) => tracing::warn!("display trajectory not decoded: {e:?}"),
-            },
-            Some(m) = clouds.next() => match m {
-                Ok((msg, _)) => {
-                    if let Err(e) = core.on_cloud(&msg, now_s(node)) {
-                        tracing::warn!("point cloud refused: {e}");
-                    }
-                }
-                Err(e) => tracing::warn!("point cloud not decoded: {e:?}"),
-            },
-            Some((unit, m)) = unit_poses.next() => match m {
-                Ok((msg, _)) => core.on_platen_pose(unit, &msg),
-                Err(e) => tracing::warn!("platen pose not decoded: {e:?}"),
-            },
-            Some((unit, m)) = move_requests.next() => match m {
-                Ok((msg, _)) => core.on_move_request(unit, &msg),
-                Err(e) => tracing::warn!("move request not decoded: {e:?}"),
-            },
-            Some(r) = reset_requests.next() => if let Ok((id, _)) = r {
-                let answer = match core.reset_stops() {
-                    Ok(m) => trigger(true, m),
-                    Err(m) => trigger(false, m),
-                };
-                let _ = topics.reset_stop.send_response(id, answer);
-            },
-            Some(r) = contact_requests.next() => if let Ok((id, req)) = r {
-                let (success, message) = match core.set_contact(&req.body_a, &req.body_b, req.allowed) {
-                    Ok(m) => (true, m),
-                    Err(m) => (false, m),
-                };
-                let _ = topics.set_contact.send_response(id, SetContactResponse { success, message });
-            },
-            Some(r) = reload_requests.next() => if let Ok((id, _)) = r {
-                if reload_pending.is_some() {
-                    let _ = topics.reload.send_response(id, trigger(false, "a reload is already under way".into()));
-                } else {
-                    reload_pending = Some(id);
-                    let (params, cache, tx) = (core.params().clone(), reload.matrix_cache.clone(), reloaded_tx.clone());
-                    let spawned = std::thread::Builder::new().name("reload".into()).spawn(move || {
-                        let _ = tx.send(build_from(params, cache.as_deref()).map_err(|e| e.to_string()));
-                    });
-                    if spawned.is_err() {
-                        reload_pending = None;
-                        let _ = topics.reload.send_response(id, trigger(false, "could not start the reload".into()));
-                    }
-                }
-            },
-            Some((robot, m)) = trajectories.next() => match m {
-                Ok((msg, _info)) => {
-                    if let Err(e) = core.on_trajectory(robot, &msg) {
-                        tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
-                    }
-                }
-                Err(e) => tracing::warn!("trajectory not decoded: {e:?}"),
-            },
-            _ = diag.tick(), if diag_hz > 0.0 => {
-                let stamp = to_time(now_s(node)).unwrap_or_default();
-                if let Err(e) = topics.diagnostics.publish(core.diagnostics(stamp).clone()) {
-                    tracing::warn!("diagnostics not published: {e:?}");
-                }
-            }
-            _ = markers.tick(), if markers_hz > 0.0 => {
-                let stamp = to_time(now_s(node)).unwrap_or_default();
-                if let Err(e) = topics.markers.publish(core.markers(stamp).clone()) {
-                    tracing::warn!("markers not published: {e:?}");
-                }
-            }
-            _ = voxels.tick(), if markers_hz > 0.0 => {
-                let stamp = to_time(now_s(node)).unwrap_or_default();
-                if let Err(e) = topics.markers.publish(core.cell_markers(stamp).clone()) {
-                    tracing::warn!("cell markers not published: {e:?}");
-                }
-            }
+    fn answer_set_contact(&mut self, request: RmwRequestId, answer: SetContactResponse) {
+        if let Err(e) = self.topics.set_contact.send_response(request, answer) {
+            tracing::warn!("set_contact answer not sent: {e:?}");
         }
     }
 }

@@ -7,6 +7,7 @@
 pub mod args;
 pub mod convert;
 pub mod dds;
+pub mod event_loop;
 pub mod msg;
 pub mod node;
 pub mod params;

@@ -21,6 +21,7 @@
 
 use crate::args::RosArgs;
 use crate::dds::{NODE_NAME, RunError, build_node};
+use crate::event_loop::{self, Incoming, LoopContext, Transport, Trigger};
 use crate::msg;
 use crate::node::check_param;
 use crate::params::NodeParams;
@@ -28,7 +29,7 @@ use ::r2r as r2;
 use futures::StreamExt;
 use r2::{ParameterValue, QosProfile};
 use serde_json::Value;
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use workcell_guard_description::workcell::Workcell;
 
@@ -263,7 +264,7 @@ struct Params {
     cell: Arc<Workcell>,
     current: NodeParams,
     declared: Vec<(&'static str, ParameterValue)>,
-    tx: mpsc::Sender<(String, Value)>,
+    tx: tokio::sync::mpsc::UnboundedSender<(String, Value)>,
 }
 
 fn refused(name: &str, e: impl std::fmt::Display) -> r2::Error {
@@ -337,7 +338,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     let ns = ros.namespace.clone().unwrap_or_default();
     let mut node = r2::Node::create(ctx, &name, &ns).map_err(r2err)?;
 
-    let (tx, rx) = mpsc::channel::<(String, Value)>();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<(String, Value)>();
     let params = Arc::new(Mutex::new(Params {
         cell: Arc::new(core.cell().clone()),
         current: core.params().clone(),
@@ -421,22 +422,14 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
         );
     }
     // One subscription per MoveIt display topic, with the robots pointed at it.
-    let mut display_robots: Vec<(String, Vec<usize>)> = Vec::new();
-    for (r, m) in core.cell().manipulators.iter().enumerate() {
-        if let Some(d) = &m.display_trajectory_topic {
-            match display_robots.iter_mut().find(|(t, _)| t == d) {
-                Some((_, robots)) => robots.push(r),
-                None => display_robots.push((d.clone(), vec![r])),
-            }
-        }
-    }
+    let display_robots = event_loop::display_topics(core.cell());
     let mut displays = Vec::new();
     for (d, _) in &display_robots {
         displays.push(
             node.subscribe_untyped(d, &type_name::<msg::DisplayTrajectory>(), QosProfile::default()).map_err(r2err)?,
         );
     }
-    let mut clock =
+    let clock =
         r2::Clock::create(if core.params().use_sim_time { r2::ClockType::RosTime } else { r2::ClockType::SystemTime })
             .map_err(r2err)?;
 
@@ -455,123 +448,54 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     core.inject_panic_on_frame_id(std::env::var(crate::dds::PANIC_ON_FRAME_ID).ok());
     let linger = Duration::from_secs_f64(core.params().shutdown_linger_s);
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let cache = matrix_cache.map(|p| p.to_path_buf());
+    let mut cx = LoopContext {
+        params: rx,
+        checked_cell: Arc::new(Mutex::new(Arc::new(core.cell().clone()))),
+        rebuild: Arc::new(move |params| crate::dds::build_from(params, cache.as_deref()).map_err(|e| e.to_string())),
+        panicked: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+    };
+    let mut io = R2rIo {
+        joint_states: futures::stream::select_all(
+            joint_states.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
+        ),
+        trajectories: futures::stream::select_all(
+            trajectories.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
+        ),
+        clouds: points.boxed_local(),
+        unit_poses: futures::stream::select_all(
+            unit_poses.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
+        ),
+        move_requests: futures::stream::select_all(
+            move_requests.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
+        ),
+        displays: futures::stream::select_all(
+            displays.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
+        ),
+        display_robots,
+        stops,
+        outs,
+        grants,
+        diagnostics,
+        markers,
+        clock: std::cell::RefCell::new(clock),
+    };
     // A panic in the loop is caught so that every stop goes out true.
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         rt.block_on(async {
-        tokio::spawn(param_handler);
-        let mut js = futures::stream::select_all(
-            joint_states.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
-        );
-        let mut tr = futures::stream::select_all(
-            trajectories.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
-        );
-        let mut clouds = points;
-        let mut poses = futures::stream::select_all(
-            unit_poses.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
-        );
-        let mut requests = futures::stream::select_all(
-            move_requests.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
-        );
-        let mut shown = futures::stream::select_all(
-            displays.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
-        );
-        let tick = |hz: f64| {
-            let mut i = tokio::time::interval(Duration::from_secs_f64(if hz > 0.0 { 1.0 / hz } else { 3600.0 }));
-            i.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
-            i
-        };
-        let mut cycle = tick(core.params().rate_hz);
-        let mut diag = tick(core.params().diagnostics_hz);
-        let mut mark = tick(core.params().markers_hz);
-        let mut shutdown = crate::dds::Shutdown::new();
-        let mut now = || clock.get_now().map(|d| d.as_secs_f64()).unwrap_or(f64::NAN);
-        loop {
-            // Shutdown, the timer, then joint states before the rest.
-            tokio::select! {
-                biased;
-                _ = shutdown.requested() => break,
-                _ = cycle.tick() => {
-                    let mut rate_changed = false;
-                    while let Ok((n, v)) = rx.try_recv() {
-                        rate_changed |= n == "rate_hz";
-                        if let Err(e) = core.set_param(&n, &v) {
-                            tracing::error!("parameter {n}: {e}");
-                        }
-                    }
-                    if rate_changed {
-                        cycle = tick(core.params().rate_hz);
-                    }
-                    if core.timer_due() {
-                        let t = now();
-                        core.cycle(t);
-                        publish(&stops, &core, None);
-                        actuate(&outs, &core, t);
-                        publish_grants(&grants, &core);
-                    }
-                }
-                Some((robot, m)) = js.next() => {
-                    let t = now();
-                    if let Err(e) = core.on_joint_state(robot, &joint_state_in(m), t) {
-                        tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
-                    }
-                    if core.params().cycle_on_joint_state {
-                        // This robot's stop first, then the others'.
-                        if let Some(f) = core.cycle_first(t, robot).filter(|_| core.stop_due(robot))
-                            && let Err(e) = stops[robot].publish(&bool_out(f))
-                        {
-                            tracing::warn!("stop not published: {e}");
-                        }
-                        core.cycle_rest(t);
-                        publish(&stops, &core, Some(robot));
-                        actuate(&outs, &core, t);
-                        publish_grants(&grants, &core);
-                    }
-                }
-                Some(m) = clouds.next() => {
-                    if let Err(e) = core.on_cloud(&cloud_in(m), now()) {
-                        tracing::warn!("point cloud refused: {e}");
-                    }
-                }
-                Some((unit, m)) = poses.next() => core.on_platen_pose(unit, &pose_in(m)),
-                Some((unit, m)) = requests.next() => match m.map_err(|e| e.to_string()).and_then(|v| move_request_in(v).map_err(|e| e.to_string())) {
-                    Ok(rq) => core.on_move_request(unit, &rq),
-                    Err(e) => tracing::warn!("move request not decoded: {e}"),
-                },
-                Some((d, m)) = shown.next() => match m.map_err(|e| e.to_string()).and_then(display_in) {
-                    Ok(msg) => {
-                        for &robot in &display_robots[d].1 {
-                            if let Err(e) = core.on_display_trajectory(robot, &msg) {
-                                tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
-                            }
-                        }
-                    }
-                    Err(e) => tracing::warn!("display trajectory not decoded: {e}"),
-                },
-                Some((robot, m)) = tr.next() => {
-                    if let Err(e) = core.on_trajectory(robot, &trajectory_in(m)) {
-                        tracing::warn!("{}: {e}", core.cell().manipulators[robot].name);
-                    }
-                }
-                _ = diag.tick(), if core.params().diagnostics_hz > 0.0 => {
-                    let stamp = crate::convert::to_time(now()).unwrap_or_default();
-                    let _ = diagnostics.publish(&diagnostics_out(core.diagnostics(stamp)));
-                }
-                _ = mark.tick(), if core.params().markers_hz > 0.0 => {
-                    let stamp = crate::convert::to_time(now()).unwrap_or_default();
-                    let _ = markers.publish(&markers_out(core.markers(stamp)));
-                }
-            }
-        }
-    })
+            tokio::spawn(param_handler);
+            let mut shutdown = crate::dds::Shutdown::new();
+            event_loop::serve(&mut io, &mut core, &mut cx, shutdown.requested()).await
+        })
     }));
     // Every robot stopped, latched (rmw keeps the last sample only, so late
     // joiners get this `true`), while the node lingers on the wire.
-    for p in &stops {
+    for p in &io.stops {
         let _ = p.publish(&r2::std_msgs::msg::Bool { data: true });
     }
     std::thread::sleep(linger);
     running.store(false, std::sync::atomic::Ordering::Relaxed);
-    ran.map_err(|p| crate::dds::RunError::Panicked(crate::dds::panic_message(p.as_ref()).to_string()))
+    ran.map_err(|p| RunError::Panicked(crate::dds::panic_message(p.as_ref()).to_string()))
 }
 
 struct Outputs {
@@ -580,41 +504,72 @@ struct Outputs {
     cancels: Vec<Option<r2::Client<r2::action_msgs::srv::CancelGoal::Service>>>,
 }
 
-/// Publishes the grants of the last cycle.
-fn publish_grants(grants: &[r2::PublisherUntyped], core: &crate::node::GuardNode) {
-    for (unit, g) in core.grants() {
-        if let Err(e) = grants[*unit].publish(grant_out(g)) {
-            tracing::warn!("grant not published: {e}");
-        }
-    }
+type Tagged<T> = futures::stream::SelectAll<futures::stream::LocalBoxStream<'static, (usize, T)>>;
+
+/// The r2r transport's side of the shared loop. It serves no services
+/// (see the module notes): `Request` is `()`.
+struct R2rIo {
+    joint_states: Tagged<r2::sensor_msgs::msg::JointState>,
+    trajectories: Tagged<r2::trajectory_msgs::msg::JointTrajectory>,
+    clouds: futures::stream::LocalBoxStream<'static, r2::sensor_msgs::msg::PointCloud2>,
+    unit_poses: Tagged<r2::geometry_msgs::msg::PoseStamped>,
+    move_requests: Tagged<r2::Result<Value>>,
+    displays: Tagged<r2::Result<Value>>,
+    display_robots: Vec<(String, Vec<usize>)>,
+    stops: Vec<r2::Publisher<r2::std_msgs::msg::Bool>>,
+    outs: Outputs,
+    grants: Vec<r2::PublisherUntyped>,
+    diagnostics: r2::Publisher<r2::diagnostic_msgs::msg::DiagnosticArray>,
+    markers: r2::Publisher<r2::visualization_msgs::msg::MarkerArray>,
+    clock: std::cell::RefCell<r2::Clock>,
 }
 
-/// Speed scalings, the empty trajectory that makes a
-/// joint_trajectory_controller hold, and the cancel of every goal of its
-/// FollowJointTrajectory action (the answer is not waited for).
-fn actuate(outs: &Outputs, core: &crate::node::GuardNode, now: f64) {
-    for (c, a) in outs.cancels.iter().zip(core.actuation()) {
-        if let Some(c) = c
-            && a.cancel
-            && let Err(e) = c.request(&cancel_all())
-        {
-            tracing::warn!("goal cancel not sent: {e}");
+impl Transport for R2rIo {
+    type Request = ();
+
+    async fn next(&mut self) -> Option<Incoming<()>> {
+        use Incoming as I;
+        tokio::select! {
+            biased;
+            Some((robot, m)) = self.joint_states.next() => Some(I::JointState(robot, joint_state_in(m))),
+            Some(m) = self.clouds.next() => Some(I::Cloud(cloud_in(m))),
+            Some((unit, m)) = self.unit_poses.next() => Some(I::PlatenPose(unit, pose_in(m))),
+            Some((unit, m)) = self.move_requests.next() => {
+                match m.map_err(|e| e.to_string()).and_then(|v| move_request_in(v).map_err(|e| e.to_string())) {
+                    Ok(rq) => Some(I::MoveRequest(unit, rq)),
+                    Err(e) => Some(I::Undecodable("move request", e)),
+                }
+            }
+            Some((d, m)) = self.displays.next() => match m.map_err(|e| e.to_string()).and_then(display_in) {
+                Ok(msg) => Some(I::Display(self.display_robots[d].1.clone(), msg)),
+                Err(e) => Some(I::Undecodable("display trajectory", e)),
+            },
+            Some((robot, m)) = self.trajectories.next() => Some(I::Trajectory(robot, trajectory_in(m))),
+            else => None,
         }
     }
-    for (p, s) in outs.speed.iter().zip(core.speed_scaling()) {
-        if let Some(p) = p {
-            let _ = p.publish(&r2::std_msgs::msg::Float64 { data: s.data });
+
+    fn now_s(&self) -> f64 {
+        self.clock.borrow_mut().get_now().map(|d| d.as_secs_f64()).unwrap_or(f64::NAN)
+    }
+
+    fn publish_stop(&mut self, robot: usize, stop: msg::Bool) {
+        if let Err(e) = self.stops[robot].publish(&bool_out(stop)) {
+            tracing::warn!("stop not published: {e}");
         }
     }
-    for (p, a) in outs.commands.iter().zip(core.actuation()) {
-        if let Some(p) = p
-            && a.hold
-        {
+
+    fn publish_speed(&mut self, robot: usize, scaling: msg::Float64) {
+        if let Some(p) = &self.outs.speed[robot] {
+            let _ = p.publish(&r2::std_msgs::msg::Float64 { data: scaling.data });
+        }
+    }
+
+    fn hold(&mut self, robot: usize, stamp: msg::Time) {
+        if let Some(p) = &self.outs.commands[robot] {
+            // An empty trajectory: joint_trajectory_controller stops and holds.
             let hold = r2::trajectory_msgs::msg::JointTrajectory {
-                header: r2::std_msgs::msg::Header {
-                    stamp: time_out(crate::convert::to_time(now).unwrap_or_default()),
-                    frame_id: String::new(),
-                },
+                header: r2::std_msgs::msg::Header { stamp: time_out(stamp), frame_id: String::new() },
                 joint_names: Vec::new(),
                 points: Vec::new(),
             };
@@ -623,19 +578,33 @@ fn actuate(outs: &Outputs, core: &crate::node::GuardNode, now: f64) {
             }
         }
     }
-}
 
-/// Publishes every stop that is due ([`crate::node::GuardNode::stop_due`])
-/// but `done`'s (published already this cycle).
-fn publish(stops: &[r2::Publisher<r2::std_msgs::msg::Bool>], core: &crate::node::GuardNode, done: Option<usize>) {
-    for (r, (p, f)) in stops.iter().zip(core.stops()).enumerate() {
-        if Some(r) == done || !core.stop_due(r) {
-            continue;
-        }
-        if let Err(e) = p.publish(&bool_out(*f)) {
-            tracing::warn!("stop not published: {e}");
+    fn cancel_goals(&mut self, robot: usize) {
+        // The answer is not waited for.
+        if let Some(c) = &self.outs.cancels[robot]
+            && let Err(e) = c.request(&cancel_all())
+        {
+            tracing::warn!("goal cancel not sent: {e}");
         }
     }
+
+    fn publish_grant(&mut self, unit: usize, grant: &msg::PlatenGrant) {
+        if let Err(e) = self.grants[unit].publish(grant_out(grant)) {
+            tracing::warn!("grant not published: {e}");
+        }
+    }
+
+    fn publish_diagnostics(&mut self, d: &msg::DiagnosticArray) {
+        let _ = self.diagnostics.publish(&diagnostics_out(d));
+    }
+
+    fn publish_markers(&mut self, m: &msg::MarkerArray) {
+        let _ = self.markers.publish(&markers_out(m));
+    }
+
+    fn answer_trigger(&mut self, _: Trigger, _: (), _: msg::TriggerResponse) {}
+
+    fn answer_set_contact(&mut self, _: (), _: msg::SetContactResponse) {}
 }
 
 #[cfg(test)]
