@@ -3,6 +3,8 @@
 
 mod common;
 
+use common::cell::{cache_dir, feed, guard, sample_cell, sample_field};
+
 use proptest::prelude::*;
 use std::sync::OnceLock;
 use workcell_guard_core::field::DistanceField;
@@ -15,26 +17,6 @@ use workcell_guard_core::model::coverage::Rng;
 use workcell_guard_description::CacheOutcome;
 use workcell_guard_description::workcell::{self, BodyRef, Workcell};
 use workcell_guard_sim::arms::{self as sim, Sim, SimOptions, SimReport};
-
-fn sample_cell() -> &'static Workcell {
-    static CELL: OnceLock<Workcell> = OnceLock::new();
-    CELL.get_or_init(|| workcell::load(&common::repo().join("config/workcell.yaml")).expect("sample cell loads"))
-}
-
-fn sample_field() -> DistanceField {
-    static FIELD: OnceLock<DistanceField> = OnceLock::new();
-    FIELD.get_or_init(|| DistanceField::from_workcell(sample_cell())).clone()
-}
-
-/// The matrix cache shared by the tests of this file (computed once).
-fn cache_dir() -> &'static std::path::Path {
-    static DIR: OnceLock<tempfile::TempDir> = OnceLock::new();
-    DIR.get_or_init(|| tempfile::tempdir().unwrap()).path()
-}
-
-fn guard() -> Guard {
-    workcell_guard_description::build_guard(sample_cell(), sample_field(), Some(cache_dir())).unwrap().0
-}
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
@@ -145,15 +127,6 @@ fn clear_configs() -> Vec<Vec<f64>> {
         s.clear_start(&mut Rng::new(11)).expect("a clear start exists")
     })
     .clone()
-}
-
-fn feed(g: &mut Guard, qs: &[Vec<f64>], t: f64) -> Vec<Decision> {
-    let inputs: Vec<JointStateIn> = qs
-        .iter()
-        .enumerate()
-        .map(|(r, q)| JointStateIn { robot: r, stamp_s: t, positions: q, velocities: None })
-        .collect();
-    g.step(t, &Inputs::joints(&inputs)).manipulators.to_vec()
 }
 
 #[test]
@@ -425,140 +398,6 @@ fn closed_loop_arms_never_touch_anything() {
 }
 
 #[test]
-fn the_hashed_robot_check_decides_exactly_as_all_pairs() {
-    let mut cell = sim::cell_with_arms(sample_cell(), 4);
-    cell.guard.max_path_samples = 16;
-    let mut s = Sim::new(cell.clone(), SimOptions::default(), Some(cache_dir())).unwrap();
-    let mut start = s.clear_start(&mut Rng::new(5)).expect("a clear start");
-    // The first two arms turned part way towards each other (the end-to-end
-    // test's approach): they meet within the run.
-    start[0] = vec![0.9, 0.7, 1.1, 0.0, 0.0, 0.0, 0.02];
-    start[1] = vec![-0.9, 1.2, 0.0, -0.3, 0.0, 0.0, 0.0, 0.0];
-    let field = DistanceField::from_workcell(&cell);
-    let across = |p: Option<(Body, Body)>| matches!(p, Some((Body::Link { robot: x, .. }, Body::Link { robot: y, .. })) if x != y);
-    let mut robot_stops = 0;
-    for seed in 1..=12u64 {
-        let mut hashed = workcell_guard_description::build_guard(&cell, field.clone(), Some(cache_dir())).unwrap().0;
-        let mut brute = workcell_guard_description::build_guard(&cell, field.clone(), Some(cache_dir())).unwrap().0;
-        brute.set_all_pairs(true);
-        let mut rng = Rng::new(seed);
-        let speeds = random_speeds(&cell, &mut rng);
-        let mut qs = start.clone();
-        for k in 0..320 {
-            let t = k as f64 * 0.002;
-            // Ramp up, then cruise: the arms sweep through each other's space.
-            let w = (t * 4.0).min(1.0);
-            for (q, v) in qs.iter_mut().zip(&speeds) {
-                for (x, s) in q.iter_mut().zip(v) {
-                    *x += w * s * 0.002;
-                }
-            }
-            let a = feed(&mut hashed, &qs, t);
-            let b = feed(&mut brute, &qs, t);
-            assert_eq!(a, b, "seed {seed} cycle {k}");
-            for r in 0..qs.len() {
-                let (x, y) = (hashed.clearances(r).unwrap(), brute.clearances(r).unwrap());
-                assert_eq!(x.other_robots_m, y.other_robots_m, "seed {seed} cycle {k} robot {r}");
-                robot_stops += usize::from(x.other_robots_m.is_finite());
-            }
-            robot_stops += a
-                .iter()
-                .filter(|d| match d {
-                    Decision::Stop(s) => across(s.pair),
-                    Decision::Continue { pair, .. } => across(*pair),
-                })
-                .count();
-        }
-        if robot_stops > 20 {
-            break;
-        }
-    }
-    assert!(robot_stops > 0, "the scene must bring robots close");
-    println!("{robot_stops} decisions with a robot pair in reach, identical with and without the hash");
-}
-
-/// Random joint speeds a controller could make (within 90 % of each
-/// joint's URDF limit, up to 0.3 rad/s or m/s), but the first two arms'
-/// first joints turning them towards each other at 1 rad/s.
-fn random_speeds(cell: &Workcell, rng: &mut Rng) -> Vec<Vec<f64>> {
-    let mut v: Vec<Vec<f64>> = cell
-        .manipulators
-        .iter()
-        .map(|m| {
-            (0..m.robot.dof())
-                .map(|d| {
-                    let lim = m.robot.dof_joint(d).limits.map_or(f64::INFINITY, |l| 0.9 * l.velocity).min(0.3);
-                    rng.range(-lim, lim)
-                })
-                .collect()
-        })
-        .collect();
-    v[0][0] = -1.0;
-    v[1][0] = 1.0;
-    v
-}
-
-/// A transport that cycles on each joint state decides the robot whose
-/// state arrived first (`evaluate_first`), publishes its stop, then the
-/// others (`evaluate_rest`): together they must decide what one whole
-/// evaluation decides, for every robot, stops and pairs included.
-#[test]
-fn a_split_evaluation_decides_exactly_as_a_whole_one() {
-    let mut cell = sim::cell_with_arms(sample_cell(), 4);
-    cell.guard.max_path_samples = 16;
-    let mut s = Sim::new(cell.clone(), SimOptions::default(), Some(cache_dir())).unwrap();
-    let mut start = s.clear_start(&mut Rng::new(5)).expect("a clear start");
-    // The first two arms turned part way towards each other (the end-to-end
-    // test's approach): they meet within the run.
-    start[0] = vec![0.9, 0.7, 1.1, 0.0, 0.0, 0.0, 0.02];
-    start[1] = vec![-0.9, 1.2, 0.0, -0.3, 0.0, 0.0, 0.0, 0.0];
-    let field = DistanceField::from_workcell(&cell);
-    let (mut stops, mut goes, mut robot_pairs) = (0, 0, 0);
-    for seed in 1..=4u64 {
-        let mut whole = workcell_guard_description::build_guard(&cell, field.clone(), Some(cache_dir())).unwrap().0;
-        let mut split = workcell_guard_description::build_guard(&cell, field.clone(), Some(cache_dir())).unwrap().0;
-        let mut rng = Rng::new(seed);
-        let speeds = random_speeds(&cell, &mut rng);
-        let mut qs = start.clone();
-        for k in 0..1200 {
-            // One robot's state per cycle, in turn, as they arrive; still
-            // for the first 0.4 s (past the release hold), then moving.
-            let r = k % qs.len();
-            let t = k as f64 * 0.001;
-            let w = ((t - 0.4) * 4.0).clamp(0.0, 1.0);
-            for (x, v) in qs[r].iter_mut().zip(&speeds[r]) {
-                *x += w * v * 0.004;
-            }
-            // Now and then a refused state (NaN) in the middle of the run.
-            let mut q = qs[r].clone();
-            if k == 600 || k == 1001 {
-                q[0] = f64::NAN;
-            }
-            let s_in = JointStateIn { robot: r, stamp_s: t, positions: &q, velocities: None };
-            let _ = whole.ingest(t, &s_in);
-            let _ = split.ingest(t, &s_in);
-            let a = whole.cycle(t, Scope::All).manipulators.to_vec();
-            let first = split.cycle(t, Scope::First(r)).manipulators.get(r).copied().expect("a manipulator");
-            // Compared as text: a refused NaN is carried in the reason.
-            assert_eq!(format!("{first:?}"), format!("{:?}", a[r]), "seed {seed} cycle {k}: the first robot");
-            let b = split.cycle(t, Scope::Rest).manipulators.to_vec();
-            assert_eq!(format!("{a:?}"), format!("{b:?}"), "seed {seed} cycle {k}");
-            stops += a.iter().filter(|d| d.is_stop()).count();
-            goes += a.iter().filter(|d| !d.is_stop()).count();
-            for r in 0..qs.len() {
-                robot_pairs += usize::from(whole.clearances(r).unwrap().other_robots_m.is_finite());
-            }
-        }
-    }
-    assert!(split_guard_ignores_unknown_robots());
-    assert!(
-        stops > 0 && goes > 0 && robot_pairs > 0,
-        "the scene must bring robots close ({stops} stops, {goes} continues, {robot_pairs} on robot pairs)"
-    );
-    println!("{stops} stops, {goes} continues, {robot_pairs} on a robot pair: identical split and whole");
-}
-
-#[test]
 fn an_arm_that_moves_on_after_holding_still_is_posed_anew() {
     // A still arm's poses are kept from cycle to cycle; once it stands
     // somewhere else, the guard must judge it there, exactly as a guard
@@ -599,13 +438,6 @@ fn an_arm_that_moves_on_after_holding_still_is_posed_anew() {
     assert!(x[1].is_stop() && y[1].is_stop(), "warming up");
     assert_eq!(seen(&x[1]), seen(&y[1]), "judged where it is now");
     assert_ne!(seen(&first[1]), seen(&x[1]), "a and b must differ for this test to tell");
-}
-
-fn split_guard_ignores_unknown_robots() -> bool {
-    let mut g = guard();
-    let before = g.cycle(1.0, Scope::All).manipulators.to_vec();
-    g.cycle(1.0, Scope::First(99)).manipulators.get(99).copied().is_none()
-        && g.cycle(1.0, Scope::Rest).manipulators == before.as_slice()
 }
 
 #[test]

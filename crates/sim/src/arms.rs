@@ -72,7 +72,7 @@ pub struct SimReport {
     pub false_stops_touch: usize,
     /// Least clearance the oracle saw, m.
     pub min_clearance_m: f64,
-    /// Time spent in `Guard::step`, s.
+    /// Time spent in `Guard::cycle`, s.
     pub guard_time_s: f64,
 }
 
@@ -186,6 +186,11 @@ impl Sim {
     /// The guard.
     pub fn guard(&self) -> &Guard {
         &self.guard
+    }
+
+    /// The guard, to switch its checks to their reference twins.
+    pub fn guard_mut(&mut self) -> &mut Guard {
+        &mut self.guard
     }
 
     fn random_q(&self, r: usize, rng: &mut Rng) -> Vec<f64> {

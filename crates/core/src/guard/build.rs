@@ -1,0 +1,247 @@
+//! Building a guard: each robot's model, levers and buffers, the
+//! obstacles' exact shapes, the hash, and which links can meet which.
+
+use super::*;
+
+impl Guard {
+    /// Builds the guard of `cell` over its distance field and its
+    /// collision matrix ([`CollisionMatrix::compute`], or a cached copy).
+    pub fn new(cell: &Workcell, field: DistanceField, matrix: CollisionMatrix) -> Result<Guard, GuardError> {
+        let posers: Vec<SpherePoser> =
+            cell.manipulators.iter().map(|m| SpherePoser::new(&m.robot, &m.spheres, m.base)).collect();
+        let settings = cell.guard;
+        let max_cfg = (settings.max_path_samples + 1).div_ceil(BATCH) * BATCH;
+        let mut arms = Vec::new();
+        let mut r_max = 0.0f32;
+        let mut max_items = 0;
+        for (ri, (m, poser)) in cell.manipulators.iter().zip(posers).enumerate() {
+            let arm = build_arm(ri, m, poser, &matrix, &settings, max_cfg);
+            r_max = r_max.max(arm.batches[0].r.iter().copied().fold(0.0, f32::max));
+            max_items = max_items.max(arm.slots * max_cfg);
+            arms.push(arm);
+        }
+        let n = matrix.total_links();
+        let obstacle_words = cell.obstacles.len().div_ceil(64).max(1);
+        let mut obstacles = Vec::new();
+        let mut obstacle_bounds = Vec::new();
+        for o in &cell.obstacles {
+            let t = o.pose.trans;
+            obstacle_bounds.push((
+                [t.x as f32, t.y as f32, t.z as f32],
+                crate::model::spheres::bounding_radius(&o.shape) as f32 + 1e-4,
+            ));
+            let shape = exact::link_shape(&[Collision { origin: Frame::IDENTITY, shape: o.shape.clone() }])
+                .map_err(|source| GuardError::Obstacle { name: o.name.clone(), source })?
+                .expect("one collision element gives a shape");
+            obstacles.push(PlacedShape::new(&shape, &o.pose));
+        }
+        let g = *field.grid();
+        let grid_hi = std::array::from_fn(|k| g.origin_m[k] + g.dims[k] as f64 * g.resolution_m);
+        let hash_base_cell = 2.0 * r_max + cell.margins.release_m as f32;
+        let platen = cell.platen.as_ref().map(BitAllocator::new).transpose()?;
+        let mut guard = Guard {
+            settings,
+            margins: cell.margins,
+            field,
+            decisions: vec![
+                Decision::Stop(Stop {
+                    kind: StopKind::Immediate,
+                    reason: Reason::NoJointState,
+                    pair: None,
+                    clearance_m: f32::INFINITY,
+                    time_to_contact_s: None,
+                });
+                arms.len()
+            ],
+            arms,
+            allowed: vec![0; (n * n).div_ceil(64)],
+            allowed_obstacles: vec![0; n * obstacle_words],
+            obstacle_words,
+            obstacles,
+            obstacle_bounds,
+            hash: SpatialHash::new(max_items.max(1), hash_base_cell.max(1e-3)),
+            meets: Vec::new(),
+            meet_r: Vec::new(),
+            matrix,
+            unknown_inputs: 0,
+            grid_lo: g.origin_m,
+            grid_hi,
+            pending: None,
+            all_pairs: false,
+            every_sphere: false,
+            platen_status: Vec::with_capacity(platen.as_ref().map_or(0, |p| p.units())),
+            answers: Vec::with_capacity(64),
+            platen,
+            platen_poses: Vec::with_capacity(64),
+            move_requests: Vec::with_capacity(64),
+            policy: CommandPolicy::default(),
+            supervision: vec![Supervision::START; cell.manipulators.len()],
+            commands: vec![Command::START; cell.manipulators.len()],
+        };
+        let n_arms = guard.arms.len();
+        for ia in 0..n_arms {
+            for ib in 0..n_arms {
+                let links = guard.arms[ia].n_links;
+                let other = guard.arms[ib].n_links;
+                let meets: Vec<bool> = (0..links)
+                    .map(|la| {
+                        ia != ib
+                            && (0..other).any(|lb| {
+                                guard.matrix.class(guard.matrix.global(ia, la), guard.matrix.global(ib, lb))
+                                    == PairClass::Sometimes
+                            })
+                    })
+                    .collect();
+                let pb = &guard.arms[ia].batches[0];
+                let r = (0..guard.arms[ia].slots)
+                    .filter(|&s| meets[pb.link[s] as usize])
+                    .map(|s| pb.r[s])
+                    .fold(0.0, f32::max);
+                guard.meets.push(meets);
+                guard.meet_r.push(r);
+            }
+        }
+        for &(a, b) in &cell.allowed_contacts {
+            match guard.allow_contact(a, b) {
+                Ok(()) | Err(ContactError::PlatenUnit) => {}
+                Err(e) => unreachable!("validated allowed contact {a:?}–{b:?} refused: {e}"),
+            }
+        }
+        Ok(guard)
+    }
+}
+
+/// Robot `ri`'s part of the guard: its model, buffers for `max_cfg`
+/// sampled configurations, and its state at start (stopped, no data).
+fn build_arm(
+    ri: usize,
+    m: &crate::cell::Manipulator,
+    poser: SpherePoser,
+    matrix: &CollisionMatrix,
+    settings: &GuardSettings,
+    max_cfg: usize,
+) -> Arm {
+    let ranges = poser.ranges().to_vec();
+    let slots = poser.sphere_count();
+    let mut self_pairs = Vec::new();
+    for (ia, &(la, _, _)) in ranges.iter().enumerate() {
+        for &(lb, _, _) in &ranges[ia + 1..] {
+            let c = matrix.class(matrix.global(ri, la as usize), matrix.global(ri, lb as usize));
+            if c == PairClass::Sometimes {
+                self_pairs.push((la, lb));
+            }
+        }
+    }
+    let levers = forecast::link_levers(&m.robot, &m.spheres);
+    let dof = m.robot.dof();
+    let pair_lever = self_pair_levers(&m.robot, &levers, &self_pairs);
+    let mut link_slots = vec![(0, 0); m.robot.links.len()];
+    for &(l, s, e) in &ranges {
+        link_slots[l as usize] = (s as usize, e as usize);
+    }
+    let mut fixed_link = vec![false; m.robot.links.len()];
+    fixed_link[0] = true;
+    for l in 1..m.robot.links.len() {
+        let j = &m.robot.joints[m.robot.links[l].parent_joint.expect("non-root links have a parent joint")];
+        fixed_link[l] = fixed_link[j.parent] && j.kind == crate::model::JointKind::Fixed;
+    }
+    let posed = poser.posed_batch();
+    Arm {
+        est: {
+            let mut e = Estimator::new(m.robot.dof(), settings.velocity_filter_window, m.trust_reported_velocity)
+                .with_fit_window(settings.velocity_fit_window_s);
+            e.set_accel_limits(&m.max_accel);
+            e
+        },
+        decel: m.max_decel.clone(),
+        brake: m.max_decel.clone(),
+        stop_mode: m.stop_mode,
+        speed_limit: (0..m.robot.dof())
+            .map(|d| {
+                m.robot
+                    .dof_joint(d)
+                    .limits
+                    .map(|l| l.velocity)
+                    .filter(|&v| v.is_finite() && v > 0.0)
+                    .map_or(f64::INFINITY, |v| v * IMPLAUSIBLE_SPEED_FACTOR)
+            })
+            .collect(),
+        lever: levers,
+        link_e: vec![0.0; m.robot.links.len()],
+        rin: vec![0.0; slots],
+        reaction_s: m.reaction_time_s,
+        pair_e: vec![0.0; self_pairs.len()],
+        cand: Vec::with_capacity(slots),
+        speed: vec![0.0; dof],
+        pair_lever,
+        self_pairs,
+        link_slots,
+        fixed_link,
+        fixed_best: (f32::INFINITY, 0),
+        fixed_dirty: true,
+        slots,
+        qbuf: vec![0.0; max_cfg * m.robot.dof()],
+        posed_q: vec![0.0; max_cfg * m.robot.dof()],
+        posed_n: 0,
+        batches: vec![posed; max_cfg / BATCH],
+        n_links: m.robot.links.len(),
+        order: Vec::with_capacity(ranges.len()),
+        anchors: vec![[[0.0; BATCH]; 4]; ranges.len()],
+        ranges,
+        poser,
+        n_cfg: 0,
+        plan: StopPlan::STILL,
+        inflate: 0.0,
+        bounds: [0.0; 6],
+        present: false,
+        problem: None,
+        rejected: None,
+        rejected_since: None,
+        track: Track::NONE,
+        stopped: true,
+        clear_since: None,
+        cause: StopCause::Data,
+        prev_class_best: [f32::INFINITY; 3],
+    }
+}
+
+/// Per self pair, per dof: the lever of that joint on the pair's relative
+/// motion (joints above the two links' common ancestor move both alike and
+/// count 0), flat at `pair * dof + joint`; `levers` are the robot's link
+/// levers ([`forecast::link_levers`]).
+fn self_pair_levers(robot: &crate::model::Robot, levers: &[f64], self_pairs: &[(u32, u32)]) -> Vec<f64> {
+    let dof = robot.dof();
+    let ancestors = |l: usize| {
+        let mut v = vec![l];
+        let mut c = l;
+        while let Some(p) = robot.parent_link(c) {
+            v.push(p);
+            c = p;
+        }
+        v
+    };
+    // Dofs moving each link relative to `c` (joints between c and the link).
+    let dofs_below = |l: usize, c: usize| {
+        let mut out = vec![0.0; dof];
+        let mut cur = l;
+        while cur != c {
+            let j = &robot.joints[robot.links[cur].parent_joint.expect("below an ancestor")];
+            let w = |d: usize, out: &mut Vec<f64>| out[d] = levers[l * dof + d];
+            if let Some(d) = j.dof {
+                w(d, &mut out);
+            } else if let Some(mm) = j.mimic {
+                w(mm.dof, &mut out);
+            }
+            cur = j.parent;
+        }
+        out
+    };
+    let mut pair_lever = Vec::new();
+    for &(la, lb) in self_pairs {
+        let (aa, ab) = (ancestors(la as usize), ancestors(lb as usize));
+        let common = *aa.iter().find(|x| ab.contains(x)).expect("one tree has one root");
+        let (da, db) = (dofs_below(la as usize, common), dofs_below(lb as usize, common));
+        pair_lever.extend(da.iter().zip(&db).map(|(x, y)| x + y));
+    }
+    pair_lever
+}

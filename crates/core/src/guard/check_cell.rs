@@ -1,0 +1,221 @@
+//! The cell check: every sampled sphere against the distance field,
+//! refined exactly against obstacles a link may not touch where it has
+//! allowed contacts.
+
+use super::*;
+
+impl Guard {
+    /// Clearance of a sphere of robot `robot`'s link `link` to the cell, as
+    /// the guard judges it: the field, refined exactly against the
+    /// obstacles the link may not touch where it has allowed contacts.
+    pub fn cell_clearance(&self, robot: usize, link: usize, c: [f32; 3], r: f32) -> f32 {
+        let gl = self.matrix.global(robot, link);
+        let w = self.obstacle_words;
+        let field = self.field.clearance(c[0], c[1], c[2], r);
+        let refine = !self.field.has_sensed() && self.allowed_obstacles[gl * w..(gl + 1) * w].iter().any(|&x| x != 0);
+        let release = self.margins.release_m as f32;
+        if refine && field <= release && self.near_allowed_obstacle(gl, c, r, release) {
+            self.exact_cell_clearance(gl, c, r)
+        } else {
+            field
+        }
+    }
+
+    /// Exact clearance of a sphere of robot `robot`'s link `link` to the
+    /// obstacles it may not touch and (under `outside: collision`) the
+    /// grid's faces: parry3d distances, no field. Sensed points are not
+    /// included. For oracles and diagnostics; not on the per-cycle path.
+    pub fn exact_cell_clearance_of(&self, robot: usize, link: usize, c: [f32; 3], r: f32) -> f32 {
+        self.exact_cell_clearance(self.matrix.global(robot, link), c, r)
+    }
+
+    /// True when the link pair (robot `ra` link `la`, robot `rb` link `lb`)
+    /// is checked: not adjacent, not always touching, not allowed to touch.
+    /// `never` pairs count as checked here (an oracle should look at them).
+    pub fn pair_matters(&self, ra: usize, la: usize, rb: usize, lb: usize) -> bool {
+        let (ga, gb) = (self.matrix.global(ra, la), self.matrix.global(rb, lb));
+        let n = self.matrix.total_links();
+        let bit = ga * n + gb;
+        let allowed = self.allowed[bit / 64] >> (bit % 64) & 1 == 1;
+        !allowed && ga != gb && matches!(self.matrix.class(ga, gb), PairClass::Sometimes | PairClass::Never)
+    }
+
+    /// Exact clearance of a sphere to every obstacle the link may not touch
+    /// (and to the grid's faces under `outside: collision`).
+    pub(super) fn exact_cell_clearance(&self, gl: usize, c: [f32; 3], r: f32) -> f32 {
+        let w = self.obstacle_words;
+        let mask = &self.allowed_obstacles[gl * w..(gl + 1) * w];
+        let mut best = f32::INFINITY;
+        if self.field.grid().outside == Outside::Collision {
+            for ((&ck, lo), hi) in c.iter().zip(self.grid_lo).zip(self.grid_hi) {
+                best = best.min((f64::from(ck) - lo).min(hi - f64::from(ck)) as f32 - r);
+            }
+        }
+        for (o, shape) in self.obstacles.iter().enumerate() {
+            if mask[o / 64] >> (o % 64) & 1 == 1 {
+                continue;
+            }
+            // ball_distance is 0 on overlap: count it as full contact.
+            let d = shape.ball_distance(c, r).unwrap_or(f32::NEG_INFINITY);
+            best = best.min(if d <= 0.0 { -r } else { d });
+        }
+        best
+    }
+
+    /// True when a sphere lies within `reach` of an obstacle link `gl` may
+    /// touch (only then can refining the field change its verdict).
+    #[inline]
+    pub(super) fn near_allowed_obstacle(&self, gl: usize, c: [f32; 3], r: f32, reach: f32) -> bool {
+        let w = self.obstacle_words;
+        let mask = &self.allowed_obstacles[gl * w..(gl + 1) * w];
+        self.obstacle_bounds.iter().enumerate().any(|(o, (p, rad))| {
+            let d2 = (c[0] - p[0]).powi(2) + (c[1] - p[1]).powi(2) + (c[2] - p[2]).powi(2);
+            let lim = rad + r + reach;
+            mask[o / 64] >> (o % 64) & 1 == 1 && d2 <= lim * lim
+        })
+    }
+
+    pub(super) fn check_field(&mut self, m: f32, release: f32, part: Part) {
+        let w = self.obstacle_words;
+        let refine_ok = !self.field.has_sensed();
+        for ri in 0..self.arms.len() {
+            let n_cfg = self.arms[ri].n_cfg;
+            if n_cfg == 0 || !part.arm(ri) {
+                continue;
+            }
+            // Links no joint moves: once per change of the field or contacts.
+            if self.arms[ri].fixed_dirty || self.arms[ri].fixed_best.0.is_infinite() {
+                self.fixed_links_to_cell(ri, release);
+            }
+            let (fc, fl) = self.arms[ri].fixed_best;
+            if fc.is_finite() || fc.is_nan() || fc == f32::NEG_INFINITY {
+                let pair = (Body::Link { robot: ri as u16, link: fl as u16 }, Body::Cell);
+                Self::note(&mut self.arms[ri].track, fc, 0, pair, Reason::Cell, m);
+                Self::note_class(&mut self.arms[ri].track, 0, fc, pair);
+            }
+            for bi in 0..n_cfg.div_ceil(BATCH) {
+                // One lookup per moving link and lane bounds all of the
+                // link's spheres there (DistanceField::clearance_bound).
+                // Links are then looked at nearest first; once a link's
+                // bound exceeds both the margin and the least clearance
+                // found so far, neither it nor any after it can change
+                // the result.
+                //
+                // The lookup at a link's centre is also an anchor: a sphere
+                // of the link whose bound from it
+                // (DistanceField::clearance_from, arithmetic only) exceeds
+                // the margin and the least clearance so far is not looked
+                // up, for it cannot change the result either.
+                let lanes_here = (n_cfg - bi * BATCH).min(BATCH);
+                let mut order = std::mem::take(&mut self.arms[ri].order);
+                let mut anchors = std::mem::take(&mut self.arms[ri].anchors);
+                order.clear();
+                let a = &self.arms[ri];
+                for (ki, &(l, _, _)) in a.ranges.iter().enumerate() {
+                    if a.fixed_link[l as usize] {
+                        continue;
+                    }
+                    let bx = &a.batches[bi].boxes[l as usize];
+                    let e = a.link_e[l as usize] as f32;
+                    let mut lo = f32::INFINITY;
+                    // Lanes index six arrays at once.
+                    #[allow(clippy::needless_range_loop)]
+                    for lane in 0..lanes_here {
+                        let lo_c: [f32; 3] = std::array::from_fn(|c| bx[c][lane]);
+                        let h: [f32; 3] = std::array::from_fn(|c| 0.5 * (bx[3 + c][lane] - lo_c[c]));
+                        let rad = (h[0] * h[0] + h[1] * h[1] + h[2] * h[2]).sqrt() + e;
+                        let (cx, cy, cz) = (lo_c[0] + h[0], lo_c[1] + h[1], lo_c[2] + h[2]);
+                        let (b, an) = self.field.bound_and_anchor(cx, cy, cz, rad);
+                        lo = if b.is_nan() { f32::NEG_INFINITY } else { lo.min(b) };
+                        for (row, v) in anchors[ki].iter_mut().zip(an) {
+                            row[lane] = v;
+                        }
+                    }
+                    order.push((lo, ki as u32));
+                }
+                order.sort_unstable_by(|x, y| x.0.total_cmp(&y.0));
+                for &(bound, ki) in &order {
+                    if !self.every_sphere && bound > m && bound >= self.arms[ri].track.best {
+                        break;
+                    }
+                    let (l, s, en) = self.arms[ri].ranges[ki as usize];
+                    let gl = self.matrix.global(ri, l as usize);
+                    let refine = refine_ok && self.allowed_obstacles[gl * w..(gl + 1) * w].iter().any(|&x| x != 0);
+                    for sl in s as usize..en as usize {
+                        let pb = &self.arms[ri].batches[bi];
+                        let r = self.arms[ri].rin[sl];
+                        // Lanes past the last configuration repeat it.
+                        let thr = if self.every_sphere { f32::INFINITY } else { m.max(self.arms[ri].track.best) };
+                        let (x, y, z) = (lanes(&pb.x, sl), lanes(&pb.y, sl), lanes(&pb.z, sl));
+                        let lb = self.field.clearance_from(&anchors[ki as usize], [x, y, z], r);
+                        // (A NaN bound would fail `>` and be looked up.)
+                        if lb.iter().take(lanes_here).all(|&b| b > thr) {
+                            continue;
+                        }
+                        let mut lane_c = [f32::INFINITY; BATCH];
+                        for (lane, c) in lane_c.iter_mut().enumerate().take(lanes_here) {
+                            *c = if lb[lane] > thr {
+                                lb[lane]
+                            } else {
+                                self.field.clearance(x[lane], y[lane], z[lane], r)
+                            };
+                        }
+                        let lo = lane_c.iter().copied().fold(f32::INFINITY, f32::min);
+                        if !self.every_sphere && lo > m && lo >= self.arms[ri].track.best {
+                            continue;
+                        }
+                        let pair = (Body::Link { robot: ri as u16, link: l as u16 }, Body::Cell);
+                        let mut least = f32::INFINITY;
+                        for (lane, &c0) in lane_c.iter().enumerate().take(lanes_here) {
+                            let k = bi * BATCH + lane;
+                            let mut c = c0;
+                            if refine && c <= release {
+                                let i = sl * BATCH + lane;
+                                let pb = &self.arms[ri].batches[bi];
+                                let at = [pb.x[i], pb.y[i], pb.z[i]];
+                                if self.near_allowed_obstacle(gl, at, r, release) {
+                                    c = self.exact_cell_clearance(gl, at, r);
+                                }
+                            }
+                            least = if c.is_nan() { c } else { least.min(c) };
+                            Self::note(&mut self.arms[ri].track, c, k, pair, Reason::Cell, m);
+                        }
+                        Self::note_class(&mut self.arms[ri].track, 0, least, pair);
+                    }
+                }
+                self.arms[ri].order = order;
+                self.arms[ri].anchors = anchors;
+            }
+        }
+    }
+
+    /// The least clearance to the cell of robot `ri`'s links that no joint
+    /// moves (their spheres stand where the first sample put them), and
+    /// which link has it: once per change of the field, contacts or margins.
+    fn fixed_links_to_cell(&mut self, ri: usize, release: f32) {
+        let w = self.obstacle_words;
+        let refine_ok = !self.field.has_sensed();
+        let mut best = (f32::INFINITY, 0u32);
+        for &(l, s, en) in &self.arms[ri].ranges {
+            if !self.arms[ri].fixed_link[l as usize] {
+                continue;
+            }
+            let gl = self.matrix.global(ri, l as usize);
+            let refine = refine_ok && self.allowed_obstacles[gl * w..(gl + 1) * w].iter().any(|&x| x != 0);
+            let pb = &self.arms[ri].batches[0];
+            for sl in s as usize..en as usize {
+                let i = sl * BATCH;
+                let mut c = self.field.clearance(pb.x[i], pb.y[i], pb.z[i], pb.r[sl]);
+                let at = [pb.x[i], pb.y[i], pb.z[i]];
+                if refine && c <= release && self.near_allowed_obstacle(gl, at, pb.r[sl], release) {
+                    c = self.exact_cell_clearance(gl, at, pb.r[sl]);
+                }
+                if c < best.0 || c.is_nan() {
+                    best = (c, l);
+                }
+            }
+        }
+        self.arms[ri].fixed_best = best;
+        self.arms[ri].fixed_dirty = false;
+    }
+}

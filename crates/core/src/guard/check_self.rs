@@ -1,0 +1,86 @@
+//! The self check: a robot's sampled spheres against its own links that
+//! the collision matrix keeps.
+
+use super::*;
+
+impl Guard {
+    pub(super) fn check_self(&mut self, m: f32, release: f32, part: Part) {
+        let nl = self.matrix.total_links();
+        for ri in 0..self.arms.len() {
+            let a = &mut self.arms[ri];
+            if a.n_cfg == 0 || a.self_pairs.is_empty() || !part.arm(ri) {
+                continue;
+            }
+            let e2 = 2.0 * a.inflate;
+            let reach = release.max(m) + e2;
+            let Arm { batches, track, self_pairs, link_slots, n_cfg, pair_e, cand, .. } = a;
+            let n_cfg = *n_cfg;
+            for (bi, pb) in batches.iter().enumerate().take(n_cfg.div_ceil(BATCH)) {
+                let lbox = &pb.boxes;
+                for pi in 0..self_pairs.len() {
+                    let (la, lb) = self_pairs[pi];
+                    let (la, lb) = (la as usize, lb as usize);
+                    let bit = self.matrix.global(ri, la) * nl + self.matrix.global(ri, lb);
+                    if self.allowed[bit / 64] >> (bit % 64) & 1 == 1 {
+                        continue;
+                    }
+                    let (ba, bb) = (&lbox[la], &lbox[lb]);
+                    let near = (0..BATCH).any(|lane| {
+                        (0..3).all(|c| ba[c][lane] - bb[3 + c][lane] <= reach && bb[c][lane] - ba[3 + c][lane] <= reach)
+                    });
+                    if !near {
+                        continue;
+                    }
+                    let (ra, rb) = (link_slots[la], link_slots[lb]);
+                    let mut lane_min = [f32::INFINITY; BATCH];
+                    // Spheres of each link near the other link's box in some lane.
+                    let near_box = |i: usize, bx: &[[f32; BATCH]; 6]| {
+                        let ri = pb.r[i] + reach;
+                        let (x, y, z) = (lanes(&pb.x, i), lanes(&pb.y, i), lanes(&pb.z, i));
+                        (0..BATCH).any(|l| {
+                            x[l] + ri >= bx[0][l]
+                                && x[l] - ri <= bx[3][l]
+                                && y[l] + ri >= bx[1][l]
+                                && y[l] - ri <= bx[4][l]
+                                && z[l] + ri >= bx[2][l]
+                                && z[l] - ri <= bx[5][l]
+                        })
+                    };
+                    cand.clear();
+                    cand.extend((rb.0..rb.1).filter(|&j| near_box(j, ba)).map(|j| j as u32));
+                    if cand.is_empty() {
+                        continue;
+                    }
+                    for i in ra.0..ra.1 {
+                        if !near_box(i, bb) {
+                            continue;
+                        }
+                        let (xi, yi, zi) = (lanes(&pb.x, i), lanes(&pb.y, i), lanes(&pb.z, i));
+                        for &j in cand.iter() {
+                            let j = j as usize;
+                            let rr = pb.r[i] + pb.r[j] + pair_e[pi];
+                            let (xj, yj, zj) = (lanes(&pb.x, j), lanes(&pb.y, j), lanes(&pb.z, j));
+                            for l in 0..BATCH {
+                                let (dx, dy, dz) = (xi[l] - xj[l], yi[l] - yj[l], zi[l] - zj[l]);
+                                lane_min[l] = lane_min[l].min((dx * dx + dy * dy + dz * dz).sqrt() - rr);
+                            }
+                        }
+                    }
+                    let pair = (
+                        Body::Link { robot: ri as u16, link: la as u16 },
+                        Body::Link { robot: ri as u16, link: lb as u16 },
+                    );
+                    let mut least = f32::INFINITY;
+                    for (lane, &g) in lane_min.iter().enumerate() {
+                        let k = bi * BATCH + lane;
+                        if k < n_cfg {
+                            Self::note(track, g, k, pair, Reason::SelfCollision, m);
+                            least = if g.is_nan() { g } else { least.min(g) };
+                        }
+                    }
+                    Self::note_class(track, 1, least, pair);
+                }
+            }
+        }
+    }
+}
