@@ -36,6 +36,8 @@
 //!   wire for `shutdown_linger_s`, so a subscriber that joins late (even
 //!   after the signal) is sent `true` and nothing older.
 
+mod io;
+
 use crate::args::RosArgs;
 use crate::event_loop::{self, Incoming, LoopContext, Transport, Trigger};
 use crate::msg::{
@@ -46,6 +48,7 @@ use crate::msg::{
 use crate::node::{GuardNode, check_param};
 use crate::params::{NodeParams, ParamError};
 use futures::StreamExt;
+use io::DdsIo;
 use ros2_client::dds::rustdds::DomainParticipantBuilder;
 use ros2_client::dds::{Client, Context, Node, Publisher, Server, ServiceMapping, Subscription};
 use ros2_client::{
@@ -577,181 +580,6 @@ fn leave_stopped(node: &mut Node, topics: &mut Topics, linger: Duration) {
     }
     std::thread::sleep(linger.saturating_sub(handover));
     drop(fresh);
-}
-
-/// The dds transport's side of the shared loop: the node's topics, with
-/// every subscription merged into one stream per kind.
-struct DdsIo<'a> {
-    node: &'a Node,
-    topics: &'a Topics,
-    joint_states: futures::stream::SelectAll<LocalStream<'a, (usize, Received<JointState>)>>,
-    trajectories: futures::stream::SelectAll<LocalStream<'a, (usize, Received<JointTrajectory>)>>,
-    displays: futures::stream::SelectAll<LocalStream<'a, (usize, Received<DisplayTrajectory>)>>,
-    clouds: LocalStream<'a, Received<PointCloud2>>,
-    unit_poses: futures::stream::SelectAll<LocalStream<'a, (usize, Received<PoseStamped>)>>,
-    move_requests: futures::stream::SelectAll<LocalStream<'a, (usize, Received<PlatenMoveRequest>)>>,
-    resets: LocalStream<'a, Result<(RmwRequestId, TriggerRequest), String>>,
-    reloads: LocalStream<'a, Result<(RmwRequestId, TriggerRequest), String>>,
-    contacts: LocalStream<'a, Result<(RmwRequestId, SetContactRequest), String>>,
-}
-
-type LocalStream<'a, T> = futures::stream::LocalBoxStream<'a, T>;
-type Received<M> = Result<M, String>;
-
-/// Each subscription's messages (decoding errors as text), tagged with its index.
-fn merged<'a, M: 'static + serde::de::DeserializeOwned>(
-    subs: impl Iterator<Item = &'a Subscription<M>>,
-) -> futures::stream::SelectAll<LocalStream<'a, (usize, Received<M>)>> {
-    futures::stream::select_all(subs.enumerate().map(|(i, s)| {
-        s.async_stream().map(move |m| (i, m.map(|(msg, _)| msg).map_err(|e| format!("{e:?}")))).boxed_local()
-    }))
-}
-
-impl<'a> DdsIo<'a> {
-    fn new(node: &'a Node, topics: &'a Topics) -> DdsIo<'a> {
-        let service = |s: &'a Server<TriggerRequest, TriggerResponse>| {
-            s.receive_request_stream().map(|r| r.map_err(|e| format!("{e:?}"))).boxed_local()
-        };
-        DdsIo {
-            node,
-            topics,
-            joint_states: merged(topics.joint_states.iter()),
-            trajectories: merged(topics.trajectories.iter()),
-            displays: merged(topics.displays.iter().map(|(s, _)| s)),
-            clouds: topics
-                .points
-                .async_stream()
-                .map(|m| m.map(|(msg, _)| msg).map_err(|e| format!("{e:?}")))
-                .boxed_local(),
-            unit_poses: merged(topics.unit_poses.iter()),
-            move_requests: merged(topics.move_requests.iter()),
-            resets: service(&topics.reset_stop),
-            reloads: service(&topics.reload),
-            contacts: topics
-                .set_contact
-                .receive_request_stream()
-                .map(|r| r.map_err(|e| format!("{e:?}")))
-                .boxed_local(),
-        }
-    }
-}
-
-fn warn<E: std::fmt::Debug>(what: &str, r: Result<(), E>) {
-    if let Err(e) = r {
-        tracing::warn!("{what} not published: {e:?}");
-    }
-}
-
-impl Transport for DdsIo<'_> {
-    type Request = RmwRequestId;
-
-    async fn next(&mut self) -> Option<Incoming<RmwRequestId>> {
-        use Incoming as I;
-        let bad = |what: &'static str, e: String| Some(I::Undecodable(what, e));
-        tokio::select! {
-            biased;
-            Some((r, m)) = self.joint_states.next() => match m {
-                Ok(msg) => Some(I::JointState(r, msg)),
-                Err(e) => bad("joint state", e),
-            },
-            Some((d, m)) = self.displays.next() => match m {
-                Ok(msg) => Some(I::Display(self.topics.displays[d].1.clone(), msg)),
-                Err(e) => bad("display trajectory", e),
-            },
-            Some(m) = self.clouds.next() => match m {
-                Ok(msg) => Some(I::Cloud(msg)),
-                Err(e) => bad("point cloud", e),
-            },
-            Some((u, m)) = self.unit_poses.next() => match m {
-                Ok(msg) => Some(I::PlatenPose(u, msg)),
-                Err(e) => bad("platen pose", e),
-            },
-            Some((u, m)) = self.move_requests.next() => match m {
-                Ok(msg) => Some(I::MoveRequest(u, msg)),
-                Err(e) => bad("move request", e),
-            },
-            Some(r) = self.resets.next() => match r {
-                Ok((id, _)) => Some(I::ResetStop(id)),
-                Err(e) => bad("reset_stop request", e),
-            },
-            Some(r) = self.contacts.next() => match r {
-                Ok((id, req)) => Some(I::SetContact(id, req)),
-                Err(e) => bad("set_contact request", e),
-            },
-            Some(r) = self.reloads.next() => match r {
-                Ok((id, _)) => Some(I::Reload(id)),
-                Err(e) => bad("reload request", e),
-            },
-            Some((r, m)) = self.trajectories.next() => match m {
-                Ok(msg) => Some(I::Trajectory(r, msg)),
-                Err(e) => bad("trajectory", e),
-            },
-            else => None,
-        }
-    }
-
-    fn now_s(&self) -> f64 {
-        now_s(self.node)
-    }
-
-    fn publish_stop(&mut self, robot: usize, stop: Bool) {
-        warn("stop", self.topics.stops[robot].publish(stop));
-    }
-
-    fn publish_speed(&mut self, robot: usize, scaling: Float64) {
-        if let Some(p) = &self.topics.speed[robot] {
-            warn("speed scaling", p.publish(scaling));
-        }
-    }
-
-    fn hold(&mut self, robot: usize, stamp: crate::msg::Time) {
-        if let Some(p) = &self.topics.commands[robot] {
-            // An empty trajectory: joint_trajectory_controller stops and holds.
-            let hold = JointTrajectory {
-                header: crate::msg::Header { stamp, frame_id: String::new() },
-                joint_names: Vec::new(),
-                points: Vec::new(),
-            };
-            warn("controller hold", p.publish(hold));
-        }
-    }
-
-    fn cancel_goals(&mut self, robot: usize) {
-        if let Some(c) = &self.topics.cancels[robot] {
-            while let Ok(Some(_)) = c.receive_response() {}
-            if let Err(e) = c.send_request(CancelGoalRequest::default()) {
-                tracing::warn!("goal cancel not sent: {e:?}");
-            }
-        }
-    }
-
-    fn publish_grant(&mut self, unit: usize, grant: &PlatenGrant) {
-        warn("grant", self.topics.grants[unit].publish(grant.clone()));
-    }
-
-    fn publish_diagnostics(&mut self, d: &DiagnosticArray) {
-        warn("diagnostics", self.topics.diagnostics.publish(d.clone()));
-    }
-
-    fn publish_markers(&mut self, m: &MarkerArray) {
-        warn("markers", self.topics.markers.publish(m.clone()));
-    }
-
-    fn answer_trigger(&mut self, which: Trigger, request: RmwRequestId, answer: TriggerResponse) {
-        let server = match which {
-            Trigger::ResetStop => &self.topics.reset_stop,
-            Trigger::Reload => &self.topics.reload,
-        };
-        if let Err(e) = server.send_response(request, answer) {
-            tracing::warn!("{which:?} answer not sent: {e:?}");
-        }
-    }
-
-    fn answer_set_contact(&mut self, request: RmwRequestId, answer: SetContactResponse) {
-        if let Err(e) = self.topics.set_contact.send_response(request, answer) {
-            tracing::warn!("set_contact answer not sent: {e:?}");
-        }
-    }
 }
 
 /// SIGINT or SIGTERM, listened for once for the node's whole run.

@@ -10,6 +10,9 @@
 //! cycle, and its diagnostic names the problem until a good message
 //! arrives. The node keeps running.
 
+mod report;
+mod sensing;
+
 use crate::convert::{CloudError, cloud_points};
 use crate::convert::{JointMap, JointStateError, Names, time_s};
 use crate::msg::{
@@ -17,6 +20,7 @@ use crate::msg::{
     MarkerArray, PlatenGrant, PlatenMoveRequest, Point, PointCloud2, Pose2D, PoseStamped, Time,
 };
 use crate::params::{NodeParams, ParamError};
+use sensing::Sensing;
 use serde_json::Value;
 use std::fmt::Write;
 use std::sync::mpsc;
@@ -151,47 +155,6 @@ pub struct GuardNode {
     cloud_error: Option<CloudError>,
 }
 
-/// Sensed obstacles are folded into a copy of the distance field on a
-/// worker thread (a rebuild takes longer than a cycle); the finished field
-/// is swapped in at the start of a cycle and the old one goes back to the
-/// worker for the next cloud.
-struct Sensing {
-    jobs: mpsc::Sender<SenseJob>,
-    done: mpsc::Receiver<(DistanceField, PointReport)>,
-    busy: bool,
-    /// A cloud arrived while the worker was busy: send it when it is free.
-    waiting: bool,
-    points: Vec<[f32; 3]>,
-    spare: Option<DistanceField>,
-    report: Option<PointReport>,
-    last_cloud_s: f64,
-}
-
-struct SenseJob {
-    points: Vec<[f32; 3]>,
-    robots: Vec<PosedSpheres>,
-    margin_m: f32,
-    field: Option<DistanceField>,
-}
-
-fn sense_worker(
-    mut spare: Option<DistanceField>,
-    jobs: mpsc::Receiver<SenseJob>,
-    done: mpsc::Sender<(DistanceField, PointReport)>,
-) {
-    while let Ok(job) = jobs.recv() {
-        if let Some(f) = job.field {
-            spare = Some(f);
-        }
-        let Some(mut f) = spare.take() else { continue };
-        let robots: Vec<&PosedSpheres> = job.robots.iter().collect();
-        let report = f.set_sensed_points(&job.points, &robots, job.margin_m);
-        if done.send((f, report)).is_err() {
-            return;
-        }
-    }
-}
-
 /// What to tell a robot's controller this cycle (where the workcell names
 /// its command topic and action).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -272,12 +235,6 @@ pub fn check_param(cell: &Workcell, current: &NodeParams, name: &str, v: &Value)
     tuning_of(cell, &next).validate(cell.guard.matrix_never_slack_m).map_err(|e| tuning_refused(name, v, e))?;
     Ok(next)
 }
-
-const GREEN: ColorRGBA = ColorRGBA { r: 0.1, g: 0.8, b: 0.2, a: 0.6 };
-const AMBER: ColorRGBA = ColorRGBA { r: 1.0, g: 0.65, b: 0.0, a: 0.7 };
-const RED: ColorRGBA = ColorRGBA { r: 0.95, g: 0.1, b: 0.1, a: 0.8 };
-const GREY: ColorRGBA = ColorRGBA { r: 0.5, g: 0.5, b: 0.5, a: 0.4 };
-const VOXEL: ColorRGBA = ColorRGBA { r: 0.3, g: 0.35, b: 0.45, a: 0.5 };
 
 /// Most surface voxels of the cell drawn (the rest are thinned out evenly).
 pub const MAX_VOXEL_MARKERS: usize = 30_000;
@@ -670,82 +627,6 @@ impl GuardNode {
         self.actuate[r] = Actuate { hold: c.hold, cancel: c.cancel };
     }
 
-    /// Takes a point cloud of sensed obstacles (in the cell frame): the
-    /// field is rebuilt with them on a worker thread and swapped in at the
-    /// start of a later cycle. Points within the release margin of a robot's
-    /// own spheres (at its latest joint state) are left out.
-    pub fn on_cloud(&mut self, msg: &PointCloud2, now_s: f64) -> Result<(), CloudError> {
-        let r = self.take_cloud(msg, now_s);
-        self.cloud_error = r.as_ref().err().cloned();
-        r
-    }
-
-    fn take_cloud(&mut self, msg: &PointCloud2, now_s: f64) -> Result<(), CloudError> {
-        if msg.header.frame_id != self.cell.cell_frame {
-            return Err(CloudError::Frame { got: msg.header.frame_id.clone(), want: self.cell.cell_frame.clone() });
-        }
-        if self.sensing.is_none() {
-            let (jobs, jobs_rx) = mpsc::channel();
-            let (done_tx, done) = mpsc::channel();
-            let first = self.guard.field().clone();
-            std::thread::Builder::new()
-                .name("sensed-field".into())
-                .spawn(move || sense_worker(Some(first), jobs_rx, done_tx))
-                .map_err(|_| CloudError::MissingField("worker"))?;
-            self.sensing = Some(Sensing {
-                jobs,
-                done,
-                busy: false,
-                waiting: false,
-                points: Vec::new(),
-                spare: None,
-                report: None,
-                last_cloud_s: now_s,
-            });
-        }
-        let s = self.sensing.as_mut().expect("set above");
-        cloud_points(msg, &mut s.points)?;
-        s.last_cloud_s = now_s;
-        s.waiting = true;
-        self.send_cloud();
-        Ok(())
-    }
-
-    fn send_cloud(&mut self) {
-        let margin_m = self.guard.tuning().release_m as f32;
-        let Some(s) = self.sensing.as_mut() else { return };
-        if s.busy || !s.waiting {
-            return;
-        }
-        let mut robots = Vec::with_capacity(self.io.len());
-        for io in &mut self.io {
-            if io.has_q && io.poser.pose(&io.q, &mut io.posed).is_ok() {
-                robots.push(io.posed.clone());
-            }
-        }
-        let job = SenseJob { points: std::mem::take(&mut s.points), robots, margin_m, field: s.spare.take() };
-        if s.jobs.send(job).is_ok() {
-            s.busy = true;
-            s.waiting = false;
-        }
-    }
-
-    fn take_sensed_field(&mut self) {
-        let Some(s) = self.sensing.as_mut() else { return };
-        if let Ok((mut f, report)) = s.done.try_recv() {
-            std::mem::swap(self.guard.field_mut(), &mut f);
-            s.spare = Some(f);
-            s.report = Some(report);
-            s.busy = false;
-            self.send_cloud();
-        }
-    }
-
-    /// The last cloud folded into the field: what became of its points.
-    pub fn sensed_report(&self) -> Option<PointReport> {
-        self.sensing.as_ref().and_then(|s| s.report)
-    }
-
     /// Speed scalings of the last cycle, 0..1 per robot.
     pub fn speed_scaling(&self) -> &[Float64] {
         &self.speed
@@ -858,247 +739,6 @@ impl GuardNode {
         Ok(())
     }
 
-    /// The diagnostics of the last cycle, stamped `stamp`: one status per
-    /// manipulator (decision, reason, closest pair, clearance, time to
-    /// contact, cycle time) and one for the node.
-    pub fn diagnostics(&mut self, stamp: Time) -> &DiagnosticArray {
-        let n = self.io.len();
-        let units = self.unit_status.len();
-        self.diag.header.stamp = stamp;
-        self.diag.status.resize_with(n + units + 1, DiagnosticStatus::default);
-        for (u, st) in self.unit_status.iter().enumerate() {
-            let s = &mut self.diag.status[n + u];
-            let name = self.cell.platen.as_ref().map_or("?", |p| p.units[u].name.as_str());
-            s.name.clear();
-            let _ = write!(s.name, "workcell_guard: {name}");
-            s.hardware_id.clear();
-            s.hardware_id.push_str(name);
-            s.message.clear();
-            s.values.clear();
-            match st {
-                UnitStatus::Idle => {
-                    s.level = DiagnosticStatus::OK;
-                    s.message.push_str("idle");
-                }
-                UnitStatus::Moving { request_id, goal } => {
-                    s.level = DiagnosticStatus::OK;
-                    let _ = write!(
-                        s.message,
-                        "moving (request {request_id}) to ({:.4}, {:.4}, {:.4})",
-                        goal[0], goal[1], goal[2]
-                    );
-                }
-                UnitStatus::Stopped(why) => {
-                    s.level = DiagnosticStatus::ERROR;
-                    let _ = match why {
-                        StopReason::Breach { cell, blocker } => write!(
-                            s.message,
-                            "stopped: outside its allocation at cell ({}, {}){}",
-                            cell.0,
-                            cell.1,
-                            blocker.map(|b| format!(", on {}", blocker_name(&self.cell, b))).unwrap_or_default()
-                        ),
-                        StopReason::StalePose { age_s } => write!(s.message, "stopped: pose {age_s:.3} s old"),
-                        StopReason::BadPose(e) => write!(s.message, "stopped: pose refused: {e}"),
-                    };
-                }
-            }
-        }
-        let decisions = self.guard.decisions();
-        for (r, s) in self.diag.status.iter_mut().take(n).enumerate() {
-            self.names.fill_status(s, r, &decisions[r]);
-            let io = &self.io[r];
-            if let Some(f) = &io.fault {
-                s.level = DiagnosticStatus::ERROR;
-                s.message.clear();
-                let _ = write!(s.message, "stop now: {f}");
-            } else if let Decision::Stop(st) = decisions[r]
-                && matches!(st.reason, Reason::Holding { .. })
-                && !io.cause.is_empty()
-            {
-                let _ = write!(s.message, "; stopped for: {}", io.cause);
-            } else if self.guard.latched(r) && !decisions[r].is_stop() {
-                s.level = DiagnosticStatus::WARN;
-                s.message.clear();
-                let _ = write!(s.message, "latched stop: clear now, call ~/reset_stop (stopped for: {})", io.cause);
-            }
-            s.values.resize_with(6, KeyValue::default);
-            set_kv(&mut s.values[3], "cycle_time_s", format_args!("{:.6}", self.cycle_s));
-            set_kv(&mut s.values[4], "refused_messages", format_args!("{}", io.refused));
-            match io.trajectory {
-                Some(t) => set_kv(
-                    &mut s.values[5],
-                    "planned_trajectory",
-                    format_args!("{} points, {:.3} s", t.points, t.duration_s),
-                ),
-                None => set_kv(&mut s.values[5], "planned_trajectory", format_args!("none")),
-            }
-        }
-        let s = &mut self.diag.status[n + units];
-        s.level = DiagnosticStatus::OK;
-        s.name.clear();
-        s.name.push_str("workcell_guard: node");
-        s.hardware_id.clear();
-        s.message.clear();
-        s.message.push_str("running");
-        s.values.resize_with(8, KeyValue::default);
-        set_kv(&mut s.values[6], "first_stop_time_s", format_args!("{:.6}", self.first_s));
-        // The cycle budget: the longest cycle since the last diagnostics.
-        set_kv(&mut s.values[7], "cycle_time_max_s", format_args!("{:.6}", self.cycle_max_s));
-        self.cycle_max_s = 0.0;
-        match self.sensing.as_ref() {
-            Some(sn) => match sn.report {
-                Some(r) => set_kv(
-                    &mut s.values[5],
-                    "sensed_points",
-                    format_args!(
-                        "{} accepted, {} filtered (robots), {} outside, {} invalid; last cloud at {:.3} s",
-                        r.accepted, r.filtered, r.outside, r.invalid, sn.last_cloud_s
-                    ),
-                ),
-                None => set_kv(&mut s.values[5], "sensed_points", format_args!("first cloud being folded in")),
-            },
-            None => set_kv(&mut s.values[5], "sensed_points", format_args!("no cloud received")),
-        }
-        if let Some(e) = &self.cloud_error {
-            s.level = DiagnosticStatus::WARN;
-            s.message.clear();
-            let _ = write!(s.message, "point cloud refused: {e}");
-        }
-        let t = self.guard.tuning();
-        set_kv(&mut s.values[0], "rate_hz", format_args!("{}", self.params.rate_hz));
-        set_kv(&mut s.values[1], "cycles", format_args!("{}", self.stats.cycles));
-        set_kv(&mut s.values[2], "joint_states", format_args!("{}", self.stats.joint_states));
-        set_kv(&mut s.values[3], "refused_messages", format_args!("{}", self.stats.refused));
-        set_kv(
-            &mut s.values[4],
-            "tuning",
-            format_args!(
-                "clearance_m {} release_m {} watchdog_s {} release_hold_s {}",
-                t.clearance_m, t.release_m, t.watchdog_s, t.release_hold_s
-            ),
-        );
-        &self.diag
-    }
-
-    fn build_markers(&mut self) {
-        let frame = self.cell.cell_frame.clone();
-        self.markers.markers.clear();
-        for (r, m) in self.cell.manipulators.iter().enumerate() {
-            for i in 0..self.io[r].poser.model_slots().len() {
-                self.markers.markers.push(Marker {
-                    header: Header { stamp: Time::default(), frame_id: frame.clone() },
-                    ns: format!("{}/spheres", m.name),
-                    id: i as i32,
-                    kind: 2, // SPHERE
-                    action: Marker::ADD,
-                    color: GREY,
-                    ..Marker::default()
-                });
-            }
-        }
-        // The static cell: its surface (occupied voxels with a free
-        // neighbour) as one cube list, thinned evenly past the cap.
-        let f = self.guard.field();
-        let g = *f.grid();
-        let d = f.dims();
-        let free = |x: usize, y: usize, z: usize, dx: isize, dy: isize, dz: isize| {
-            let (a, b, c) = (x as isize + dx, y as isize + dy, z as isize + dz);
-            a < 0
-                || b < 0
-                || c < 0
-                || a >= d[0] as isize
-                || b >= d[1] as isize
-                || c >= d[2] as isize
-                || !f.occupied([a as usize, b as usize, c as usize])
-        };
-        let mut surface = Vec::new();
-        for x in 0..d[0] {
-            for y in 0..d[1] {
-                for z in 0..d[2] {
-                    if f.occupied([x, y, z])
-                        && (free(x, y, z, -1, 0, 0)
-                            || free(x, y, z, 1, 0, 0)
-                            || free(x, y, z, 0, -1, 0)
-                            || free(x, y, z, 0, 1, 0)
-                            || free(x, y, z, 0, 0, -1)
-                            || free(x, y, z, 0, 0, 1))
-                    {
-                        surface.push([x, y, z]);
-                    }
-                }
-            }
-        }
-        let stride = surface.len().div_ceil(MAX_VOXEL_MARKERS).max(1);
-        let c = |i: usize, a: usize| g.origin_m[a] + (i as f64 + 0.5) * g.resolution_m;
-        let points: Vec<Point> =
-            surface.iter().step_by(stride).map(|v| Point { x: c(v[0], 0), y: c(v[1], 1), z: c(v[2], 2) }).collect();
-        let s = g.resolution_m;
-        self.cell_markers.markers = vec![Marker {
-            header: Header { stamp: Time::default(), frame_id: frame },
-            ns: "cell/occupied_voxels".into(),
-            id: 0,
-            kind: Marker::CUBE_LIST,
-            action: Marker::ADD,
-            scale: crate::msg::Vector3 { x: s, y: s, z: s },
-            color: VOXEL,
-            points,
-            ..Marker::default()
-        }];
-    }
-
-    /// Markers of the robots' spheres at their latest joint states,
-    /// coloured by the robot's clearance (green: beyond the release margin;
-    /// amber: within it; red: stopped for proximity, the closest pair's
-    /// links brightest; grey: no joint state yet).
-    pub fn markers(&mut self, stamp: Time) -> &MarkerArray {
-        let t = self.guard.tuning();
-        let decisions = self.guard.decisions();
-        let mut k = 0;
-        for (r, io) in self.io.iter_mut().enumerate() {
-            let slots = io.poser.model_slots();
-            let n = slots.len();
-            let ok = io.has_q && io.poser.pose(&io.q, &mut io.posed).is_ok();
-            let (colour, pair) = match decisions[r] {
-                Decision::Continue { clearance_m, pair } => {
-                    (if (clearance_m as f64) > t.release_m { GREEN } else { AMBER }, pair)
-                }
-                Decision::Stop(s) => (if s.pair.is_some() { RED } else { AMBER }, s.pair),
-            };
-            let hot = match pair {
-                Some((Body::Link { robot, link }, _)) if robot as usize == r => Some(link),
-                _ => None,
-            };
-            for (m, &slot) in self.markers.markers[k..k + n].iter_mut().zip(slots) {
-                let i = slot as usize;
-                m.header.stamp = stamp;
-                if !ok {
-                    m.action = Marker::DELETE;
-                    continue;
-                }
-                m.action = Marker::ADD;
-                m.pose.position = Point { x: io.posed.x[i] as f64, y: io.posed.y[i] as f64, z: io.posed.z[i] as f64 };
-                let dia = 2.0 * io.posed.r[i] as f64;
-                m.scale = crate::msg::Vector3 { x: dia, y: dia, z: dia };
-                m.color = colour;
-                if hot == Some(io.posed.link[i] as u16) {
-                    m.color.a = 1.0;
-                }
-            }
-            k += n;
-        }
-        &self.markers
-    }
-
-    /// The static cell's surface voxels as a cube-list marker (publish it
-    /// now and then: it is large and changes only with the field).
-    pub fn cell_markers(&mut self, stamp: Time) -> &MarkerArray {
-        for m in &mut self.cell_markers.markers {
-            m.header.stamp = stamp;
-        }
-        &self.cell_markers
-    }
-
     /// A joint state's stamp in seconds (for transports that cycle on
     /// arrival and want the sample's age).
     pub fn stamp_s(msg: &JointState) -> Option<f64> {
@@ -1155,13 +795,4 @@ fn fill_grant(g: &mut PlatenGrant, a: &Answer, cell: &Workcell, now_s: f64) {
             };
         }
     }
-}
-
-fn set_kv(kv: &mut KeyValue, key: &str, v: std::fmt::Arguments<'_>) {
-    if kv.key != key {
-        kv.key.clear();
-        kv.key.push_str(key);
-    }
-    kv.value.clear();
-    let _ = kv.value.write_fmt(v);
 }

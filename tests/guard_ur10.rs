@@ -1,0 +1,253 @@
+//! The guard on a real industrial arm's URDF (Universal Robots' UR10,
+//! installed at test time): release from a legal still pose between the
+//! margins, and how little a lag between positions and stamps moves a
+//! stop.
+
+mod common;
+
+use common::cell::cache_dir;
+use workcell_guard_core::field::DistanceField;
+use workcell_guard_core::guard::{Body, Decision, Guard, Inputs, JointStateIn, Reason};
+use workcell_guard_core::model::coverage::Rng;
+use workcell_guard_description::workcell::{self, Workcell};
+
+/// A cell with one UR10 (example-robot-data) on the floor of an empty room,
+/// with margins `clearance_m`, `release_m`.
+fn ur10_cell(clearance_m: f64, release_m: f64) -> (Workcell, tempfile::TempDir) {
+    ur10s(&[([0.0, 0.0, 0.0], 0.0)], clearance_m, release_m, "")
+}
+
+/// A cell of UR10s (example-robot-data) at `bases` (xyz, yaw) in an empty
+/// room, with margins `clearance_m`, `release_m` and `extra` guard keys.
+fn ur10s(bases: &[([f64; 3], f64)], clearance_m: f64, release_m: f64, extra: &str) -> (Workcell, tempfile::TempDir) {
+    let urdf = common::robots_dir().join("ur_description/urdf/ur10_robot.urdf");
+    let dir = tempfile::tempdir().unwrap();
+    let joints =
+        ["shoulder_pan_joint", "shoulder_lift_joint", "elbow_joint", "wrist_1_joint", "wrist_2_joint", "wrist_3_joint"]
+            .iter()
+            .map(|j| format!("      {j}: {{max_decel_radps2: 4.0}}\n"))
+            .collect::<String>();
+    let mut yaml = format!(
+        r#"cell_frame: world
+margins: {{clearance_m: {clearance_m}, release_m: {release_m}}}
+voxel_grid: {{origin_m: [-2.0, -2.0, -0.5], size_m: [6.0, 4.0, 3.0], resolution_m: 0.05, max_distance_m: 0.5, outside: free}}
+guard: {{watchdog_s: 0.05, release_hold_s: 0.3{extra}}}
+manipulators:
+"#
+    );
+    for (k, (xyz, yaw)) in bases.iter().enumerate() {
+        yaml += &format!(
+            r#"  - name: ur10_{k}
+    urdf: {}
+    base_pose: {{xyz_m: [{}, {}, {}], rpy_rad: [0.0, 0.0, {yaw}]}}
+    joint_state_topic: ur10_{k}/joint_states
+    trajectory_topic: ur10_{k}/planned_trajectory
+    priority: {k}
+    reaction_time_s: 0.03
+    joints:
+{joints}"#,
+            urdf.display(),
+            xyz[0],
+            xyz[1],
+            xyz[2]
+        );
+    }
+    let file = dir.path().join("ur10.yaml");
+    std::fs::write(&file, yaml).unwrap();
+    (workcell::load(&file).unwrap(), dir)
+}
+
+/// Feeds a still robot `q` for `seconds` at 500 Hz from `*t`; the decisions.
+fn hold_still(g: &mut Guard, q: &[f64], t: &mut f64, seconds: f64) -> Vec<Decision> {
+    let mut out = Vec::new();
+    for _ in 0..(seconds / 0.002).round() as usize {
+        *t += 0.002;
+        out.push(
+            g.step(*t, &Inputs::joints(&[JointStateIn { robot: 0, stamp_s: *t, positions: q, velocities: None }]))
+                .manipulators[0],
+        );
+    }
+    out
+}
+
+fn clearance(d: &Decision) -> f32 {
+    match d {
+        Decision::Continue { clearance_m, .. } => *clearance_m,
+        Decision::Stop(s) => s.clearance_m,
+    }
+}
+
+#[test]
+fn a_still_robot_in_a_legal_pose_between_the_margins_starts_but_a_proximity_stop_still_holds() {
+    // The UR10's wrist_1_link and ee_link stay 0.050 m apart in every pose
+    // (no joint moves them relative to each other): between these margins.
+    let (cell, _dir) = ur10_cell(0.03, 0.06);
+    assert_eq!(cell.manipulators.len(), 1);
+    let field = DistanceField::from_workcell(&cell);
+    let mut g = workcell_guard_description::build_guard(&cell, field, Some(cache_dir())).unwrap().0;
+    let link = |name: &str| cell.manipulators[0].robot.link_index(name).unwrap() as u16;
+    let fixed_pair = (link("wrist_1_link"), link("ee_link"));
+    let mut t = 0.0;
+    // Folding the elbow brings the forearm's wrist towards the upper arm.
+    let pose = |elbow: f64| vec![0.0, -std::f64::consts::FRAC_PI_2, elbow, -std::f64::consts::FRAC_PI_2, 0.0, 0.0];
+    let own = |d: &Decision| {
+        let pair = match d {
+            Decision::Continue { pair, .. } => *pair,
+            Decision::Stop(s) => s.pair,
+        };
+        match pair {
+            Some((Body::Link { link: a, .. }, Body::Link { link: b, .. })) => Some((a.min(b), a.max(b))),
+            _ => None,
+        }
+    };
+    let (mut band, mut close) = (None, None);
+    for k in 0..=140 {
+        let e = 1.8 + k as f64 * 0.01;
+        let d = *hold_still(&mut g, &pose(e), &mut t, 0.03).last().unwrap();
+        let c = clearance(&d);
+        let Some(pair) = own(&d) else { continue };
+        if pair != fixed_pair && c > 0.035 && c < 0.045 && band.is_none() {
+            band = Some(e);
+        }
+        if c < 0.02 && c > 0.0 && close.is_none() {
+            close = Some(e);
+        }
+    }
+    let (band, close) = (band.expect("a pose between the margins"), close.expect("a pose too close"));
+    let legal = 1.0;
+    println!("elbow: legal at {legal}, between the margins at {band}, too close at {close}");
+    // Start-up (no joint state, then warming up) in a legal pose whose
+    // closest own links lie between the margins: it starts.
+    g.reset();
+    let d = hold_still(&mut g, &pose(legal), &mut t, 1.5);
+    let last = d.last().unwrap();
+    assert_eq!(own(last), Some(fixed_pair), "{last:?}");
+    assert!(clearance(last) > 0.03 && clearance(last) < 0.06, "{last:?}");
+    assert!(!last.is_stop(), "a still robot in a legal pose is released: {last:?}");
+    // Moving the elbow on at 0.5 rad/s: a self-collision stop before the
+    // pair comes within the clearance margin. Jogged on into the margin
+    // and back (ignoring the stop), then held still between the margins:
+    // the stop holds while the pair that caused it is the closest there.
+    let ramp = |g: &mut Guard, t: &mut f64, from: f64, to: f64| {
+        let n = ((to - from).abs() / 0.5 / 0.002).ceil() as usize;
+        (1..=n)
+            .map(|k| {
+                *t += 0.002;
+                let q = pose(from + (to - from) * k as f64 / n as f64);
+                g.step(*t, &Inputs::joints(&[JointStateIn { robot: 0, stamp_s: *t, positions: &q, velocities: None }]))
+                    .manipulators[0]
+            })
+            .collect::<Vec<_>>()
+    };
+    let d = ramp(&mut g, &mut t, legal, close);
+    let first = d.iter().find(|d| d.is_stop()).expect("stopped on the way");
+    assert!(matches!(first, Decision::Stop(s) if s.reason == Reason::SelfCollision), "{first:?}");
+    ramp(&mut g, &mut t, close, band);
+    let d = hold_still(&mut g, &pose(band), &mut t, 1.5);
+    if std::env::var_os("WG_DEBUG").is_some() {
+        for x in d.iter().step_by(25) {
+            println!("{x:?}");
+        }
+    }
+    assert!(d.iter().all(|d| d.is_stop()), "held");
+    assert!(
+        matches!(d.last().unwrap(), Decision::Stop(s) if matches!(s.reason, Reason::Holding { .. })),
+        "{:?}",
+        d.last()
+    );
+    ramp(&mut g, &mut t, band, legal);
+    let d = hold_still(&mut g, &pose(legal), &mut t, 1.5);
+    assert!(!d.last().unwrap().is_stop(), "released once clear: {:?}", d.last());
+}
+
+/// Least distance between two robots' spheres (centre distance less both
+/// radii), m.
+fn sphere_gap(cell: &Workcell, q: &[Vec<f64>]) -> f64 {
+    use workcell_guard_core::model::SpherePoser;
+    let posed: Vec<_> = cell
+        .manipulators
+        .iter()
+        .zip(q)
+        .map(|(m, q)| {
+            let p = SpherePoser::new(&m.robot, &m.spheres, m.base);
+            let mut out = p.posed();
+            p.pose(q, &mut out).unwrap();
+            out
+        })
+        .collect();
+    let (a, b) = (&posed[0], &posed[1]);
+    let mut best = f64::INFINITY;
+    for i in 0..a.len() {
+        for j in 0..b.len() {
+            let d = ((a.x[i] - b.x[j]).powi(2) + (a.y[i] - b.y[j]).powi(2) + (a.z[i] - b.z[j]).powi(2)).sqrt();
+            best = best.min((d - a.r[i] - b.r[j]) as f64);
+        }
+    }
+    best
+}
+
+/// Two UR10s facing each other turn their shoulders towards each other
+/// (ramping up at 2 rad/s² to 0.5 rad/s), joint states at `hz`, each
+/// position taken up to `lag_s` before its stamp; nobody obeys the stops.
+/// The spheres' gap when the first stop comes, m.
+fn facing_stop_gap(cell: &Workcell, hz: f64, lag_s: f64, seed: u64) -> f64 {
+    let field = DistanceField::from_workcell(cell);
+    let mut g = workcell_guard_description::build_guard(cell, field, Some(cache_dir())).unwrap().0;
+    let mut rng = Rng::new(seed);
+    let pan = |t: f64| {
+        // Still for 1 s, then a 0.25 s ramp to 0.5 rad/s.
+        let m = (t - 1.0).max(0.0);
+        let ramp = 0.25;
+        1.5 - if m < ramp { 0.5 * 2.0 * m * m } else { 0.5 * 2.0 * ramp * ramp + 0.5 * (m - ramp) }
+    };
+    let q = |p: f64| vec![vec![p, -0.5, 1.0, 0.0, 0.0, 0.0], vec![-p, -0.5, 1.0, 0.0, 0.0, 0.0]];
+    let mut released = false;
+    for k in 0..(7.0 * hz) as usize {
+        let stamp = 1.0 + k as f64 / hz;
+        let lags = [rng.range(0.0, lag_s), rng.range(0.0, lag_s)];
+        let qa = q(pan(stamp - 1.0 - lags[0]))[0].clone();
+        let qb = q(pan(stamp - 1.0 - lags[1]))[1].clone();
+        let states = [
+            JointStateIn { robot: 0, stamp_s: stamp, positions: &qa, velocities: None },
+            JointStateIn { robot: 1, stamp_s: stamp, positions: &qb, velocities: None },
+        ];
+        let d = g.step(stamp, &Inputs::joints(&states)).manipulators.to_vec();
+        let stop = d.iter().any(|d| d.is_stop());
+        if !stop && stamp - 1.0 < 1.0 {
+            released = true;
+        }
+        if released && stop && stamp - 1.0 >= 1.0 {
+            return sphere_gap(cell, &q(pan(stamp - 1.0)));
+        }
+    }
+    panic!("no stop (released at the start: {released})");
+}
+
+#[test]
+fn positions_that_lag_their_stamps_by_up_to_a_millisecond_move_the_stop_by_less_than_three_centimetres() {
+    let bases = [([0.0, 0.0, 0.0], 0.0), ([1.8, 0.0, 0.0], std::f64::consts::PI)];
+    let (cell, _d) = ur10s(&bases, 0.03, 0.05, "");
+    // Without the guard they meet.
+    let q0 = vec![vec![0.0, -0.5, 1.0, 0.0, 0.0, 0.0], vec![0.0, -0.5, 1.0, 0.0, 0.0, 0.0]];
+    assert!(sphere_gap(&cell, &q0) < 0.0);
+    for hz in [100.0, 125.0, 500.0, 1000.0] {
+        let exact = facing_stop_gap(&cell, hz, 0.0, 1);
+        let mut worst = 0.0f64;
+        for seed in 1..=3 {
+            let lagged = facing_stop_gap(&cell, hz, 0.001, seed);
+            worst = worst.max((lagged - exact).abs());
+        }
+        println!(
+            "{hz} Hz: stop at a gap of {exact:.3} m with exact stamps; lagged positions move it by {worst:.3} m at most"
+        );
+        assert!(exact > 0.0, "{hz} Hz: stopped too late ({exact} m)");
+        assert!(worst < 0.03, "{hz} Hz: lagged positions moved the stop by {worst} m");
+    }
+    // The method text's five-point differences on the same streams (what
+    // the guard did before): the lag moves the stop far more.
+    let (five, _d5) = ur10s(&bases, 0.03, 0.05, ", velocity_fit_window_s: 0.0");
+    let exact = facing_stop_gap(&five, 1000.0, 0.0, 1);
+    let lagged = facing_stop_gap(&five, 1000.0, 0.001, 1);
+    println!("five-point differences at 1000 Hz: {exact:.3} m exact, {lagged:.3} m lagged");
+    assert!((lagged - exact).abs() > 0.03, "the test must tell the estimators apart");
+}
