@@ -95,46 +95,12 @@ fn main() {
     c.bench_function("sphere_query_random_x4096", |b| b.iter(|| query_all(black_box(&field))));
     // The same query on the sample arms' own spheres at random configurations
     // (what the guard does: spheres of one robot sit close together in memory).
-    let mut arms: Vec<PosedSpheres> = Vec::new();
-    for m in &cell.manipulators {
-        let poser = SpherePoser::new(&m.robot, &m.spheres, m.base);
-        for _ in 0..64 {
-            let q: Vec<f64> = (0..m.robot.dof())
-                .map(|d| {
-                    let l = m.robot.dof_joint(d).limits.expect("limited joints");
-                    rng.range(l.lower.max(-3.0), l.upper.min(3.0))
-                })
-                .collect();
-            let mut p = poser.posed();
-            poser.pose(&q, &mut p).expect("valid configuration");
-            arms.push(p);
-        }
-    }
+    let arms = posed_arms(&cell, &mut rng);
     let arm_spheres: usize = arms.iter().map(|p| p.len()).sum();
     let query_arms = |f: &DistanceField| arms.iter().map(|p| f.min_clearance(p).0).fold(f32::INFINITY, f32::min);
     c.bench_function("sphere_query_arms", |b| b.iter(|| query_arms(black_box(&field))));
-    let mut qa: Vec<f64> = (0..101)
-        .map(|_| {
-            let s = Instant::now();
-            for _ in 0..20 {
-                black_box(query_arms(black_box(&field)));
-            }
-            s.elapsed().as_nanos() as f64 / (20 * arm_spheres) as f64
-        })
-        .collect();
-    qa.sort_by(f64::total_cmp);
-    let arm_ns = qa[qa.len() / 2];
-    let mut q: Vec<f64> = (0..101)
-        .map(|_| {
-            let s = Instant::now();
-            for _ in 0..20 {
-                black_box(query_all(black_box(&field)));
-            }
-            s.elapsed().as_nanos() as f64 / (20 * spheres.len()) as f64
-        })
-        .collect();
-    q.sort_by(f64::total_cmp);
-    let query_ns = q[q.len() / 2];
+    let arm_ns = ns_per_sphere(|| query_arms(black_box(&field)), arm_spheres);
+    let query_ns = ns_per_sphere(|| query_all(black_box(&field)), spheres.len());
 
     // 3. Incremental add / remove of a 10 cm box, beside a full rebuild.
     let boxes: Vec<Frame> = (0..64)
@@ -152,29 +118,7 @@ fn main() {
             k += 1;
         })
     });
-    let mut incr = Vec::new();
-    for cap in [0.2, 0.3, 0.4] {
-        // The cell: 4 × 4 × 2 m at 2 cm, with the sample's obstacles.
-        let mut g = cell.voxel_grid;
-        g.dims = [200, 200, 100];
-        g.resolution_m = 0.02;
-        g.max_distance_m = cap;
-        let mut f = DistanceField::from_workcell(&workcell::Workcell { voxel_grid: g, ..cell.clone() });
-        f.set_threads(2);
-        let (mut adds, mut removes) = (Vec::new(), Vec::new());
-        for pose in boxes.iter().cycle().take(192) {
-            let s = Instant::now();
-            let id = f.add_obstacle(*pose, cube.clone()).expect("valid box");
-            adds.push(s.elapsed().as_secs_f64());
-            let s = Instant::now();
-            f.remove_obstacle(id);
-            removes.push(s.elapsed().as_secs_f64());
-        }
-        adds.sort_by(f64::total_cmp);
-        removes.sort_by(f64::total_cmp);
-        let rebuild = median(5, || f.rebuild());
-        incr.push((cap, adds[adds.len() / 2], removes[removes.len() / 2], rebuild));
-    }
+    let incr = incremental_figures(&cell, &boxes, &cube);
     c.final_summary();
 
     println!();
@@ -214,4 +158,68 @@ fn main() {
             rebuild / add
         );
     }
+}
+
+/// Per distance cap: median add and remove of a 10 cm box in the reference
+/// cell, and a full rebuild, s.
+fn incremental_figures(cell: &workcell::Workcell, boxes: &[Frame], cube: &Shape) -> Vec<(f64, f64, f64, f64)> {
+    let mut incr = Vec::new();
+    for cap in [0.2, 0.3, 0.4] {
+        // The reference cell: 4 × 4 × 2 m at 2 cm, with the sample's obstacles.
+        let mut g = cell.voxel_grid;
+        g.dims = [200, 200, 100];
+        g.resolution_m = 0.02;
+        g.max_distance_m = cap;
+        let mut f = DistanceField::from_workcell(&workcell::Workcell { voxel_grid: g, ..cell.clone() });
+        f.set_threads(2);
+        let (mut adds, mut removes) = (Vec::new(), Vec::new());
+        for pose in boxes.iter().cycle().take(192) {
+            let s = Instant::now();
+            let id = f.add_obstacle(*pose, cube.clone()).expect("valid box");
+            adds.push(s.elapsed().as_secs_f64());
+            let s = Instant::now();
+            f.remove_obstacle(id);
+            removes.push(s.elapsed().as_secs_f64());
+        }
+        adds.sort_by(f64::total_cmp);
+        removes.sort_by(f64::total_cmp);
+        let rebuild = median(5, || f.rebuild());
+        incr.push((cap, adds[adds.len() / 2], removes[removes.len() / 2], rebuild));
+    }
+    incr
+}
+
+/// Each sample arm's spheres at 64 random configurations.
+fn posed_arms(cell: &workcell::Workcell, rng: &mut Rng) -> Vec<PosedSpheres> {
+    let mut arms: Vec<PosedSpheres> = Vec::new();
+    for m in &cell.manipulators {
+        let poser = SpherePoser::new(&m.robot, &m.spheres, m.base);
+        for _ in 0..64 {
+            let q: Vec<f64> = (0..m.robot.dof())
+                .map(|d| {
+                    let l = m.robot.dof_joint(d).limits.expect("limited joints");
+                    rng.range(l.lower.max(-3.0), l.upper.min(3.0))
+                })
+                .collect();
+            let mut p = poser.posed();
+            poser.pose(&q, &mut p).expect("valid configuration");
+            arms.push(p);
+        }
+    }
+    arms
+}
+
+/// Median over 101 runs of 20 calls of `f` (which queries `spheres`), ns per sphere.
+fn ns_per_sphere<T>(f: impl Fn() -> T, spheres: usize) -> f64 {
+    let mut q: Vec<f64> = (0..101)
+        .map(|_| {
+            let s = Instant::now();
+            for _ in 0..20 {
+                black_box(f());
+            }
+            s.elapsed().as_nanos() as f64 / (20 * spheres) as f64
+        })
+        .collect();
+    q.sort_by(f64::total_cmp);
+    q[q.len() / 2]
 }

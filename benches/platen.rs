@@ -141,61 +141,7 @@ fn median_of(a: &Run, pick: fn(&Answer) -> bool) -> f64 {
 }
 
 fn main() {
-    {
-        // The rasterizer alone: a 100 mm square swept 200 mm at 30°.
-        let g = workcell_guard_core::platen::Grid::new([1.0, 1.0], 0.001);
-        let mut m = BitMap::new(&g);
-        let (c, s) = (0.2 * 30f64.to_radians().cos(), 0.2 * 30f64.to_radians().sin());
-        let poly = [
-            [0.35, 0.35],
-            [0.45, 0.35],
-            [0.45 + c, 0.35 + s],
-            [0.45 + c, 0.45 + s],
-            [0.35 + c, 0.45 + s],
-            [0.35, 0.45],
-        ];
-        let t = Instant::now();
-        let reps = 20_000;
-        for _ in 0..reps {
-            m.clear();
-            m.raster(&g, black_box(&poly));
-        }
-        let us = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
-        println!("raster + clear of a 200-row hull: {us:.2} us ({:.1} ns/row), {} cells", us * 1e3 / 200.0, m.count());
-        let t = Instant::now();
-        for _ in 0..reps {
-            m.raster(&g, black_box(&poly));
-        }
-        let us = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
-        println!("raster alone: {us:.2} us");
-        let mut world = BitMap::new_world(&g);
-        m.clear();
-        m.raster(&g, &poly);
-        let time = |name: &str, f: &mut dyn FnMut()| {
-            let t = Instant::now();
-            for _ in 0..reps {
-                f();
-            }
-            println!("{name}: {:.3} us", t.elapsed().as_secs_f64() * 1e6 / reps as f64);
-        };
-        time("first_common (200 rows)", &mut || {
-            black_box(world.first_common(black_box(&m)));
-        });
-        time("xor_from twice (200 rows)", &mut || {
-            world.xor_from(black_box(&m));
-            world.xor_from(black_box(&m));
-        });
-        time("install check-first + xor back", &mut || {
-            let _ = world.install(black_box(&m), Install::CheckFirst);
-            world.xor_from(black_box(&m));
-        });
-        let mut sw = BitMap::new(&g);
-        time("raster_install + xor back + clear (200 rows)", &mut || {
-            let _ = sw.raster_install(&g, black_box(&poly), &mut world);
-            world.xor_from(&sw);
-            sw.clear();
-        });
-    }
+    word_operations();
     const N: usize = 4000;
     const N_NAIVE: usize = 200;
     println!();
@@ -263,4 +209,55 @@ fn main() {
         }
     }
     c.final_summary();
+}
+
+/// The rasterizer and the word operations alone, on a 100 mm square swept
+/// 200 mm at 30°.
+fn word_operations() {
+    let g = workcell_guard_core::platen::Grid::new([1.0, 1.0], 0.001);
+    let mut m = BitMap::new(&g);
+    let (c, s) = (0.2 * 30f64.to_radians().cos(), 0.2 * 30f64.to_radians().sin());
+    let poly =
+        [[0.35, 0.35], [0.45, 0.35], [0.45 + c, 0.35 + s], [0.45 + c, 0.45 + s], [0.35 + c, 0.45 + s], [0.35, 0.45]];
+    let t = Instant::now();
+    let reps = 20_000;
+    for _ in 0..reps {
+        m.clear();
+        m.raster(&g, black_box(&poly));
+    }
+    let us = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
+    println!("raster + clear of a 200-row hull: {us:.2} us ({:.1} ns/row), {} cells", us * 1e3 / 200.0, m.count());
+    let t = Instant::now();
+    for _ in 0..reps {
+        m.raster(&g, black_box(&poly));
+    }
+    let us = t.elapsed().as_secs_f64() * 1e6 / reps as f64;
+    println!("raster alone: {us:.2} us");
+    let mut world = BitMap::new_world(&g);
+    m.clear();
+    m.raster(&g, &poly);
+    let time = |name: &str, f: &mut dyn FnMut()| {
+        let t = Instant::now();
+        for _ in 0..reps {
+            f();
+        }
+        println!("{name}: {:.3} us", t.elapsed().as_secs_f64() * 1e6 / reps as f64);
+    };
+    time("first_common (200 rows)", &mut || {
+        black_box(world.first_common(black_box(&m)));
+    });
+    time("xor_from twice (200 rows)", &mut || {
+        world.xor_from(black_box(&m));
+        world.xor_from(black_box(&m));
+    });
+    time("install check-first + xor back", &mut || {
+        let _ = world.install(black_box(&m), Install::CheckFirst);
+        world.xor_from(black_box(&m));
+    });
+    let mut sw = BitMap::new(&g);
+    time("raster_install + xor back + clear (200 rows)", &mut || {
+        let _ = sw.raster_install(&g, black_box(&poly), &mut world);
+        world.xor_from(&sw);
+        sw.clear();
+    });
 }

@@ -511,62 +511,66 @@ fn print_summary(wc: &Workcell) {
         percent(all_union - all_geom, all_geom)
     );
     if let Some(p) = &wc.platen {
-        println!(
-            "\nplaten: {} × {} m surface at {} m cells, {} units",
-            p.size_xy_m[0],
-            p.size_xy_m[1],
-            p.cell_m,
-            p.units.len()
-        );
-        for u in &p.units {
-            let cord = match &u.umbilical {
-                None => "no umbilical cord".to_string(),
-                Some(c) => format!(
-                    "umbilical cord {} m wide from {:?}{} to {:?} on the unit",
-                    c.width_m,
-                    c.anchor_xy_m,
-                    if c.via_xy_m.is_empty() { String::new() } else { format!(" via {:?}", c.via_xy_m) },
-                    c.attach_xy_m
-                ),
-            };
-            println!(
-                "  unit `{}`: {}-gon footprint, {cord}, max {} m/s, starts at {:?}",
-                u.name,
-                u.footprint_xy_m.len(),
-                u.max_speed_mps,
-                u.initial_pose
-            );
-        }
-        for o in &p.obstacles {
-            println!("  fixed obstacle `{}`: {}-gon", o.name, o.polygon_xy_m.len());
-        }
-        let a = &p.allocation;
-        println!(
-            "  allocation: retry after {} s, pose timeout {} s, arrival within {} m / {} rad, release lag {} m",
-            a.retry_after_s, a.pose_timeout_s, a.arrive_tolerance_m, a.arrive_tolerance_rad, a.release_lag_m
-        );
-        match workcell_guard_core::platen::BitAllocator::new(p) {
-            Ok(al) => {
-                let g = al.grid();
-                println!(
-                    "  maps: {} × {} cells, {} words each; the initial layout is free (world holds {} cells)",
-                    g.cols,
-                    g.rows,
-                    g.cols.div_ceil(64) * g.rows,
-                    workcell_guard_core::platen::CellMap::count(al.world())
-                );
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                std::process::exit(1);
-            }
-        }
+        print_platen(p);
     }
     println!("\nobstacles: {}", wc.obstacles.len());
     for o in &wc.obstacles {
         println!("  `{}`: {} at {:?}", o.name, o.shape.kind(), o.pose.trans.as_slice());
     }
     println!("allowed contacts: {}", wc.allowed_contacts.len());
+}
+
+fn print_platen(p: &workcell_guard_core::cell::Platen) {
+    println!(
+        "\nplaten: {} × {} m surface at {} m cells, {} units",
+        p.size_xy_m[0],
+        p.size_xy_m[1],
+        p.cell_m,
+        p.units.len()
+    );
+    for u in &p.units {
+        let cord = match &u.umbilical {
+            None => "no umbilical cord".to_string(),
+            Some(c) => format!(
+                "umbilical cord {} m wide from {:?}{} to {:?} on the unit",
+                c.width_m,
+                c.anchor_xy_m,
+                if c.via_xy_m.is_empty() { String::new() } else { format!(" via {:?}", c.via_xy_m) },
+                c.attach_xy_m
+            ),
+        };
+        println!(
+            "  unit `{}`: {}-gon footprint, {cord}, max {} m/s, starts at {:?}",
+            u.name,
+            u.footprint_xy_m.len(),
+            u.max_speed_mps,
+            u.initial_pose
+        );
+    }
+    for o in &p.obstacles {
+        println!("  fixed obstacle `{}`: {}-gon", o.name, o.polygon_xy_m.len());
+    }
+    let a = &p.allocation;
+    println!(
+        "  allocation: retry after {} s, pose timeout {} s, arrival within {} m / {} rad, release lag {} m",
+        a.retry_after_s, a.pose_timeout_s, a.arrive_tolerance_m, a.arrive_tolerance_rad, a.release_lag_m
+    );
+    match workcell_guard_core::platen::BitAllocator::new(p) {
+        Ok(al) => {
+            let g = al.grid();
+            println!(
+                "  maps: {} × {} cells, {} words each; the initial layout is free (world holds {} cells)",
+                g.cols,
+                g.rows,
+                g.cols.div_ceil(64) * g.rows,
+                workcell_guard_core::platen::CellMap::count(al.world())
+            );
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::exit(1);
+        }
+    }
 }
 
 fn percent(part: f64, whole: f64) -> String {

@@ -253,44 +253,7 @@ fn convert(urdf: &urdf_rs::Robot, path: &Path) -> Result<Robot, ModelError> {
     let mut dof_names = Vec::new();
     for &old in order.iter().skip(1) {
         let j = &urdf.joints[parent_of[old].expect("non-root has a parent")];
-        let kind = match j.joint_type {
-            urdf_rs::JointType::Fixed => JointKind::Fixed,
-            urdf_rs::JointType::Revolute => JointKind::Revolute,
-            urdf_rs::JointType::Continuous => JointKind::Continuous,
-            urdf_rs::JointType::Prismatic => JointKind::Prismatic,
-            ref other => {
-                return Err(ModelError::UnsupportedJoint {
-                    path: path.to_path_buf(),
-                    joint: j.name.clone(),
-                    kind: format!("{other:?}").to_lowercase(),
-                });
-            }
-        };
-        let origin = pose(path, &format!("joint `{}`", j.name), &j.origin)?;
-        let axis_raw = finite3(path, format!("joint `{}` axis", j.name), j.axis.xyz.0)?;
-        let axis = Vector3::from(axis_raw);
-        if kind.moves() && axis.norm() < 1e-12 {
-            return Err(bad(path, format!("joint `{}` axis", j.name), format!("{axis_raw:?}"), "must not be zero"));
-        }
-        let axis = if kind.moves() { axis.normalize() } else { axis };
-        let limits = match kind {
-            JointKind::Revolute | JointKind::Prismatic => {
-                let (lo, hi) = (j.limit.lower, j.limit.upper);
-                if lo.is_nan() || hi.is_nan() || lo > hi {
-                    return Err(bad(
-                        path,
-                        format!("joint `{}` limit", j.name),
-                        format!("lower={lo} upper={hi}"),
-                        "lower must not exceed upper",
-                    ));
-                }
-                Some(Limits { lower: lo, upper: hi, velocity: j.limit.velocity })
-            }
-            JointKind::Continuous => {
-                Some(Limits { lower: f64::NEG_INFINITY, upper: f64::INFINITY, velocity: j.limit.velocity })
-            }
-            JointKind::Fixed => None,
-        };
+        let (kind, origin, axis, limits) = joint_geometry(j, path)?;
         joints.push(Joint {
             name: j.name.clone(),
             kind,
@@ -314,6 +277,52 @@ fn convert(urdf: &urdf_rs::Robot, path: &Path) -> Result<Robot, ModelError> {
     }
     resolve_mimics(urdf, path, &mut joints)?;
     Ok(Robot { name: urdf.name.clone(), links, joints, dof_names })
+}
+
+/// A URDF joint's kind, origin, unit axis and limits, each checked.
+fn joint_geometry(
+    j: &urdf_rs::Joint,
+    path: &Path,
+) -> Result<(JointKind, Frame, Vector3<f64>, Option<Limits>), ModelError> {
+    let kind = match j.joint_type {
+        urdf_rs::JointType::Fixed => JointKind::Fixed,
+        urdf_rs::JointType::Revolute => JointKind::Revolute,
+        urdf_rs::JointType::Continuous => JointKind::Continuous,
+        urdf_rs::JointType::Prismatic => JointKind::Prismatic,
+        ref other => {
+            return Err(ModelError::UnsupportedJoint {
+                path: path.to_path_buf(),
+                joint: j.name.clone(),
+                kind: format!("{other:?}").to_lowercase(),
+            });
+        }
+    };
+    let origin = pose(path, &format!("joint `{}`", j.name), &j.origin)?;
+    let axis_raw = finite3(path, format!("joint `{}` axis", j.name), j.axis.xyz.0)?;
+    let axis = Vector3::from(axis_raw);
+    if kind.moves() && axis.norm() < 1e-12 {
+        return Err(bad(path, format!("joint `{}` axis", j.name), format!("{axis_raw:?}"), "must not be zero"));
+    }
+    let axis = if kind.moves() { axis.normalize() } else { axis };
+    let limits = match kind {
+        JointKind::Revolute | JointKind::Prismatic => {
+            let (lo, hi) = (j.limit.lower, j.limit.upper);
+            if lo.is_nan() || hi.is_nan() || lo > hi {
+                return Err(bad(
+                    path,
+                    format!("joint `{}` limit", j.name),
+                    format!("lower={lo} upper={hi}"),
+                    "lower must not exceed upper",
+                ));
+            }
+            Some(Limits { lower: lo, upper: hi, velocity: j.limit.velocity })
+        }
+        JointKind::Continuous => {
+            Some(Limits { lower: f64::NEG_INFINITY, upper: f64::INFINITY, velocity: j.limit.velocity })
+        }
+        JointKind::Fixed => None,
+    };
+    Ok((kind, origin, axis, limits))
 }
 
 /// Turns each mimic joint into `multiplier · q[dof] + offset` of an actuated

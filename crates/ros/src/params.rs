@@ -116,41 +116,205 @@ fn boolean(name: &str, v: &Value) -> Result<bool, ParamError> {
     v.as_bool().ok_or_else(|| invalid(name, v, "must be true or false"))
 }
 
+/// A parameter's type and range.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Kind {
+    /// `true` or `false`.
+    Bool,
+    /// A number within `lo..=hi`.
+    Number {
+        /// Least value.
+        lo: f64,
+        /// Greatest value.
+        hi: f64,
+    },
+    /// A file path (relative to the parameter file that sets it,
+    /// `package://` through the ament index).
+    Path,
+}
+
+/// When an update takes effect.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Applies {
+    /// Read at start; `~/reload` (or a restart) for another value.
+    AtStart,
+    /// From the next cycle.
+    NextCycle,
+    /// The timer it sets is re-made at once.
+    Timer,
+}
+
+/// One parameter: name, type and range, default, what it does, when an
+/// update applies, and how it is read and written. [`PARAMS`] lists them
+/// all; setting, declaring, describing and the README's table all come
+/// from it.
+pub struct ParamSpec {
+    /// The ROS name.
+    pub name: &'static str,
+    /// Type and range.
+    pub kind: Kind,
+    /// The default, as the README shows it.
+    pub default: &'static str,
+    /// What it does.
+    pub doc: &'static str,
+    /// When an update applies.
+    pub applies: Applies,
+    /// Its value (the workcell's where the parameter overrides it and is
+    /// unset).
+    pub get: fn(&NodeParams, &workcell_guard_description::workcell::Workcell) -> Value,
+    /// Stores a value already checked against `kind` (a path already
+    /// resolved); may still refuse it against the other parameters.
+    set: fn(&mut NodeParams, &Value) -> Result<(), String>,
+}
+
+fn num(v: &Value) -> f64 {
+    v.as_f64().unwrap_or(f64::NAN)
+}
+
+macro_rules! spec {
+    ($name:literal, $kind:expr, $default:literal, $applies:ident, $doc:literal,
+     get: |$p:ident, $c:ident| $get:expr, set: |$q:ident, $v:ident| $set:expr) => {
+        ParamSpec {
+            name: $name,
+            kind: $kind,
+            default: $default,
+            doc: $doc,
+            applies: Applies::$applies,
+            get: |$p, $c| {
+                let _ = &$c;
+                Value::from($get)
+            },
+            set: |$q, $v| {
+                $set;
+                Ok(())
+            },
+        }
+    };
+}
+
+const fn range(lo: f64, hi: f64) -> Kind {
+    Kind::Number { lo, hi }
+}
+
+/// Every parameter of the node.
+pub const PARAMS: &[ParamSpec] = &[
+    spec!("workcell_file", Kind::Path, "(none)", AtStart,
+        "The workcell YAML; relative paths resolve against the parameter file that sets it.",
+        get: |p, c| p.workcell_file.as_ref().map(|f| f.display().to_string()).unwrap_or_default(),
+        set: |p, v| p.workcell_file = v.as_str().map(PathBuf::from)),
+    spec!("rate_hz", range(1.0, 10_000.0), "500", Timer, "Cycles per second.",
+        get: |p, c| p.rate_hz, set: |p, v| p.rate_hz = num(v)),
+    spec!("cycle_on_joint_state", Kind::Bool, "false", NextCycle,
+        "Also run a cycle on each joint state: the arriving robot's stop is decided and published before the others'; timer ticks within one period of such a cycle are skipped.",
+        get: |p, c| p.cycle_on_joint_state, set: |p, v| p.cycle_on_joint_state = v.as_bool() == Some(true)),
+    spec!("use_sim_time", Kind::Bool, "false", AtStart, "Time follows `/clock`.",
+        get: |p, c| p.use_sim_time, set: |p, v| p.use_sim_time = v.as_bool() == Some(true)),
+    spec!("diagnostics_hz", range(0.0, 1000.0), "10", Timer, "Diagnostics per second (0: none).",
+        get: |p, c| p.diagnostics_hz, set: |p, v| p.diagnostics_hz = num(v)),
+    spec!("markers_hz", range(0.0, 100.0), "10", Timer,
+        "Robot markers per second (0: none); the cell's voxels go out once a second while markers are on.",
+        get: |p, c| p.markers_hz, set: |p, v| p.markers_hz = num(v)),
+    spec!("latch_stops", Kind::Bool, "false", NextCycle,
+        "A proximity stop (cell, robot, self) holds until `~/reset_stop` releases it.",
+        get: |p, c| p.latch_stops, set: |p, v| p.latch_stops = v.as_bool() == Some(true)),
+    spec!("slow_down_m", range(1e-3, 2.0), "0.1", NextCycle,
+        "Speed scaling rises from 0 to 1 over this much clearance beyond the release margin, m.",
+        get: |p, c| p.slow_down_m, set: |p, v| p.slow_down_m = num(v)),
+    spec!("stop_heartbeat_s", range(0.0, 60.0), "1", NextCycle,
+        "A stop goes out when it changes and this often while it does not, s (0: every cycle).",
+        get: |p, c| p.stop_heartbeat_s, set: |p, v| p.stop_heartbeat_s = num(v)),
+    spec!("shutdown_linger_s", range(0.0, 10.0), "1", AtStart,
+        "On SIGINT, SIGTERM or a panic every stop goes out true and the node stays on the wire this long, s.",
+        get: |p, c| p.shutdown_linger_s, set: |p, v| p.shutdown_linger_s = num(v)),
+    spec!("clearance_m", range(0.0, 1.0), "the workcell's", NextCycle,
+        "Overrides `margins.clearance_m`: a check within this stops, m.",
+        get: |p, c| p.clearance_m.unwrap_or(c.margins.clearance_m), set: |p, v| p.clearance_m = Some(num(v))),
+    ParamSpec {
+        name: "release_m",
+        kind: range(0.0, 1.0),
+        default: "the workcell's",
+        doc: "Overrides `margins.release_m`: a stopped robot is released beyond this, m (at least `clearance_m`).",
+        applies: Applies::NextCycle,
+        get: |p, c| Value::from(p.release_m.unwrap_or(c.margins.release_m)),
+        set: |p, v| match p.clearance_m.filter(|&c| num(v) < c) {
+            Some(c) => Err(format!("must be at least clearance_m ({c})")),
+            None => {
+                p.release_m = Some(num(v));
+                Ok(())
+            }
+        },
+    },
+    spec!("watchdog_s", range(1e-4, 10.0), "the workcell's", NextCycle,
+        "Overrides `guard.watchdog_s`: a joint state older than this stops its robot, s.",
+        get: |p, c| p.watchdog_s.unwrap_or(c.guard.watchdog_s), set: |p, v| p.watchdog_s = Some(num(v))),
+    spec!("release_hold_s", range(0.0, 60.0), "the workcell's", NextCycle,
+        "Overrides `guard.release_hold_s`: how long nothing may hold a stopped robot before it is released, s.",
+        get: |p, c| p.release_hold_s.unwrap_or(c.guard.release_hold_s), set: |p, v| p.release_hold_s = Some(num(v))),
+];
+
+/// The parameter named `name`.
+pub fn spec(name: &str) -> Option<&'static ParamSpec> {
+    PARAMS.iter().find(|s| s.name == name)
+}
+
+impl ParamSpec {
+    /// One line: type, range, default, when it applies, what it does (what
+    /// `ros2 param describe` shows as the description).
+    pub fn describe(&self) -> String {
+        let kind = match self.kind {
+            Kind::Bool => "bool".to_string(),
+            Kind::Number { lo, hi } => format!("double, {lo}..={hi}"),
+            Kind::Path => "string (path)".to_string(),
+        };
+        let applies = match self.applies {
+            Applies::AtStart => "read at start",
+            Applies::NextCycle => "applies from the next cycle",
+            Applies::Timer => "its timer is re-made at once",
+        };
+        format!("{kind}; default {}; {applies}. {}", self.default, self.doc)
+    }
+}
+
+/// The parameters as a Markdown table (the README's).
+pub fn markdown_table() -> String {
+    let mut out = String::from("| Parameter | Type | Default | Applies | What it does |\n|---|---|---|---|---|\n");
+    for s in PARAMS {
+        let kind = match s.kind {
+            Kind::Bool => "bool".to_string(),
+            Kind::Number { lo, hi } => format!("{lo}..={hi}"),
+            Kind::Path => "path".to_string(),
+        };
+        let applies = match s.applies {
+            Applies::AtStart => "at start",
+            Applies::NextCycle => "next cycle",
+            Applies::Timer => "at once",
+        };
+        out.push_str(&format!("| `{}` | {kind} | {} | {applies} | {} |\n", s.name, s.default, s.doc));
+    }
+    out
+}
+
 impl NodeParams {
     /// Sets one parameter, or refuses it and changes nothing. `base` is the
     /// file a relative `workcell_file` is resolved against.
     pub fn set(&mut self, name: &str, v: &Value, base: Option<&Path>) -> Result<(), ParamError> {
-        match name {
-            "workcell_file" => {
-                let s = v.as_str().filter(|s| !s.is_empty()).ok_or_else(|| invalid(name, v, "must be a path"))?;
+        let s = spec(name).ok_or_else(|| ParamError::Unknown(name.to_string()))?;
+        let checked = match s.kind {
+            Kind::Bool => Value::Bool(boolean(name, v)?),
+            Kind::Number { lo, hi } => Value::from(number(name, v, lo, hi)?),
+            Kind::Path => {
+                let p = v.as_str().filter(|p| !p.is_empty()).ok_or_else(|| invalid(name, v, "must be a path"))?;
                 let p = match base {
-                    Some(b) => workcell_guard_description::resolve::resolve(s, b)
+                    Some(b) => workcell_guard_description::resolve::resolve(p, b)
                         .map_err(|e| invalid(name, v, &e.to_string()))?,
-                    None => PathBuf::from(s),
+                    None => PathBuf::from(p),
                 };
-                self.workcell_file = Some(p);
+                Value::String(p.display().to_string())
             }
-            "rate_hz" => self.rate_hz = number(name, v, 1.0, 10_000.0)?,
-            "cycle_on_joint_state" => self.cycle_on_joint_state = boolean(name, v)?,
-            "use_sim_time" => self.use_sim_time = boolean(name, v)?,
-            "diagnostics_hz" => self.diagnostics_hz = number(name, v, 0.0, 1000.0)?,
-            "markers_hz" => self.markers_hz = number(name, v, 0.0, 100.0)?,
-            "latch_stops" => self.latch_stops = boolean(name, v)?,
-            "slow_down_m" => self.slow_down_m = number(name, v, 1e-3, 2.0)?,
-            "stop_heartbeat_s" => self.stop_heartbeat_s = number(name, v, 0.0, 60.0)?,
-            "shutdown_linger_s" => self.shutdown_linger_s = number(name, v, 0.0, 10.0)?,
-            "clearance_m" => self.clearance_m = Some(number(name, v, 0.0, 1.0)?),
-            "release_m" => {
-                let x = number(name, v, 0.0, 1.0)?;
-                if let Some(c) = self.clearance_m.filter(|&c| x < c) {
-                    return Err(invalid(name, v, &format!("must be at least clearance_m ({c})")));
-                }
-                self.release_m = Some(x);
-            }
-            "watchdog_s" => self.watchdog_s = Some(number(name, v, 1e-4, 10.0)?),
-            "release_hold_s" => self.release_hold_s = Some(number(name, v, 0.0, 60.0)?),
-            _ => return Err(ParamError::Unknown(name.to_string())),
-        }
+        };
+        let mut next = self.clone();
+        (s.set)(&mut next, &checked).map_err(|problem| invalid(name, v, &problem))?;
+        *self = next;
         Ok(())
     }
 
@@ -193,6 +357,36 @@ impl NodeParams {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_readme_shows_the_parameter_table() {
+        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+        let table = markdown_table();
+        assert!(readme.contains(&table), "README.md must hold the parameter table as the code has it:\n{table}");
+    }
+
+    #[test]
+    fn every_parameter_is_declared_described_and_set_through_the_table() {
+        let mut p = NodeParams::default();
+        for s in PARAMS {
+            assert!(s.describe().contains(s.doc));
+            let v = match s.kind {
+                Kind::Bool => Value::Bool(true),
+                Kind::Number { lo, hi } => Value::from(if s.name == "release_m" { hi } else { (lo + hi) / 2.0 }),
+                Kind::Path => Value::from("/tmp/cell.yaml"),
+            };
+            p.set(s.name, &v, None).unwrap_or_else(|e| panic!("{}: {e}", s.name));
+            if let Kind::Number { lo, hi } = s.kind {
+                for bad in [lo - 1.0, hi + 1.0, f64::NAN] {
+                    let before = p.clone();
+                    assert!(p.set(s.name, &Value::from(bad), None).is_err(), "{} = {bad}", s.name);
+                    assert_eq!(p, before, "a refused {} changes nothing", s.name);
+                }
+                assert!(p.set(s.name, &Value::from("fast"), None).is_err());
+            }
+        }
+        assert!(matches!(p.set("no_such", &Value::Bool(true), None), Err(ParamError::Unknown(_))));
+    }
 
     fn args(file: &Path, extra: &[&str]) -> RosArgs {
         let mut a = vec!["--ros-args".to_string(), "--params-file".into(), file.display().to_string()];

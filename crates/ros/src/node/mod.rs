@@ -10,6 +10,8 @@
 //! cycle, and its diagnostic names the problem until a good message
 //! arrives. The node keeps running.
 
+mod plans;
+mod platen;
 mod report;
 mod sensing;
 
@@ -20,6 +22,7 @@ use crate::msg::{
     MarkerArray, PlatenGrant, PlatenMoveRequest, Point, PointCloud2, Pose2D, PoseStamped, Time,
 };
 use crate::params::{NodeParams, ParamError};
+use platen::{blocker_name, fill_grant};
 use sensing::Sensing;
 use serde_json::Value;
 use std::fmt::Write;
@@ -197,22 +200,7 @@ fn tuning_refused(name: &str, v: &Value, e: TuningError) -> ParamError {
 /// values (the workcell's where `params` does not override): what both
 /// transports serve through the parameter services.
 pub fn declared_parameters(p: &NodeParams, cell: &Workcell) -> Vec<(&'static str, Value)> {
-    let t = tuning_of(cell, p);
-    vec![
-        ("workcell_file", Value::from(p.workcell_file.as_ref().map(|f| f.display().to_string()).unwrap_or_default())),
-        ("rate_hz", Value::from(p.rate_hz)),
-        ("cycle_on_joint_state", Value::from(p.cycle_on_joint_state)),
-        ("diagnostics_hz", Value::from(p.diagnostics_hz)),
-        ("markers_hz", Value::from(p.markers_hz)),
-        ("slow_down_m", Value::from(p.slow_down_m)),
-        ("latch_stops", Value::from(p.latch_stops)),
-        ("stop_heartbeat_s", Value::from(p.stop_heartbeat_s)),
-        ("shutdown_linger_s", Value::from(p.shutdown_linger_s)),
-        ("clearance_m", Value::from(t.clearance_m)),
-        ("release_m", Value::from(t.release_m)),
-        ("watchdog_s", Value::from(t.watchdog_s)),
-        ("release_hold_s", Value::from(t.release_hold_s)),
-    ]
+    crate::params::PARAMS.iter().map(|s| (s.name, (s.get)(p, cell))).collect()
 }
 
 /// Checks one parameter update against the current parameters without
@@ -385,142 +373,6 @@ impl GuardNode {
         }
     }
 
-    /// Takes a planned trajectory for `robot`: checked against the robot's
-    /// joints; a bad one stops the robot until a good one (or an empty one,
-    /// which clears the plan) arrives.
-    pub fn on_trajectory(&mut self, robot: usize, msg: &JointTrajectory) -> Result<(), InputFault> {
-        let r = self.trajectory_in(robot, msg);
-        self.sync_refused(robot);
-        r
-    }
-
-    fn trajectory_in(&mut self, robot: usize, msg: &JointTrajectory) -> Result<(), InputFault> {
-        let Some(m) = self.cell.manipulators.get(robot) else {
-            self.stats.refused += 1;
-            return Ok(());
-        };
-        let check = || -> Result<TrajectoryInfo, TrajectoryError> {
-            let dof = &m.robot.dof_names;
-            for (i, j) in msg.joint_names.iter().enumerate() {
-                if msg.joint_names[..i].contains(j) {
-                    return Err(TrajectoryError::DuplicateJoint(j.clone()));
-                }
-                if !dof.contains(j) {
-                    let owner =
-                        self.cell.manipulators.iter().find(|o| o.robot.dof_names.contains(j)).map(|o| o.name.clone());
-                    return Err(TrajectoryError::UnknownJoint { joint: j.clone(), owner });
-                }
-            }
-            let mut last = f64::NEG_INFINITY;
-            for (k, p) in msg.points.iter().enumerate() {
-                if p.positions.len() != msg.joint_names.len() {
-                    return Err(TrajectoryError::PointLength {
-                        point: k,
-                        positions: p.positions.len(),
-                        names: msg.joint_names.len(),
-                    });
-                }
-                if p.positions.iter().chain(&p.velocities).chain(&p.accelerations).any(|x| !x.is_finite()) {
-                    return Err(TrajectoryError::NotFinite { point: k });
-                }
-                let t = p.time_from_start.sec as f64 + p.time_from_start.nanosec as f64 * 1e-9;
-                if p.time_from_start.nanosec >= 1_000_000_000 || t <= last {
-                    return Err(TrajectoryError::TimeOrder { point: k });
-                }
-                last = t;
-            }
-            Ok(TrajectoryInfo { points: msg.points.len(), duration_s: last.max(0.0) })
-        };
-        let r = check();
-        let io = &mut self.io[robot];
-        match r {
-            Ok(info) => {
-                if matches!(io.fault, Some(InputFault::Trajectory(_))) {
-                    io.fault = None;
-                }
-                io.trajectory = (info.points > 0).then_some(info);
-                Ok(())
-            }
-            Err(e) => {
-                io.refused += 1;
-                self.stats.refused += 1;
-                let f = InputFault::Trajectory(e);
-                io.fault = Some(f.clone());
-                Err(f)
-            }
-        }
-    }
-
-    /// Takes MoveIt's DisplayTrajectory for `robot`: the columns of its
-    /// joints, from every trajectory that names any, become its planned
-    /// trajectory (checked as [`GuardNode::on_trajectory`] does). A message
-    /// naming none of its joints is for another robot and is ignored
-    /// (`Ok(false)`).
-    pub fn on_display_trajectory(
-        &mut self,
-        robot: usize,
-        msg: &crate::msg::DisplayTrajectory,
-    ) -> Result<bool, InputFault> {
-        let Some(m) = self.cell.manipulators.get(robot) else { return Ok(false) };
-        let dof = &m.robot.dof_names;
-        let mut out = JointTrajectory::default();
-        let mut offset = 0.0;
-        for rt in &msg.trajectory {
-            let jt = &rt.joint_trajectory;
-            let cols: Vec<usize> = (0..jt.joint_names.len()).filter(|&i| dof.contains(&jt.joint_names[i])).collect();
-            if cols.is_empty() {
-                continue;
-            }
-            let names: Vec<String> = cols.iter().map(|&i| jt.joint_names[i].clone()).collect();
-            if out.joint_names.is_empty() {
-                out.header = jt.header.clone();
-                out.joint_names = names;
-            } else if out.joint_names != names {
-                return Err(self.refuse_trajectory(
-                    robot,
-                    TrajectoryError::DuplicateJoint("(the display's trajectories name different joints)".into()),
-                ));
-            }
-            let mut last = 0.0;
-            for p in &jt.points {
-                let pick = |v: &Vec<f64>| -> Vec<f64> {
-                    if v.len() == jt.joint_names.len() { cols.iter().map(|&i| v[i]).collect() } else { Vec::new() }
-                };
-                let t = p.time_from_start.sec as f64 + p.time_from_start.nanosec as f64 * 1e-9;
-                last = t;
-                if offset > 0.0 && t <= 0.0 {
-                    continue; // a later trajectory starts where the one before ended
-                }
-                let at = crate::convert::to_time(offset + t).unwrap_or_default();
-                out.points.push(crate::msg::JointTrajectoryPoint {
-                    positions: if p.positions.len() == jt.joint_names.len() {
-                        pick(&p.positions)
-                    } else {
-                        p.positions.clone()
-                    },
-                    velocities: pick(&p.velocities),
-                    accelerations: pick(&p.accelerations),
-                    effort: Vec::new(),
-                    time_from_start: crate::msg::Duration { sec: at.sec, nanosec: at.nanosec },
-                });
-            }
-            offset += last;
-        }
-        if out.joint_names.is_empty() {
-            return Ok(false);
-        }
-        self.on_trajectory(robot, &out).map(|()| true)
-    }
-
-    fn refuse_trajectory(&mut self, robot: usize, e: TrajectoryError) -> InputFault {
-        let f = InputFault::Trajectory(e);
-        self.io[robot].refused += 1;
-        self.stats.refused += 1;
-        self.io[robot].fault = Some(f.clone());
-        self.sync_refused(robot);
-        f
-    }
-
     /// Whether a tick of the cycle timer should run a cycle: always, but
     /// with `cycle_on_joint_state` when a cycle began less than one period
     /// ago. Joint states then keep every decision current (each of their
@@ -637,34 +489,6 @@ impl GuardNode {
         &self.actuate
     }
 
-    /// Takes a platen unit's pose (in the surface frame; yaw from the
-    /// orientation) for the next cycle.
-    pub fn on_platen_pose(&mut self, unit: usize, msg: &PoseStamped) {
-        let q = msg.pose.orientation;
-        let yaw = (2.0 * (q.w * q.z + q.x * q.y)).atan2(1.0 - 2.0 * (q.y * q.y + q.z * q.z));
-        let stamp_s = time_s(msg.header.stamp).unwrap_or(f64::NAN);
-        self.guard.take_platen_pose(PlatenPoseIn {
-            unit,
-            stamp_s,
-            pose: [msg.pose.position.x, msg.pose.position.y, yaw],
-        });
-    }
-
-    /// Takes a platen unit's move request for the next cycle; its answer is
-    /// among that cycle's [`GuardNode::grants`].
-    pub fn on_move_request(&mut self, unit: usize, msg: &PlatenMoveRequest) {
-        self.guard.take_move_request(MoveRequest {
-            unit,
-            request_id: msg.request_id,
-            target: [msg.target.x, msg.target.y, msg.target.theta],
-        });
-    }
-
-    /// The answers to this cycle's move requests: (unit, grant).
-    pub fn grants(&self) -> &[(usize, PlatenGrant)] {
-        &self.grants[..self.n_grants]
-    }
-
     /// Releases latched stops (`latch_stops`) of robots the guard now lets
     /// go; refuses, naming them, while any is still in conflict.
     pub fn reset_stops(&mut self) -> Result<String, String> {
@@ -743,56 +567,5 @@ impl GuardNode {
     /// arrival and want the sample's age).
     pub fn stamp_s(msg: &JointState) -> Option<f64> {
         time_s(msg.header.stamp)
-    }
-}
-
-fn blocker_name(cell: &Workcell, b: Blocker) -> String {
-    let p = cell.platen.as_ref();
-    match b {
-        Blocker::Unit(u) => p.and_then(|p| p.units.get(u)).map_or("?".into(), |u| u.name.clone()),
-        Blocker::Obstacle(o) => p.and_then(|p| p.obstacles.get(o)).map_or("?".into(), |o| o.name.clone()),
-        Blocker::Edge => "edge".into(),
-    }
-}
-
-/// Fills a grant message from the allocator's answer.
-fn fill_grant(g: &mut PlatenGrant, a: &Answer, cell: &Workcell, now_s: f64) {
-    g.header.stamp = crate::convert::to_time(now_s).unwrap_or_default();
-    g.request_id = a.request_id();
-    g.blocker.clear();
-    g.reason.clear();
-    g.fraction = 0.0;
-    g.retry_after_s = 0.0;
-    g.goal = Pose2D::default();
-    let pose = |p: [f64; 3]| Pose2D { x: p[0], y: p[1], theta: p[2] };
-    match *a {
-        Answer::Granted { goal, .. } => {
-            g.result = PlatenGrant::GRANTED;
-            g.goal = pose(goal);
-            g.fraction = 1.0;
-        }
-        Answer::Partial { goal, fraction, blocker, .. } => {
-            g.result = PlatenGrant::PARTIAL;
-            g.goal = pose(goal);
-            g.fraction = fraction;
-            g.blocker.push_str(&blocker_name(cell, blocker));
-        }
-        Answer::Denied { retry_after_s, blocker, .. } => {
-            g.result = PlatenGrant::DENIED;
-            g.retry_after_s = retry_after_s;
-            g.blocker.push_str(&blocker_name(cell, blocker));
-        }
-        Answer::Refused { reason, .. } => {
-            g.result = PlatenGrant::REFUSED;
-            let _ = match reason {
-                Refusal::Busy { current } => write!(g.reason, "busy: request {current} not yet arrived"),
-                Refusal::RetryTooSoon { wait_s } => write!(g.reason, "retry too soon: wait {wait_s:.3} s"),
-                Refusal::NoPose => write!(g.reason, "no pose received"),
-                Refusal::StalePose { age_s } => write!(g.reason, "stale pose: {age_s:.3} s old"),
-                Refusal::Stopped => write!(g.reason, "stopped (see diagnostics)"),
-                Refusal::BadTarget => write!(g.reason, "target is not a finite pose"),
-                Refusal::UnknownUnit => write!(g.reason, "unknown unit"),
-            };
-        }
     }
 }

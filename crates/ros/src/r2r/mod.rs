@@ -347,6 +347,53 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     }));
     let (param_handler, _param_events) = node.make_derived_parameter_handler(params).map_err(r2err)?;
 
+    let clock =
+        r2::Clock::create(if core.params().use_sim_time { r2::ClockType::RosTime } else { r2::ClockType::SystemTime })
+            .map_err(r2err)?;
+
+    let mut io = make_io(&mut node, &core, clock)?;
+    let node = Arc::new(Mutex::new(node));
+    let spin = node.clone();
+    let running = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let spinning = running.clone();
+    std::thread::Builder::new().name("rcl-spin".into()).spawn(move || {
+        while spinning.load(std::sync::atomic::Ordering::Relaxed) {
+            if let Ok(mut n) = spin.lock() {
+                n.spin_once(Duration::from_millis(5));
+            }
+        }
+    })?;
+
+    core.inject_panic_on_frame_id(std::env::var(crate::dds::PANIC_ON_FRAME_ID).ok());
+    let linger = Duration::from_secs_f64(core.params().shutdown_linger_s);
+    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let cache = matrix_cache.map(|p| p.to_path_buf());
+    let mut cx = LoopContext {
+        params: rx,
+        checked_cell: Arc::new(Mutex::new(Arc::new(core.cell().clone()))),
+        rebuild: Arc::new(move |params| crate::dds::build_from(params, cache.as_deref()).map_err(|e| e.to_string())),
+        panicked: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+    };
+    // A panic in the loop is caught so that every stop goes out true.
+    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        rt.block_on(async {
+            tokio::spawn(param_handler);
+            let mut shutdown = crate::dds::Shutdown::new();
+            event_loop::serve(&mut io, &mut core, &mut cx, shutdown.requested()).await
+        })
+    }));
+    // Every robot stopped, latched (rmw keeps the last sample only, so late
+    // joiners get this `true`), while the node lingers on the wire.
+    for p in &io.stops {
+        let _ = p.publish(&r2::std_msgs::msg::Bool { data: true });
+    }
+    std::thread::sleep(linger);
+    running.store(false, std::sync::atomic::Ordering::Relaxed);
+    ran.map_err(|p| RunError::Panicked(crate::dds::panic_message(p.as_ref()).to_string()))
+}
+
+/// Every subscription and publisher of the node, as the loop's transport.
+fn make_io(node: &mut r2::Node, core: &crate::node::GuardNode, clock: r2::Clock) -> Result<R2rIo, RunError> {
     let mut joint_states = Vec::new();
     let mut trajectories = Vec::new();
     let mut stops = Vec::new();
@@ -429,33 +476,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
             node.subscribe_untyped(d, &type_name::<msg::DisplayTrajectory>(), QosProfile::default()).map_err(r2err)?,
         );
     }
-    let clock =
-        r2::Clock::create(if core.params().use_sim_time { r2::ClockType::RosTime } else { r2::ClockType::SystemTime })
-            .map_err(r2err)?;
-
-    let node = Arc::new(Mutex::new(node));
-    let spin = node.clone();
-    let running = Arc::new(std::sync::atomic::AtomicBool::new(true));
-    let spinning = running.clone();
-    std::thread::Builder::new().name("rcl-spin".into()).spawn(move || {
-        while spinning.load(std::sync::atomic::Ordering::Relaxed) {
-            if let Ok(mut n) = spin.lock() {
-                n.spin_once(Duration::from_millis(5));
-            }
-        }
-    })?;
-
-    core.inject_panic_on_frame_id(std::env::var(crate::dds::PANIC_ON_FRAME_ID).ok());
-    let linger = Duration::from_secs_f64(core.params().shutdown_linger_s);
-    let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let cache = matrix_cache.map(|p| p.to_path_buf());
-    let mut cx = LoopContext {
-        params: rx,
-        checked_cell: Arc::new(Mutex::new(Arc::new(core.cell().clone()))),
-        rebuild: Arc::new(move |params| crate::dds::build_from(params, cache.as_deref()).map_err(|e| e.to_string())),
-        panicked: Arc::new(std::sync::atomic::AtomicBool::new(false)),
-    };
-    let mut io = R2rIo {
+    Ok(R2rIo {
         joint_states: futures::stream::select_all(
             joint_states.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
         ),
@@ -479,23 +500,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
         diagnostics,
         markers,
         clock: std::cell::RefCell::new(clock),
-    };
-    // A panic in the loop is caught so that every stop goes out true.
-    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        rt.block_on(async {
-            tokio::spawn(param_handler);
-            let mut shutdown = crate::dds::Shutdown::new();
-            event_loop::serve(&mut io, &mut core, &mut cx, shutdown.requested()).await
-        })
-    }));
-    // Every robot stopped, latched (rmw keeps the last sample only, so late
-    // joiners get this `true`), while the node lingers on the wire.
-    for p in &io.stops {
-        let _ = p.publish(&r2::std_msgs::msg::Bool { data: true });
-    }
-    std::thread::sleep(linger);
-    running.store(false, std::sync::atomic::Ordering::Relaxed);
-    ran.map_err(|p| RunError::Panicked(crate::dds::panic_message(p.as_ref()).to_string()))
+    })
 }
 
 struct Outputs {
