@@ -1,4 +1,4 @@
-//! One whole `Guard::step`: 4 arms (the sample cell's two and
+//! One whole `Guard::cycle` (through `Guard::step`): 4 arms (the sample cell's two and
 //! copies of them on two more pedestals; 7–8 DOF, 85–188 spheres each), each
 //! moving so that its stopping path is checked at 8 configurations, against
 //! a 4 × 4 × 2 m field at 2 cm, on one core.
@@ -118,7 +118,7 @@ fn main() {
         "arms: dof {dofs:?}, spheres {spheres:?}, configurations checked {samples:?} (forecast, field, self, robot-robot)"
     );
     println!(
-        "Guard::step median {ours:.1} µs per cycle = {:.0} ns per configuration (goal: 10 µs, 300 ns)",
+        "Guard::cycle median {ours:.1} µs per cycle = {:.0} ns per configuration (goal: 10 µs, 300 ns)",
         ours * 1e3 / configs as f64
     );
     println!(

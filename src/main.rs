@@ -66,7 +66,7 @@ enum Command {
         #[arg(long)]
         spheres: Option<PathBuf>,
     },
-    /// Write a manipulator's sphere set as YAML (config/spheres/<robot>.yaml) for hand-tuning.
+    /// Write a manipulator's sphere set as YAML (`config/spheres/<robot>.yaml`) for hand-tuning.
     Spheres {
         /// The workcell YAML.
         workcell: PathBuf,

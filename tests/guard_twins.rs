@@ -67,9 +67,9 @@ fn the_hashed_robot_check_decides_exactly_as_all_pairs() {
 }
 
 /// A transport that cycles on each joint state decides the robot whose
-/// state arrived first (`evaluate_first`), publishes its stop, then the
-/// others (`evaluate_rest`): together they must decide what one whole
-/// evaluation decides, for every robot, stops and pairs included.
+/// state arrived first (`Scope::First`), publishes its stop, then the
+/// others (`Scope::Rest`): together they must decide what one whole
+/// cycle decides, for every robot, stops and pairs included.
 #[test]
 fn a_split_evaluation_decides_exactly_as_a_whole_one() {
     let mut cell = sim::cell_with_arms(sample_cell(), 4);

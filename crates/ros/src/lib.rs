@@ -1,8 +1,17 @@
-//! The ROS 2 adapter: message types, the conversions between messages and
-//! the core's inputs and decisions, the ROS command line and the node's
-//! parameters, the node behind both transports ([`node::GuardNode`]), and
-//! the transports: [`dds`] through `ros2-client` (the default) and `r2r`
-//! (a feature, for colcon workspaces).
+//! # workcell_guard_ros
+//!
+//! The ROS 2 adapter. It decides nothing: the core's commands are
+//! converted to messages and published.
+//! - [`msg`], [`convert`]: message types in wire order, and the conversions
+//!   between messages and the core's inputs and commands;
+//! - [`args`], [`params`]: the `--ros-args` command line and the parameter
+//!   table;
+//! - [`node`]: [`node::GuardNode`], input in and messages out, diagnostics
+//!   and markers;
+//! - [`event_loop`]: the one loop, over the [`event_loop::Transport`] trait;
+//! - the transports: [`dds`] through `ros2-client` (the default) and `r2r`
+//!   (a feature, for colcon workspaces).
+#![warn(missing_docs)]
 
 pub mod args;
 pub mod convert;

@@ -190,7 +190,7 @@ impl<'a> Inputs<'a> {
     }
 }
 
-/// Which robots a [`Guard::cycle`] decides.
+/// Which robots a [`Guard::cycle`](super::Guard::cycle) decides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Scope {
     /// Every robot, and the platen.
@@ -239,7 +239,7 @@ pub enum ContactError {
     PlatenUnit,
 }
 
-/// The values [`Guard::set_tuning`] changes while running.
+/// The values [`Guard::set_tuning`](super::Guard::set_tuning) changes while running.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Tuning {
     /// `margins.clearance_m`.

@@ -1,6 +1,6 @@
-//! The guard: one deterministic step from joint states to stop decisions.
+//! The guard: one deterministic cycle from joint states to commands.
 //!
-//! Per cycle, for every manipulator ([`Guard::step`]):
+//! Per cycle ([`Guard::cycle`], the one entry point), for every robot:
 //! 1. the joint states that arrived are validated and buffered
 //!    ([`crate::forecast::Estimator`]);
 //! 2. data problems (no state yet, a refused sample, a state older than the
@@ -32,7 +32,15 @@
 //! against the other obstacles exactly (parry3d) wherever the field, which
 //! does not know which obstacle is near, says it is close.
 //!
-//! `step` allocates nothing; the same inputs give the same decisions.
+//! 6. the decision becomes the robot's [`Command`] ([`command`]): the stop
+//!    flag with its source and cause, when it is due on the wire, the speed
+//!    scaling, the controller's hold and goal cancel.
+//!
+//! The stages live in files of their own: [`decision`](self) types in and
+//! out, `build`, `prepare`, `check_cell`, `check_self`, `check_robots`,
+//! `contacts`, `hysteresis`, [`command`].
+//!
+//! `cycle` allocates nothing; the same inputs give the same decisions.
 
 mod build;
 mod check_cell;

@@ -1,8 +1,7 @@
-//! Robot models: URDF at the edge, kinematics and spheres in the core.
+//! Robot models: a [`Robot`] (links in topological order, one parent joint
+//! per non-root link, collision geometry; read from URDF by the description
+//! layer), its kinematics and its spheres.
 //!
-//! - [`urdf`] converts a URDF file (through `urdf-rs`) into a [`Robot`]: links
-//!   in topological order, one parent joint per non-root link, collision
-//!   geometry with meshes loaded. All `urdf_rs` handling stays in that file.
 //! - [`kinematics`] computes every link's pose from joint positions over any
 //!   tree (not only chains), allocating nothing per call.
 //! - [`spheres`] covers each link's collision geometry by spheres,
@@ -12,7 +11,6 @@
 //!   distances.
 //! - [`coverage`] samples geometry to check that claim, and measures the
 //!   volume the spheres add.
-//! - [`sphere_file`] writes and reads sphere sets as YAML for hand-tuning.
 //! - [`posed`] poses the fine spheres of a robot into flat `x, y, z, r`
 //!   arrays allocated once per robot.
 

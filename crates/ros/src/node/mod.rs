@@ -1,8 +1,8 @@
-//! The node behind either transport: takes messages as they arrive,
-//! runs the guard's cycle, and fills the messages to publish. A transport
-//! (`dds`, `r2r`) moves messages between the middleware and this type and
-//! does nothing else, so both behave the same and this part is tested
-//! without any middleware.
+//! The node behind either transport: takes messages as they arrive (joint
+//! names mapped into each robot's order, refusals handed to the core),
+//! runs the core's cycle ([`Guard::cycle`]) and converts its commands into
+//! the messages to publish. The event loop ([`crate::event_loop`]) calls
+//! it; this part is tested without any middleware.
 //!
 //! Safety semantics: a joint state or trajectory that cannot be taken
 //! (length mismatch, a joint the robot does not have, a bad stamp, NaN, a
