@@ -179,9 +179,12 @@ fn an_unknown_key_is_refused_with_its_path_and_line() {
     let yaml = common::minimal_workcell(&arm7()).replace("    priority: 1\n", "    priority: 1\n    colour: red\n");
     let (e, _) = workcell_error(&yaml);
     match &e {
-        ConfigError::Parse { key, message, .. } => {
+        ConfigError::Parse { key, error, .. } => {
             assert_eq!(key, "manipulators[0].colour");
-            assert!(message.contains("unknown field `colour`") && message.contains("line 11"), "{message}");
+            assert_eq!(error.key, *key);
+            assert_eq!(error.line, Some(11), "{error}");
+            assert!(error.column.is_some(), "{error}");
+            assert!(error.message.contains("unknown field `colour`"), "{error}");
         }
         other => panic!("expected Parse, got {other:?}"),
     }

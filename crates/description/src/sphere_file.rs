@@ -134,10 +134,10 @@ pub fn write(path: &Path, robot: &Robot, model: &SphereModel) -> Result<(), Sphe
 pub fn read(path: &Path, robot: &Robot) -> Result<SphereModel, SphereFileError> {
     let text =
         std::fs::read_to_string(path).map_err(|source| SphereFileError::Io { path: path.to_path_buf(), source })?;
-    let raw: RawFile = crate::yaml::parse_yaml(&text).map_err(|(key, message)| SphereFileError::Parse {
+    let raw: RawFile = crate::yaml::parse_yaml(&text).map_err(|e| SphereFileError::Parse {
         path: path.to_path_buf(),
-        key,
-        message,
+        key: e.key.clone(),
+        message: e.to_string(),
     })?;
     let invalid = |key: String, value: String, problem: &str| SphereFileError::Invalid {
         path: path.to_path_buf(),

@@ -16,8 +16,8 @@ impl Guard {
         let mut max_items = 0;
         for (ri, (m, poser)) in cell.manipulators.iter().zip(posers).enumerate() {
             let arm = build_arm(ri, m, poser, &matrix, &settings, max_cfg);
-            r_max = r_max.max(arm.batches[0].r.iter().copied().fold(0.0, f32::max));
-            max_items = max_items.max(arm.slots * max_cfg);
+            r_max = r_max.max(arm.scratch.batches[0].r.iter().copied().fold(0.0, f32::max));
+            max_items = max_items.max(arm.model.slots * max_cfg);
             arms.push(arm);
         }
         let n = matrix.total_links();
@@ -81,8 +81,8 @@ impl Guard {
         let n_arms = guard.arms.len();
         for ia in 0..n_arms {
             for ib in 0..n_arms {
-                let links = guard.arms[ia].n_links;
-                let other = guard.arms[ib].n_links;
+                let links = guard.arms[ia].model.n_links;
+                let other = guard.arms[ib].model.n_links;
                 let meets: Vec<bool> = (0..links)
                     .map(|la| {
                         ia != ib
@@ -92,8 +92,8 @@ impl Guard {
                             })
                     })
                     .collect();
-                let pb = &guard.arms[ia].batches[0];
-                let r = (0..guard.arms[ia].slots)
+                let pb = &guard.arms[ia].scratch.batches[0];
+                let r = (0..guard.arms[ia].model.slots)
                     .filter(|&s| meets[pb.link[s] as usize])
                     .map(|s| pb.r[s])
                     .fold(0.0, f32::max);
@@ -122,6 +122,7 @@ fn build_arm(
     max_cfg: usize,
 ) -> Arm {
     let ranges = poser.ranges().to_vec();
+    let n_ranges = ranges.len();
     let slots = poser.sphere_count();
     let mut self_pairs = Vec::new();
     for (ia, &(la, _, _)) in ranges.iter().enumerate() {
@@ -132,6 +133,7 @@ fn build_arm(
             }
         }
     }
+    let n_self_pairs = self_pairs.len();
     let levers = forecast::link_levers(&m.robot, &m.spheres);
     let dof = m.robot.dof();
     let pair_lever = self_pair_levers(&m.robot, &levers, &self_pairs);
@@ -147,61 +149,67 @@ fn build_arm(
     }
     let posed = poser.posed_batch();
     Arm {
-        est: {
-            let mut e = Estimator::new(m.robot.dof(), settings.velocity_filter_window, m.trust_reported_velocity)
-                .with_fit_window(settings.velocity_fit_window_s);
-            e.set_accel_limits(&m.max_accel);
-            e
+        model: ArmModel {
+            decel: m.max_decel.clone(),
+            stop_mode: m.stop_mode,
+            speed_limit: (0..m.robot.dof())
+                .map(|d| {
+                    m.robot
+                        .dof_joint(d)
+                        .limits
+                        .map(|l| l.velocity)
+                        .filter(|&v| v.is_finite() && v > 0.0)
+                        .map_or(f64::INFINITY, |v| v * IMPLAUSIBLE_SPEED_FACTOR)
+                })
+                .collect(),
+            lever: levers,
+            reaction_s: m.reaction_time_s,
+            pair_lever,
+            self_pairs,
+            link_slots,
+            fixed_link,
+            slots,
+            n_links: m.robot.links.len(),
+            ranges,
+            poser,
         },
-        decel: m.max_decel.clone(),
-        brake: m.max_decel.clone(),
-        stop_mode: m.stop_mode,
-        speed_limit: (0..m.robot.dof())
-            .map(|d| {
-                m.robot
-                    .dof_joint(d)
-                    .limits
-                    .map(|l| l.velocity)
-                    .filter(|&v| v.is_finite() && v > 0.0)
-                    .map_or(f64::INFINITY, |v| v * IMPLAUSIBLE_SPEED_FACTOR)
-            })
-            .collect(),
-        lever: levers,
-        link_e: vec![0.0; m.robot.links.len()],
-        rin: vec![0.0; slots],
-        reaction_s: m.reaction_time_s,
-        pair_e: vec![0.0; self_pairs.len()],
-        cand: Vec::with_capacity(slots),
-        speed: vec![0.0; dof],
-        pair_lever,
-        self_pairs,
-        link_slots,
-        fixed_link,
-        fixed_best: (f32::INFINITY, 0),
-        fixed_dirty: true,
-        slots,
-        qbuf: vec![0.0; max_cfg * m.robot.dof()],
-        posed_q: vec![0.0; max_cfg * m.robot.dof()],
-        posed_n: 0,
-        batches: vec![posed; max_cfg / BATCH],
-        n_links: m.robot.links.len(),
-        order: Vec::with_capacity(ranges.len()),
-        anchors: vec![[[0.0; BATCH]; 4]; ranges.len()],
-        ranges,
-        poser,
-        n_cfg: 0,
-        plan: StopPlan::STILL,
-        inflate: 0.0,
-        bounds: [0.0; 6],
-        present: false,
-        problem: None,
-        rejected: None,
-        rejected_since: None,
-        track: Track::NONE,
-        stopped: true,
-        clear_since: None,
-        cause: StopCause::Data,
-        prev_class_best: [f32::INFINITY; 3],
+        scratch: ArmScratch {
+            brake: m.max_decel.clone(),
+            link_e: vec![0.0; m.robot.links.len()],
+            rin: vec![0.0; slots],
+            pair_e: vec![0.0; n_self_pairs],
+            cand: Vec::with_capacity(slots),
+            speed: vec![0.0; dof],
+            qbuf: vec![0.0; max_cfg * m.robot.dof()],
+            posed_q: vec![0.0; max_cfg * m.robot.dof()],
+            posed_n: 0,
+            batches: vec![posed; max_cfg / BATCH],
+            order: Vec::with_capacity(n_ranges),
+            anchors: vec![[[0.0; BATCH]; 4]; n_ranges],
+            n_cfg: 0,
+            plan: StopPlan::STILL,
+            inflate: 0.0,
+            bounds: [0.0; 6],
+            present: false,
+            problem: None,
+            track: Track::NONE,
+        },
+        state: ArmState {
+            est: {
+                let mut e = Estimator::new(m.robot.dof(), settings.velocity_filter_window, m.trust_reported_velocity)
+                    .with_fit_window(settings.velocity_fit_window_s);
+                e.set_accel_limits(&m.max_accel);
+                e
+            },
+            fixed_best: (f32::INFINITY, 0),
+            fixed_dirty: true,
+            rejected: None,
+            rejected_since: None,
+            stopped: true,
+            clear_since: None,
+            cause: StopCause::Data,
+            prev_class_best: [f32::INFINITY; 3],
+        },
     }
 }
 

@@ -79,19 +79,19 @@ impl Guard {
         let w = self.obstacle_words;
         let refine_ok = !self.field.has_sensed();
         for ri in 0..self.arms.len() {
-            let n_cfg = self.arms[ri].n_cfg;
+            let n_cfg = self.arms[ri].scratch.n_cfg;
             if n_cfg == 0 || !part.arm(ri) {
                 continue;
             }
             // Links no joint moves: once per change of the field or contacts.
-            if self.arms[ri].fixed_dirty || self.arms[ri].fixed_best.0.is_infinite() {
+            if self.arms[ri].state.fixed_dirty || self.arms[ri].state.fixed_best.0.is_infinite() {
                 self.fixed_links_to_cell(ri, release);
             }
-            let (fc, fl) = self.arms[ri].fixed_best;
+            let (fc, fl) = self.arms[ri].state.fixed_best;
             if fc.is_finite() || fc.is_nan() || fc == f32::NEG_INFINITY {
                 let pair = (Body::Link { robot: ri as u16, link: fl as u16 }, Body::Cell);
-                Self::note(&mut self.arms[ri].track, fc, 0, pair, Reason::Cell, m);
-                Self::note_class(&mut self.arms[ri].track, 0, fc, pair);
+                Self::note(&mut self.arms[ri].scratch.track, fc, 0, pair, Reason::Cell, m);
+                Self::note_class(&mut self.arms[ri].scratch.track, 0, fc, pair);
             }
             for bi in 0..n_cfg.div_ceil(BATCH) {
                 // One lookup per moving link and lane bounds all of the
@@ -107,16 +107,16 @@ impl Guard {
                 // the margin and the least clearance so far is not looked
                 // up, for it cannot change the result either.
                 let lanes_here = (n_cfg - bi * BATCH).min(BATCH);
-                let mut order = std::mem::take(&mut self.arms[ri].order);
-                let mut anchors = std::mem::take(&mut self.arms[ri].anchors);
+                let mut order = std::mem::take(&mut self.arms[ri].scratch.order);
+                let mut anchors = std::mem::take(&mut self.arms[ri].scratch.anchors);
                 order.clear();
                 let a = &self.arms[ri];
-                for (ki, &(l, _, _)) in a.ranges.iter().enumerate() {
-                    if a.fixed_link[l as usize] {
+                for (ki, &(l, _, _)) in a.model.ranges.iter().enumerate() {
+                    if a.model.fixed_link[l as usize] {
                         continue;
                     }
-                    let bx = &a.batches[bi].boxes[l as usize];
-                    let e = a.link_e[l as usize] as f32;
+                    let bx = &a.scratch.batches[bi].boxes[l as usize];
+                    let e = a.scratch.link_e[l as usize] as f32;
                     let mut lo = f32::INFINITY;
                     // Lanes index six arrays at once.
                     #[allow(clippy::needless_range_loop)]
@@ -135,17 +135,18 @@ impl Guard {
                 }
                 order.sort_unstable_by(|x, y| x.0.total_cmp(&y.0));
                 for &(bound, ki) in &order {
-                    if !self.every_sphere && bound > m && bound >= self.arms[ri].track.best {
+                    if !self.every_sphere && bound > m && bound >= self.arms[ri].scratch.track.best {
                         break;
                     }
-                    let (l, s, en) = self.arms[ri].ranges[ki as usize];
+                    let (l, s, en) = self.arms[ri].model.ranges[ki as usize];
                     let gl = self.matrix.global(ri, l as usize);
                     let refine = refine_ok && self.allowed_obstacles[gl * w..(gl + 1) * w].iter().any(|&x| x != 0);
                     for sl in s as usize..en as usize {
-                        let pb = &self.arms[ri].batches[bi];
-                        let r = self.arms[ri].rin[sl];
+                        let pb = &self.arms[ri].scratch.batches[bi];
+                        let r = self.arms[ri].scratch.rin[sl];
                         // Lanes past the last configuration repeat it.
-                        let thr = if self.every_sphere { f32::INFINITY } else { m.max(self.arms[ri].track.best) };
+                        let thr =
+                            if self.every_sphere { f32::INFINITY } else { m.max(self.arms[ri].scratch.track.best) };
                         let (x, y, z) = (lanes(&pb.x, sl), lanes(&pb.y, sl), lanes(&pb.z, sl));
                         let lb = self.field.clearance_from(&anchors[ki as usize], [x, y, z], r);
                         // (A NaN bound would fail `>` and be looked up.)
@@ -161,7 +162,7 @@ impl Guard {
                             };
                         }
                         let lo = lane_c.iter().copied().fold(f32::INFINITY, f32::min);
-                        if !self.every_sphere && lo > m && lo >= self.arms[ri].track.best {
+                        if !self.every_sphere && lo > m && lo >= self.arms[ri].scratch.track.best {
                             continue;
                         }
                         let pair = (Body::Link { robot: ri as u16, link: l as u16 }, Body::Cell);
@@ -171,20 +172,20 @@ impl Guard {
                             let mut c = c0;
                             if refine && c <= release {
                                 let i = sl * BATCH + lane;
-                                let pb = &self.arms[ri].batches[bi];
+                                let pb = &self.arms[ri].scratch.batches[bi];
                                 let at = [pb.x[i], pb.y[i], pb.z[i]];
                                 if self.near_allowed_obstacle(gl, at, r, release) {
                                     c = self.exact_cell_clearance(gl, at, r);
                                 }
                             }
                             least = if c.is_nan() { c } else { least.min(c) };
-                            Self::note(&mut self.arms[ri].track, c, k, pair, Reason::Cell, m);
+                            Self::note(&mut self.arms[ri].scratch.track, c, k, pair, Reason::Cell, m);
                         }
-                        Self::note_class(&mut self.arms[ri].track, 0, least, pair);
+                        Self::note_class(&mut self.arms[ri].scratch.track, 0, least, pair);
                     }
                 }
-                self.arms[ri].order = order;
-                self.arms[ri].anchors = anchors;
+                self.arms[ri].scratch.order = order;
+                self.arms[ri].scratch.anchors = anchors;
             }
         }
     }
@@ -196,13 +197,13 @@ impl Guard {
         let w = self.obstacle_words;
         let refine_ok = !self.field.has_sensed();
         let mut best = (f32::INFINITY, 0u32);
-        for &(l, s, en) in &self.arms[ri].ranges {
-            if !self.arms[ri].fixed_link[l as usize] {
+        for &(l, s, en) in &self.arms[ri].model.ranges {
+            if !self.arms[ri].model.fixed_link[l as usize] {
                 continue;
             }
             let gl = self.matrix.global(ri, l as usize);
             let refine = refine_ok && self.allowed_obstacles[gl * w..(gl + 1) * w].iter().any(|&x| x != 0);
-            let pb = &self.arms[ri].batches[0];
+            let pb = &self.arms[ri].scratch.batches[0];
             for sl in s as usize..en as usize {
                 let i = sl * BATCH;
                 let mut c = self.field.clearance(pb.x[i], pb.y[i], pb.z[i], pb.r[sl]);
@@ -215,7 +216,7 @@ impl Guard {
                 }
             }
         }
-        self.arms[ri].fixed_best = best;
-        self.arms[ri].fixed_dirty = false;
+        self.arms[ri].state.fixed_best = best;
+        self.arms[ri].state.fixed_dirty = false;
     }
 }

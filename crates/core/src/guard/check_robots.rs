@@ -58,15 +58,15 @@ impl PairFinds {
         let pair_a = |f: &Find| (link(ia, f.link_a), link(ib, f.link_b));
         let pair_b = |f: &Find| (link(ib, f.link_b), link(ia, f.link_a));
         let f = &self.best;
-        Guard::note(&mut arms[ia].track, f.gap_m, f.sample_a, pair_a(f), ra, margin_m);
-        Guard::note(&mut arms[ib].track, f.gap_m, f.sample_b, pair_b(f), rb, margin_m);
-        Guard::note_class(&mut arms[ia].track, 2, f.gap_m, pair_a(f));
-        Guard::note_class(&mut arms[ib].track, 2, f.gap_m, pair_b(f));
+        Guard::note(&mut arms[ia].scratch.track, f.gap_m, f.sample_a, pair_a(f), ra, margin_m);
+        Guard::note(&mut arms[ib].scratch.track, f.gap_m, f.sample_b, pair_b(f), rb, margin_m);
+        Guard::note_class(&mut arms[ia].scratch.track, 2, f.gap_m, pair_a(f));
+        Guard::note_class(&mut arms[ib].scratch.track, 2, f.gap_m, pair_b(f));
         if self.first_a.sample_a != usize::MAX {
             let f = &self.first_a;
-            Guard::note(&mut arms[ia].track, f.gap_m, f.sample_a, pair_a(f), ra, margin_m);
+            Guard::note(&mut arms[ia].scratch.track, f.gap_m, f.sample_a, pair_a(f), ra, margin_m);
             let f = &self.first_b;
-            Guard::note(&mut arms[ib].track, f.gap_m, f.sample_b, pair_b(f), rb, margin_m);
+            Guard::note(&mut arms[ib].scratch.track, f.gap_m, f.sample_b, pair_b(f), rb, margin_m);
         }
     }
 }
@@ -77,13 +77,15 @@ impl Guard {
         for ia in 0..n {
             for ib in (ia + 1)..n {
                 let (a, b) = (&self.arms[ia], &self.arms[ib]);
-                if a.n_cfg == 0 || b.n_cfg == 0 || !part.pair(ia, ib) {
+                if a.scratch.n_cfg == 0 || b.scratch.n_cfg == 0 || !part.pair(ia, ib) {
                     continue;
                 }
                 let thr = release.max(m);
-                let grow = thr + a.inflate + b.inflate;
-                let overlap =
-                    (0..3).all(|c| a.bounds[c] - b.bounds[3 + c] <= grow && b.bounds[c] - a.bounds[3 + c] <= grow);
+                let grow = thr + a.scratch.inflate + b.scratch.inflate;
+                let overlap = (0..3).all(|c| {
+                    a.scratch.bounds[c] - b.scratch.bounds[3 + c] <= grow
+                        && b.scratch.bounds[c] - a.scratch.bounds[3 + c] <= grow
+                });
                 if !overlap {
                     continue;
                 }
@@ -98,7 +100,7 @@ impl Guard {
                 if ra <= 0.0 || rb <= 0.0 {
                     continue;
                 }
-                self.hash.set_cell_m(ra + rb + a.inflate + b.inflate + thr);
+                self.hash.set_cell_m(ra + rb + a.scratch.inflate + b.scratch.inflate + thr);
                 let (meets_a, meets_b) = (&self.meets[ia * n + ib], &self.meets[ib * n + ia]);
                 self.hash.clear();
                 let near = |bx: &[f32; 6], x: f32, y: f32, z: f32, r: f32| {
@@ -109,21 +111,23 @@ impl Guard {
                         && z + r >= bx[2] - grow
                         && z - r <= bx[5] + grow
                 };
-                let slots_a = a.slots;
-                for bi in 0..a.n_cfg.div_ceil(BATCH) {
-                    let pb = &a.batches[bi];
+                let slots_a = a.model.slots;
+                for bi in 0..a.scratch.n_cfg.div_ceil(BATCH) {
+                    let pb = &a.scratch.batches[bi];
                     for sl in 0..slots_a {
                         if !meets_a[pb.link[sl] as usize] {
                             continue;
                         }
                         for lane in 0..BATCH {
                             let i = sl * BATCH + lane;
-                            if bi * BATCH + lane < a.n_cfg && near(&b.bounds, pb.x[i], pb.y[i], pb.z[i], a.rin[sl]) {
+                            if bi * BATCH + lane < a.scratch.n_cfg
+                                && near(&b.scratch.bounds, pb.x[i], pb.y[i], pb.z[i], a.scratch.rin[sl])
+                            {
                                 self.hash.insert(
                                     pb.x[i],
                                     pb.y[i],
                                     pb.z[i],
-                                    a.rin[sl],
+                                    a.scratch.rin[sl],
                                     ((bi * slots_a + sl) * BATCH + lane) as u32,
                                 );
                             }
@@ -134,9 +138,9 @@ impl Guard {
                     continue;
                 }
                 let mut finds = PairFinds::NONE;
-                for bi in 0..b.n_cfg.div_ceil(BATCH) {
-                    let pb = &b.batches[bi];
-                    for sl in 0..b.slots {
+                for bi in 0..b.scratch.n_cfg.div_ceil(BATCH) {
+                    let pb = &b.scratch.batches[bi];
+                    for sl in 0..b.model.slots {
                         let lb = pb.link[sl];
                         if !meets_b[lb as usize] {
                             continue;
@@ -145,15 +149,17 @@ impl Guard {
                         for lane in 0..BATCH {
                             let kb = bi * BATCH + lane;
                             let i = sl * BATCH + lane;
-                            if kb >= b.n_cfg || !near(&a.bounds, pb.x[i], pb.y[i], pb.z[i], b.rin[sl]) {
+                            if kb >= b.scratch.n_cfg
+                                || !near(&a.scratch.bounds, pb.x[i], pb.y[i], pb.z[i], b.scratch.rin[sl])
+                            {
                                 continue;
                             }
                             let (arms, matrix, allowed) = (&self.arms, &self.matrix, &self.allowed);
-                            self.hash.for_each_near(pb.x[i], pb.y[i], pb.z[i], b.rin[sl], thr, |label, gap| {
+                            self.hash.for_each_near(pb.x[i], pb.y[i], pb.z[i], b.scratch.rin[sl], thr, |label, gap| {
                                 let lane_a = label as usize % BATCH;
                                 let rest = label as usize / BATCH;
                                 let (bia, sla) = (rest / slots_a, rest % slots_a);
-                                let la = arms[ia].batches[bia].link[sla];
+                                let la = arms[ia].scratch.batches[bia].link[sla];
                                 let ga = matrix.global(ia, la as usize);
                                 let nl = matrix.total_links();
                                 let bit = ga * nl + gb;
@@ -186,13 +192,13 @@ impl Guard {
         let (a, b) = (&self.arms[ia], &self.arms[ib]);
         let nl = self.matrix.total_links();
         let mut finds = PairFinds::NONE;
-        for bia in 0..a.n_cfg.div_ceil(BATCH) {
-            let pa = &a.batches[bia];
-            for sa in 0..a.slots {
+        for bia in 0..a.scratch.n_cfg.div_ceil(BATCH) {
+            let pa = &a.scratch.batches[bia];
+            for sa in 0..a.model.slots {
                 let ga = self.matrix.global(ia, pa.link[sa] as usize);
-                for bib in 0..b.n_cfg.div_ceil(BATCH) {
-                    let pb = &b.batches[bib];
-                    for sb in 0..b.slots {
+                for bib in 0..b.scratch.n_cfg.div_ceil(BATCH) {
+                    let pb = &b.scratch.batches[bib];
+                    for sb in 0..b.model.slots {
                         let gb = self.matrix.global(ib, pb.link[sb] as usize);
                         let bit = ga * nl + gb;
                         if self.allowed[bit / 64] >> (bit % 64) & 1 == 1
@@ -202,18 +208,18 @@ impl Guard {
                         }
                         for la in 0..BATCH {
                             let ka = bia * BATCH + la;
-                            if ka >= a.n_cfg {
+                            if ka >= a.scratch.n_cfg {
                                 break;
                             }
                             let i = sa * BATCH + la;
                             for lb in 0..BATCH {
                                 let kb = bib * BATCH + lb;
-                                if kb >= b.n_cfg {
+                                if kb >= b.scratch.n_cfg {
                                     break;
                                 }
                                 let j = sb * BATCH + lb;
                                 let (dx, dy, dz) = (pa.x[i] - pb.x[j], pa.y[i] - pb.y[j], pa.z[i] - pb.z[j]);
-                                let g = (dx * dx + dy * dy + dz * dz).sqrt() - a.rin[sa] - b.rin[sb];
+                                let g = (dx * dx + dy * dy + dz * dz).sqrt() - a.scratch.rin[sa] - b.scratch.rin[sb];
                                 if g > thr {
                                     continue;
                                 }

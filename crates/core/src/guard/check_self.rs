@@ -8,12 +8,13 @@ impl Guard {
         let nl = self.matrix.total_links();
         for ri in 0..self.arms.len() {
             let a = &mut self.arms[ri];
-            if a.n_cfg == 0 || a.self_pairs.is_empty() || !part.arm(ri) {
+            if a.scratch.n_cfg == 0 || a.model.self_pairs.is_empty() || !part.arm(ri) {
                 continue;
             }
-            let e2 = 2.0 * a.inflate;
+            let e2 = 2.0 * a.scratch.inflate;
             let reach = release.max(m) + e2;
-            let Arm { batches, track, self_pairs, link_slots, n_cfg, pair_e, cand, .. } = a;
+            let ArmModel { self_pairs, link_slots, .. } = &a.model;
+            let ArmScratch { batches, track, n_cfg, pair_e, cand, .. } = &mut a.scratch;
             let n_cfg = *n_cfg;
             for (bi, pb) in batches.iter().enumerate().take(n_cfg.div_ceil(BATCH)) {
                 let lbox = &pb.boxes;

@@ -8,7 +8,7 @@ impl Guard {
         match b {
             BodyRef::Link { robot, link } => {
                 let arm = self.arms.get(robot).ok_or(ContactError::UnknownBody(b))?;
-                if link >= arm.n_links {
+                if link >= arm.model.n_links {
                     return Err(ContactError::UnknownBody(b));
                 }
                 Ok(Some(self.matrix.global(robot, link)))

@@ -132,23 +132,28 @@ impl Track {
     };
 }
 
-/// Per-robot state and buffers.
+/// One robot's part of the guard.
 #[derive(Clone, Debug)]
 struct Arm {
+    /// Built once from the workcell.
+    model: ArmModel,
+    /// Buffers and results of the current cycle.
+    scratch: ArmScratch,
+    /// What carries over from cycle to cycle.
+    state: ArmState,
+}
+
+/// What a robot's checks need that never changes: its poser, limits,
+/// levers and the link pairs it checks.
+#[derive(Clone, Debug)]
+struct ArmModel {
     poser: SpherePoser,
-    est: Estimator,
     decel: Vec<f64>,
-    /// This cycle's braking deceleration per joint ([`forecast::braking_decel`]).
-    brake: Vec<f64>,
     stop_mode: forecast::StopMode,
     /// Per joint, the speed beyond which an estimate is implausible
     /// ([`IMPLAUSIBLE_SPEED_FACTOR`] times its URDF limit; ∞ without one).
     speed_limit: Vec<f64>,
     lever: Vec<f64>,
-    /// Per link, this cycle's inflation, m.
-    link_e: Vec<f64>,
-    /// Per slot, radius plus its link's inflation, this cycle.
-    rin: Vec<f32>,
     reaction_s: f64,
     /// (link, first slot, end slot).
     ranges: Vec<(u32, u32, u32)>,
@@ -157,55 +162,74 @@ struct Arm {
     /// relative motion (joints above their common ancestor move both
     /// alike and count 0), flat at `pair * dof + joint`.
     pair_lever: Vec<f64>,
+    /// Slot range of every link (empty for links without spheres).
+    link_slots: Vec<(usize, usize)>,
+    /// Links whose pose no joint moves (checked against the cell once).
+    fixed_link: Vec<bool>,
+    slots: usize,
+    n_links: usize,
+}
+
+/// A robot's per-cycle buffers (sized once, reused every cycle) and the
+/// cycle's results: its stopping path, poses, inflation, problem and track.
+#[derive(Clone, Debug)]
+struct ArmScratch {
+    /// This cycle's braking deceleration per joint ([`forecast::braking_decel`]).
+    brake: Vec<f64>,
+    /// Per link, this cycle's inflation, m.
+    link_e: Vec<f64>,
+    /// Per slot, radius plus its link's inflation, this cycle.
+    rin: Vec<f32>,
     /// Per self pair, this cycle's inflation (both links together), m.
     pair_e: Vec<f32>,
     /// This cycle's per-dof speed bound, and the time between samples.
     speed: Vec<f64>,
     /// Scratch: candidate spheres of one link (capacity: all slots).
     cand: Vec<u32>,
-    /// Slot range of every link (empty for links without spheres).
-    link_slots: Vec<(usize, usize)>,
-    /// Links whose pose no joint moves (checked against the cell once).
-    fixed_link: Vec<bool>,
-    /// Their least clearance to the cell and which link has it.
-    fixed_best: (f32, u32),
-    /// `fixed_best` must be recomputed (field, contacts or margins changed).
-    fixed_dirty: bool,
-    slots: usize,
     qbuf: Vec<f64>,
-    /// The configurations `batches` hold (`posed_n` of them); a cycle
-    /// whose configurations are the same, bit for bit, poses nothing.
-    posed_q: Vec<f64>,
-    posed_n: usize,
-    /// Poses, a batch per [`BATCH`] configurations, each with its links'
-    /// boxes per lane.
-    batches: Vec<PosedBatch>,
-    n_links: usize,
     /// Scratch: (lower bound on the cell clearance, range index) of the
     /// moving links in one batch, least first.
     order: Vec<(f32, u32)>,
     /// Scratch, per range index and lane: the field's anchor at the centre
     /// of the link's box (`[x, y, z, d]`, d = −∞ when outside the grid).
     anchors: Vec<[[f32; BATCH]; 4]>,
-    // This cycle.
+    /// Poses, a batch per [`BATCH`] configurations, each with its links'
+    /// boxes per lane.
+    batches: Vec<PosedBatch>,
+    /// The configurations `batches` hold (`posed_n` of them); a cycle
+    /// whose configurations are the same, bit for bit, poses nothing.
+    posed_q: Vec<f64>,
+    posed_n: usize,
+    /// This cycle.
     n_cfg: usize,
     plan: StopPlan,
     inflate: f32,
     bounds: [f32; 6],
     present: bool,
     problem: Option<(Reason, StopKind)>,
+    track: Track,
+}
+
+/// What carries over between a robot's cycles: its joint-state estimator,
+/// refusals, the hysteresis, and the cached clearance of its fixed links.
+#[derive(Clone, Debug)]
+struct ArmState {
+    est: Estimator,
     rejected: Option<SampleError>,
     /// A state refused since the last evaluation (stops for that cycle
     /// even when a good state followed it).
     rejected_since: Option<SampleError>,
-    track: Track,
-    // Hysteresis.
+    /// Hysteresis.
     stopped: bool,
     clear_since: Option<f64>,
     /// What started the current stop.
     cause: StopCause,
     /// Each class's least clearance in the previous cycle.
     prev_class_best: [f32; 3],
+    /// Their least clearance to the cell and which link has it.
+    fixed_best: (f32, u32),
+    /// `fixed_best` must be recomputed (field, contacts or margins changed).
+    fixed_dirty: bool,
 }
 
 /// The manipulator guard of one cell.
@@ -293,10 +317,10 @@ impl Guard {
     /// Forgets every joint state and stop (as at start-up).
     pub fn reset(&mut self) {
         for a in &mut self.arms {
-            a.est.reset();
-            a.stopped = true;
-            a.clear_since = None;
-            a.cause = StopCause::Data;
+            a.state.est.reset();
+            a.state.stopped = true;
+            a.state.clear_since = None;
+            a.state.cause = StopCause::Data;
         }
     }
 
@@ -371,12 +395,12 @@ impl Guard {
 
     /// This cycle's stopping-path plan of a manipulator.
     pub fn plan(&self, robot: usize) -> Option<&StopPlan> {
-        self.arms.get(robot).map(|a| &a.plan)
+        self.arms.get(robot).map(|a| &a.scratch.plan)
     }
 
     /// Configurations checked for a manipulator this cycle.
     pub fn samples_checked(&self, robot: usize) -> usize {
-        self.arms.get(robot).map_or(0, |a| a.n_cfg)
+        self.arms.get(robot).map_or(0, |a| a.scratch.n_cfg)
     }
 
     /// Inputs naming a manipulator that does not exist, since start.
@@ -387,7 +411,7 @@ impl Guard {
     /// The least clearances robot `robot`'s last check found, by kind.
     pub fn clearances(&self, robot: usize) -> Option<Clearances> {
         self.arms.get(robot).map(|a| {
-            let c = a.track.class_best;
+            let c = a.scratch.track.class_best;
             Clearances { cell_m: c[0], own_links_m: c[1], other_robots_m: c[2] }
         })
     }
@@ -534,11 +558,11 @@ impl Guard {
         let r = if s.stamp_s > now_s + watchdog_s {
             Err(SampleError::FutureStamp { stamp_s: s.stamp_s, now_s })
         } else {
-            arm.est.push(s.stamp_s, s.positions, s.velocities)
+            arm.state.est.push(s.stamp_s, s.positions, s.velocities)
         };
-        arm.rejected = r.err();
-        if arm.rejected.is_some() {
-            arm.rejected_since = arm.rejected;
+        arm.state.rejected = r.err();
+        if arm.state.rejected.is_some() {
+            arm.state.rejected_since = arm.state.rejected;
         }
         r
     }
@@ -592,7 +616,7 @@ impl Guard {
         let mut unknown = None;
         for ri in 0..self.arms.len() {
             self.prepare(ri, now_s);
-            if !self.arms[ri].present && unknown.is_none() {
+            if !self.arms[ri].scratch.present && unknown.is_none() {
                 unknown = Some(ri as u16);
             }
         }
@@ -607,7 +631,7 @@ impl Guard {
 
     fn dirty_fixed(&mut self) {
         for a in &mut self.arms {
-            a.fixed_dirty = true;
+            a.state.fixed_dirty = true;
         }
     }
 

@@ -45,14 +45,14 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     /// The YAML is malformed, has an unknown key, or a value of the wrong type.
-    #[error("{file}: {key}: {message}")]
+    #[error("{file}: {error}")]
     Parse {
         /// The file.
         file: PathBuf,
-        /// Key path, e.g. `manipulators[0].joints`.
+        /// Key path, e.g. `manipulators[0].joints` (as in `error`).
         key: String,
-        /// The parser's message (with line and column).
-        message: String,
+        /// Where and why.
+        error: Box<crate::yaml::YamlError>,
     },
     /// A value is out of range, or names something that does not exist.
     #[error("{file}: {key} = {value}: {problem}")]
@@ -159,8 +159,11 @@ pub fn load(file: &Path) -> Result<Workcell, ConfigError> {
 
 /// Validates workcell YAML; `file` names it in errors and anchors relative paths.
 pub fn load_str(text: &str, file: &Path) -> Result<Workcell, ConfigError> {
-    let raw: RawWorkcell =
-        parse_yaml(text).map_err(|(key, message)| ConfigError::Parse { file: file.to_path_buf(), key, message })?;
+    let raw: RawWorkcell = parse_yaml(text).map_err(|e| ConfigError::Parse {
+        file: file.to_path_buf(),
+        key: e.key.clone(),
+        error: Box::new(e),
+    })?;
     let cx = Ctx { file };
     validate(&cx, raw)
 }
