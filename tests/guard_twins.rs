@@ -35,13 +35,7 @@ fn the_hashed_robot_check_decides_exactly_as_all_pairs() {
         let mut qs = start.clone();
         for k in 0..320 {
             let t = k as f64 * 0.002;
-            // Ramp up, then cruise: the arms sweep through each other's space.
-            let w = (t * 4.0).min(1.0);
-            for (q, v) in qs.iter_mut().zip(&speeds) {
-                for (x, s) in q.iter_mut().zip(v) {
-                    *x += w * s * 0.002;
-                }
-            }
+            advance(&mut qs, &speeds, t);
             let a = feed(&mut hashed, &qs, t);
             let b = feed(&mut brute, &qs, t);
             assert_eq!(a, b, "seed {seed} cycle {k}");
@@ -158,12 +152,7 @@ fn the_cell_checks_skipping_decides_exactly_as_looking_every_sphere_up() {
         let mut qs = start.clone();
         for k in 0..300 {
             let t = k as f64 * 0.002;
-            let w = (t * 4.0).min(1.0);
-            for (q, v) in qs.iter_mut().zip(&speeds) {
-                for (x, s) in q.iter_mut().zip(v) {
-                    *x += w * s * 0.002;
-                }
-            }
+            advance(&mut qs, &speeds, t);
             let a = feed(&mut skipping, &qs, t);
             let b = feed(&mut every, &qs, t);
             assert_eq!(format!("{a:?}"), format!("{b:?}"), "seed {seed} cycle {k}");
@@ -205,4 +194,16 @@ fn the_closed_loop_runs_the_same_with_every_sphere_looked_up() {
         episodes += a.episodes;
     }
     assert!(episodes >= 10 && stops > 0, "{episodes} episodes, {stops} stops");
+}
+
+/// One 2 ms step of every arm at time `t`: ramping up over the first
+/// 0.25 s, then cruising at `speeds`, so the arms sweep through each
+/// other's space and the cell's.
+fn advance(qs: &mut [Vec<f64>], speeds: &[Vec<f64>], t: f64) {
+    let w = (t * 4.0).min(1.0);
+    for (q, v) in qs.iter_mut().zip(speeds) {
+        for (x, s) in q.iter_mut().zip(v) {
+            *x += w * s * 0.002;
+        }
+    }
 }

@@ -258,20 +258,28 @@ pub fn spec(name: &str) -> Option<&'static ParamSpec> {
 }
 
 impl ParamSpec {
+    /// Its type and range, as the README's table writes it.
+    pub fn kind_text(&self) -> String {
+        match self.kind {
+            Kind::Bool => "bool".to_string(),
+            Kind::Number { lo, hi } => format!("{lo}..={hi}"),
+            Kind::Path => "path".to_string(),
+        }
+    }
+
+    /// When an update applies, in a few words.
+    pub fn applies_text(&self) -> &'static str {
+        match self.applies {
+            Applies::AtStart => "at start",
+            Applies::NextCycle => "next cycle",
+            Applies::Timer => "at once",
+        }
+    }
+
     /// One line: type, range, default, when it applies, what it does (what
     /// `ros2 param describe` shows as the description).
     pub fn describe(&self) -> String {
-        let kind = match self.kind {
-            Kind::Bool => "bool".to_string(),
-            Kind::Number { lo, hi } => format!("double, {lo}..={hi}"),
-            Kind::Path => "string (path)".to_string(),
-        };
-        let applies = match self.applies {
-            Applies::AtStart => "read at start",
-            Applies::NextCycle => "applies from the next cycle",
-            Applies::Timer => "its timer is re-made at once",
-        };
-        format!("{kind}; default {}; {applies}. {}", self.default, self.doc)
+        format!("{}; default {}; applies {}. {}", self.kind_text(), self.default, self.applies_text(), self.doc)
     }
 }
 
@@ -279,17 +287,8 @@ impl ParamSpec {
 pub fn markdown_table() -> String {
     let mut out = String::from("| Parameter | Type | Default | Applies | What it does |\n|---|---|---|---|---|\n");
     for s in PARAMS {
-        let kind = match s.kind {
-            Kind::Bool => "bool".to_string(),
-            Kind::Number { lo, hi } => format!("{lo}..={hi}"),
-            Kind::Path => "path".to_string(),
-        };
-        let applies = match s.applies {
-            Applies::AtStart => "at start",
-            Applies::NextCycle => "next cycle",
-            Applies::Timer => "at once",
-        };
-        out.push_str(&format!("| `{}` | {kind} | {} | {applies} | {} |\n", s.name, s.default, s.doc));
+        let row = format!("| `{}` | {} | {} | {} | {} |\n", s.name, s.kind_text(), s.default, s.applies_text(), s.doc);
+        out.push_str(&row);
     }
     out
 }
