@@ -19,44 +19,7 @@ impl GuardNode {
         let units = self.unit_status.len();
         self.diag.header.stamp = stamp;
         self.diag.status.resize_with(n + units + 1, DiagnosticStatus::default);
-        for (u, st) in self.unit_status.iter().enumerate() {
-            let s = &mut self.diag.status[n + u];
-            let name = self.cell.platen.as_ref().map_or("?", |p| p.units[u].name.as_str());
-            s.name.clear();
-            let _ = write!(s.name, "workcell_guard: {name}");
-            s.hardware_id.clear();
-            s.hardware_id.push_str(name);
-            s.message.clear();
-            s.values.clear();
-            match st {
-                UnitStatus::Idle => {
-                    s.level = DiagnosticStatus::OK;
-                    s.message.push_str("idle");
-                }
-                UnitStatus::Moving { request_id, goal } => {
-                    s.level = DiagnosticStatus::OK;
-                    let _ = write!(
-                        s.message,
-                        "moving (request {request_id}) to ({:.4}, {:.4}, {:.4})",
-                        goal[0], goal[1], goal[2]
-                    );
-                }
-                UnitStatus::Stopped(why) => {
-                    s.level = DiagnosticStatus::ERROR;
-                    let _ = match why {
-                        StopReason::Breach { cell, blocker } => write!(
-                            s.message,
-                            "stopped: outside its allocation at cell ({}, {}){}",
-                            cell.0,
-                            cell.1,
-                            blocker.map(|b| format!(", on {}", blocker_name(&self.cell, b))).unwrap_or_default()
-                        ),
-                        StopReason::StalePose { age_s } => write!(s.message, "stopped: pose {age_s:.3} s old"),
-                        StopReason::BadPose(e) => write!(s.message, "stopped: pose refused: {e}"),
-                    };
-                }
-            }
-        }
+        self.fill_unit_statuses(n);
         let decisions = self.guard.decisions();
         for (r, s) in self.diag.status.iter_mut().take(n).enumerate() {
             self.names.fill_status(s, r, &decisions[r]);
@@ -132,6 +95,48 @@ impl GuardNode {
             ),
         );
         &self.diag
+    }
+
+    /// One status per platen unit, after the robots' `n`.
+    fn fill_unit_statuses(&mut self, n: usize) {
+        for (u, st) in self.unit_status.iter().enumerate() {
+            let s = &mut self.diag.status[n + u];
+            let name = self.cell.platen.as_ref().map_or("?", |p| p.units[u].name.as_str());
+            s.name.clear();
+            let _ = write!(s.name, "workcell_guard: {name}");
+            s.hardware_id.clear();
+            s.hardware_id.push_str(name);
+            s.message.clear();
+            s.values.clear();
+            match st {
+                UnitStatus::Idle => {
+                    s.level = DiagnosticStatus::OK;
+                    s.message.push_str("idle");
+                }
+                UnitStatus::Moving { request_id, goal } => {
+                    s.level = DiagnosticStatus::OK;
+                    let _ = write!(
+                        s.message,
+                        "moving (request {request_id}) to ({:.4}, {:.4}, {:.4})",
+                        goal[0], goal[1], goal[2]
+                    );
+                }
+                UnitStatus::Stopped(why) => {
+                    s.level = DiagnosticStatus::ERROR;
+                    let _ = match why {
+                        StopReason::Breach { cell, blocker } => write!(
+                            s.message,
+                            "stopped: outside its allocation at cell ({}, {}){}",
+                            cell.0,
+                            cell.1,
+                            blocker.map(|b| format!(", on {}", blocker_name(&self.cell, b))).unwrap_or_default()
+                        ),
+                        StopReason::StalePose { age_s } => write!(s.message, "stopped: pose {age_s:.3} s old"),
+                        StopReason::BadPose(e) => write!(s.message, "stopped: pose refused: {e}"),
+                    };
+                }
+            }
+        }
     }
 
     pub(super) fn build_markers(&mut self) {
