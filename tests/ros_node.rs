@@ -9,11 +9,12 @@ mod common;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use workcell_guard_core::field::DistanceField;
+use workcell_guard_core::guard::ContactError;
 use workcell_guard_description::workcell;
 use workcell_guard_ros::msg::{
     DiagnosticStatus, Duration, Header, JointState, JointTrajectory, JointTrajectoryPoint, Marker, Time,
 };
-use workcell_guard_ros::node::{GuardNode, InputFault};
+use workcell_guard_ros::node::{GuardNode, InputFault, ServiceError};
 use workcell_guard_ros::params::{NodeParams, ParamError};
 
 struct Counting;
@@ -368,11 +369,14 @@ fn contacts_can_be_allowed_and_forbidden_by_name() {
     assert!(m.contains("allowed"), "{m}");
     n.set_contact("arm_right/hand", "arm_left/finger_left_link", false).unwrap();
     let e = n.set_contact("arm_right/paw", "platen_table", true).unwrap_err();
-    assert!(e.contains("has no link `paw`"), "{e}");
+    assert!(matches!(&e, ServiceError::NoLink { robot, link } if robot == "arm_right" && link == "paw"), "{e}");
+    assert!(e.to_string().contains("has no link `paw`"), "{e}");
     let e = n.set_contact("nobody", "platen_table", true).unwrap_err();
-    assert!(e.contains("`nobody` names no"), "{e}");
+    assert!(matches!(&e, ServiceError::NoBody(s) if s == "nobody"), "{e}");
+    assert!(e.to_string().contains("`nobody` names no"), "{e}");
     let e = n.set_contact("mover_a", "platen_table", true).unwrap_err();
-    assert!(e.contains("platen units are not checked"), "{e}");
+    assert!(matches!(&e, ServiceError::Contact { source: ContactError::PlatenUnit, .. }), "{e}");
+    assert!(e.to_string().contains("platen units are not checked"), "{e}");
 }
 
 #[test]
@@ -394,7 +398,9 @@ fn latched_stops_hold_until_reset_and_reset_refuses_while_in_conflict() {
     }
     assert!(n.stops().iter().all(|s| s.data));
     let e = n.reset_stops().unwrap_err();
-    assert!(e.contains("still stopped") && e.contains("arm_left"), "{e}");
+    assert!(matches!(&e, ServiceError::StillStopped { held, .. } if held.iter().any(|(r, _)| r == "arm_left")), "{e}");
+    let text = e.to_string();
+    assert!(text.contains("still stopped") && text.contains("`arm_left`"), "{text}");
     // Back apart: the guard lets go after its hold, the latch does not.
     let until = t + 2.0;
     run(&mut n, &mut t, until);

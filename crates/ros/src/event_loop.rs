@@ -337,14 +337,14 @@ fn take<T: Transport>(t: &mut T, core: &mut GuardNode, m: Incoming<T::Request>) 
         Incoming::ResetStop(id) => {
             let answer = match core.reset_stops() {
                 Ok(m) => trigger(true, m),
-                Err(m) => trigger(false, m),
+                Err(e) => trigger(false, e.to_string()),
             };
             t.answer_trigger(Trigger::ResetStop, id, answer);
         }
         Incoming::SetContact(id, req) => {
             let (success, message) = match core.set_contact(&req.body_a, &req.body_b, req.allowed) {
                 Ok(m) => (true, m),
-                Err(m) => (false, m),
+                Err(e) => (false, e.to_string()),
             };
             t.answer_set_contact(id, SetContactResponse { success, message });
         }
