@@ -15,15 +15,7 @@ use workcell_guard_sim::arms::{self as sim, Sim, SimOptions};
 
 #[test]
 fn the_hashed_robot_check_decides_exactly_as_all_pairs() {
-    let mut cell = sim::cell_with_arms(sample_cell(), 4);
-    cell.guard.max_path_samples = 16;
-    let mut s = Sim::new(cell.clone(), SimOptions::default(), Some(cache_dir())).unwrap();
-    let mut start = s.clear_start(&mut Rng::new(5)).expect("a clear start");
-    // The first two arms turned part way towards each other (the end-to-end
-    // test's approach): they meet within the run.
-    start[0] = vec![0.9, 0.7, 1.1, 0.0, 0.0, 0.0, 0.02];
-    start[1] = vec![-0.9, 1.2, 0.0, -0.3, 0.0, 0.0, 0.0, 0.0];
-    let field = DistanceField::from_workcell(&cell);
+    let (cell, start, field) = facing_arms();
     let across = |p: Option<(Body, Body)>| matches!(p, Some((Body::Link { robot: x, .. }, Body::Link { robot: y, .. })) if x != y);
     let mut robot_stops = 0;
     for seed in 1..=12u64 {
@@ -66,15 +58,7 @@ fn the_hashed_robot_check_decides_exactly_as_all_pairs() {
 /// cycle decides, for every robot, stops and pairs included.
 #[test]
 fn a_split_evaluation_decides_exactly_as_a_whole_one() {
-    let mut cell = sim::cell_with_arms(sample_cell(), 4);
-    cell.guard.max_path_samples = 16;
-    let mut s = Sim::new(cell.clone(), SimOptions::default(), Some(cache_dir())).unwrap();
-    let mut start = s.clear_start(&mut Rng::new(5)).expect("a clear start");
-    // The first two arms turned part way towards each other (the end-to-end
-    // test's approach): they meet within the run.
-    start[0] = vec![0.9, 0.7, 1.1, 0.0, 0.0, 0.0, 0.02];
-    start[1] = vec![-0.9, 1.2, 0.0, -0.3, 0.0, 0.0, 0.0, 0.0];
-    let field = DistanceField::from_workcell(&cell);
+    let (cell, start, field) = facing_arms();
     let (mut stops, mut goes, mut robot_pairs) = (0, 0, 0);
     for seed in 1..=4u64 {
         let mut whole = workcell_guard_description::build_guard(&cell, field.clone(), Some(cache_dir())).unwrap().0;
@@ -206,4 +190,18 @@ fn advance(qs: &mut [Vec<f64>], speeds: &[Vec<f64>], t: f64) {
             *x += w * s * 0.002;
         }
     }
+}
+
+/// Four arms from a clear start, the first two turned part way towards
+/// each other (the end-to-end test's approach) so that they meet within a
+/// run; with the cell's field.
+fn facing_arms() -> (workcell_guard_core::cell::Workcell, Vec<Vec<f64>>, DistanceField) {
+    let mut cell = sim::cell_with_arms(sample_cell(), 4);
+    cell.guard.max_path_samples = 16;
+    let mut s = Sim::new(cell.clone(), SimOptions::default(), Some(cache_dir())).unwrap();
+    let mut start = s.clear_start(&mut Rng::new(5)).expect("a clear start");
+    start[0] = vec![0.9, 0.7, 1.1, 0.0, 0.0, 0.0, 0.02];
+    start[1] = vec![-0.9, 1.2, 0.0, -0.3, 0.0, 0.0, 0.0, 0.0];
+    let field = DistanceField::from_workcell(&cell);
+    (cell, start, field)
 }

@@ -76,6 +76,8 @@ impl Guard {
     }
 
     pub(super) fn check_field(&mut self, m: f32, release: f32, part: Part) {
+        // Read once: the reference mode looks every sphere up.
+        let every = self.every_sphere;
         let w = self.obstacle_words;
         let refine_ok = !self.field.has_sensed();
         for ri in 0..self.arms.len() {
@@ -135,7 +137,7 @@ impl Guard {
                 }
                 order.sort_unstable_by(|x, y| x.0.total_cmp(&y.0));
                 for &(bound, ki) in &order {
-                    if !self.every_sphere && bound > m && bound >= self.arms[ri].scratch.track.best {
+                    if !every && bound > m && bound >= self.arms[ri].scratch.track.best {
                         break;
                     }
                     let (l, s, en) = self.arms[ri].model.ranges[ki as usize];
@@ -145,8 +147,7 @@ impl Guard {
                         let pb = &self.arms[ri].scratch.batches[bi];
                         let r = self.arms[ri].scratch.rin[sl];
                         // Lanes past the last configuration repeat it.
-                        let thr =
-                            if self.every_sphere { f32::INFINITY } else { m.max(self.arms[ri].scratch.track.best) };
+                        let thr = if every { f32::INFINITY } else { m.max(self.arms[ri].scratch.track.best) };
                         let (x, y, z) = (lanes(&pb.x, sl), lanes(&pb.y, sl), lanes(&pb.z, sl));
                         let lb = self.field.clearance_from(&anchors[ki as usize], [x, y, z], r);
                         // (A NaN bound would fail `>` and be looked up.)
@@ -162,7 +163,7 @@ impl Guard {
                             };
                         }
                         let lo = lane_c.iter().copied().fold(f32::INFINITY, f32::min);
-                        if !self.every_sphere && lo > m && lo >= self.arms[ri].scratch.track.best {
+                        if !every && lo > m && lo >= self.arms[ri].scratch.track.best {
                             continue;
                         }
                         let pair = (Body::Link { robot: ri as u16, link: l as u16 }, Body::Cell);
