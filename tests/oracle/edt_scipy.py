@@ -1,4 +1,4 @@
-"""Oracle for tests/field.rs: scipy's exact Euclidean distance transform of
+"""Oracle for tests/suite/field.rs: scipy's exact Euclidean distance transform of
 an occupancy grid, compared with ours.
 
 usage: edt_scipy.py OCCUPANCY.npy OURS_VOXELS.npy

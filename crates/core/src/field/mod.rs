@@ -33,6 +33,16 @@
 //! the grid's edge is near a wall), and a centre outside the grid gets
 //! `-∞`. With [`Outside::Free`] a centre outside gets `+∞`. A NaN centre is
 //! always `-∞`.
+//!
+//! # Names
+//! `distance…` is a stored value (voxel centre to nearest occupied centre);
+//! `clearance…` is a sphere's conservative clearance derived from it, never
+//! above the true one. A suffix says how much one call covers:
+//! `clearance` one sphere, `clearance_bound` every sphere within a radius
+//! of a point (one lookup for a whole link), `clearance_from` `N` spheres
+//! bounded from an `anchor` by arithmetic alone (no lookup), `min_…` the
+//! least over a set. The guard's cell check follows the same rule
+//! (`Guard::cell_clearance`, and `exact_…` for parry3d's exact twins).
 
 pub mod edt;
 pub mod raster;

@@ -8,14 +8,14 @@ impl Guard {
     /// collision matrix ([`CollisionMatrix::compute`], or a cached copy).
     pub fn new(cell: &Workcell, field: DistanceField, matrix: CollisionMatrix) -> Result<Guard, GuardError> {
         let posers: Vec<SpherePoser> =
-            cell.manipulators.iter().map(|m| SpherePoser::new(&m.robot, &m.spheres, m.base)).collect();
+            cell.manipulators.iter().map(|spec| SpherePoser::new(&spec.robot, &spec.spheres, spec.base)).collect();
         let settings = cell.guard;
         let max_cfg = (settings.max_path_samples + 1).div_ceil(BATCH) * BATCH;
         let mut arms = Vec::new();
         let mut r_max = 0.0f32;
         let mut max_items = 0;
-        for (ri, (m, poser)) in cell.manipulators.iter().zip(posers).enumerate() {
-            let arm = build_arm(ri, m, poser, &matrix, &settings, max_cfg);
+        for (ri, (spec, poser)) in cell.manipulators.iter().zip(posers).enumerate() {
+            let arm = build_arm(ri, spec, poser, &matrix, &settings, max_cfg);
             r_max = r_max.max(arm.scratch.batches[0].r.iter().copied().fold(0.0, f32::max));
             max_items = max_items.max(arm.model.slots * max_cfg);
             arms.push(arm);
@@ -92,10 +92,10 @@ impl Guard {
                             })
                     })
                     .collect();
-                let pb = &guard.arms[ia].scratch.batches[0];
+                let batch = &guard.arms[ia].scratch.batches[0];
                 let r = (0..guard.arms[ia].model.slots)
-                    .filter(|&s| meets[pb.link[s] as usize])
-                    .map(|s| pb.r[s])
+                    .filter(|&s| meets[batch.link[s] as usize])
+                    .map(|s| batch.r[s])
                     .fold(0.0, f32::max);
                 guard.meets.push(meets);
                 guard.meet_r.push(r);
@@ -115,7 +115,7 @@ impl Guard {
 /// sampled configurations, and its state at start (stopped, no data).
 fn build_arm(
     ri: usize,
-    m: &crate::cell::Manipulator,
+    spec: &crate::cell::Manipulator,
     poser: SpherePoser,
     matrix: &CollisionMatrix,
     settings: &GuardSettings,
@@ -134,27 +134,27 @@ fn build_arm(
         }
     }
     let n_self_pairs = self_pairs.len();
-    let levers = forecast::link_levers(&m.robot, &m.spheres);
-    let dof = m.robot.dof();
-    let pair_lever = self_pair_levers(&m.robot, &levers, &self_pairs);
-    let mut link_slots = vec![(0, 0); m.robot.links.len()];
+    let levers = forecast::link_levers(&spec.robot, &spec.spheres);
+    let dof = spec.robot.dof();
+    let pair_lever = self_pair_levers(&spec.robot, &levers, &self_pairs);
+    let mut link_slots = vec![(0, 0); spec.robot.links.len()];
     for &(l, s, e) in &ranges {
         link_slots[l as usize] = (s as usize, e as usize);
     }
-    let mut fixed_link = vec![false; m.robot.links.len()];
+    let mut fixed_link = vec![false; spec.robot.links.len()];
     fixed_link[0] = true;
-    for l in 1..m.robot.links.len() {
-        let j = &m.robot.joints[m.robot.links[l].parent_joint.expect("non-root links have a parent joint")];
+    for l in 1..spec.robot.links.len() {
+        let j = &spec.robot.joints[spec.robot.links[l].parent_joint.expect("non-root links have a parent joint")];
         fixed_link[l] = fixed_link[j.parent] && j.kind == crate::model::JointKind::Fixed;
     }
     let posed = poser.posed_batch();
     Arm {
         model: ArmModel {
-            decel: m.max_decel.clone(),
-            stop_mode: m.stop_mode,
-            speed_limit: (0..m.robot.dof())
+            decel: spec.max_decel.clone(),
+            stop_mode: spec.stop_mode,
+            speed_limit: (0..spec.robot.dof())
                 .map(|d| {
-                    m.robot
+                    spec.robot
                         .dof_joint(d)
                         .limits
                         .map(|l| l.velocity)
@@ -163,25 +163,25 @@ fn build_arm(
                 })
                 .collect(),
             lever: levers,
-            reaction_s: m.reaction_time_s,
+            reaction_s: spec.reaction_time_s,
             pair_lever,
             self_pairs,
             link_slots,
             fixed_link,
             slots,
-            n_links: m.robot.links.len(),
+            n_links: spec.robot.links.len(),
             ranges,
             poser,
         },
         scratch: ArmScratch {
-            brake: m.max_decel.clone(),
-            link_e: vec![0.0; m.robot.links.len()],
-            rin: vec![0.0; slots],
-            pair_e: vec![0.0; n_self_pairs],
-            cand: Vec::with_capacity(slots),
+            brake: spec.max_decel.clone(),
+            link_inflation: vec![0.0; spec.robot.links.len()],
+            inflated_r: vec![0.0; slots],
+            pair_inflation: vec![0.0; n_self_pairs],
+            candidates: Vec::with_capacity(slots),
             speed: vec![0.0; dof],
-            qbuf: vec![0.0; max_cfg * m.robot.dof()],
-            posed_q: vec![0.0; max_cfg * m.robot.dof()],
+            path_q: vec![0.0; max_cfg * spec.robot.dof()],
+            posed_q: vec![0.0; max_cfg * spec.robot.dof()],
             posed_n: 0,
             batches: vec![posed; max_cfg / BATCH],
             order: Vec::with_capacity(n_ranges),
@@ -196,9 +196,10 @@ fn build_arm(
         },
         state: ArmState {
             est: {
-                let mut e = Estimator::new(m.robot.dof(), settings.velocity_filter_window, m.trust_reported_velocity)
-                    .with_fit_window(settings.velocity_fit_window_s);
-                e.set_accel_limits(&m.max_accel);
+                let mut e =
+                    Estimator::new(spec.robot.dof(), settings.velocity_filter_window, spec.trust_reported_velocity)
+                        .with_fit_window(settings.velocity_fit_window_s);
+                e.set_accel_limits(&spec.max_accel);
                 e
             },
             fixed_best: (f32::INFINITY, 0),

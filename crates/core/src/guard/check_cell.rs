@@ -1,6 +1,11 @@
 //! The cell check: every sampled sphere against the distance field,
 //! refined exactly against obstacles a link may not touch where it has
 //! allowed contacts.
+//!
+//! Names as in the field (`field` module, "Names"): `cell_clearance` is the
+//! value the check uses (conservative), `exact_cell_clearance…` parry3d's
+//! exact distance for oracles and refinement, `near_…` a cheap test that
+//! decides whether the exact one is needed.
 
 use super::*;
 
@@ -9,13 +14,14 @@ impl Guard {
     /// the guard judges it: the field, refined exactly against the
     /// obstacles the link may not touch where it has allowed contacts.
     pub fn cell_clearance(&self, robot: usize, link: usize, c: [f32; 3], r: f32) -> f32 {
-        let gl = self.matrix.global(robot, link);
+        let global_link = self.matrix.global(robot, link);
         let w = self.obstacle_words;
         let field = self.field.clearance(c[0], c[1], c[2], r);
-        let refine = !self.field.has_sensed() && self.allowed_obstacles[gl * w..(gl + 1) * w].iter().any(|&x| x != 0);
+        let refine = !self.field.has_sensed()
+            && self.allowed_obstacles[global_link * w..(global_link + 1) * w].iter().any(|&x| x != 0);
         let release = self.margins.release_m as f32;
-        if refine && field <= release && self.near_allowed_obstacle(gl, c, r, release) {
-            self.exact_cell_clearance(gl, c, r)
+        if refine && field <= release && self.near_allowed_obstacle(global_link, c, r, release) {
+            self.exact_cell_clearance(global_link, c, r)
         } else {
             field
         }
@@ -42,9 +48,9 @@ impl Guard {
 
     /// Exact clearance of a sphere to every obstacle the link may not touch
     /// (and to the grid's faces under `outside: collision`).
-    pub(super) fn exact_cell_clearance(&self, gl: usize, c: [f32; 3], r: f32) -> f32 {
+    pub(super) fn exact_cell_clearance(&self, global_link: usize, c: [f32; 3], r: f32) -> f32 {
         let w = self.obstacle_words;
-        let mask = &self.allowed_obstacles[gl * w..(gl + 1) * w];
+        let mask = &self.allowed_obstacles[global_link * w..(global_link + 1) * w];
         let mut best = f32::INFINITY;
         if self.field.grid().outside == Outside::Collision {
             for ((&ck, lo), hi) in c.iter().zip(self.grid_lo).zip(self.grid_hi) {
@@ -65,9 +71,9 @@ impl Guard {
     /// True when a sphere lies within `reach` of an obstacle link `gl` may
     /// touch (only then can refining the field change its verdict).
     #[inline]
-    pub(super) fn near_allowed_obstacle(&self, gl: usize, c: [f32; 3], r: f32, reach: f32) -> bool {
+    pub(super) fn near_allowed_obstacle(&self, global_link: usize, c: [f32; 3], r: f32, reach: f32) -> bool {
         let w = self.obstacle_words;
-        let mask = &self.allowed_obstacles[gl * w..(gl + 1) * w];
+        let mask = &self.allowed_obstacles[global_link * w..(global_link + 1) * w];
         self.obstacle_bounds.iter().enumerate().any(|(o, (p, rad))| {
             let d2 = (c[0] - p[0]).powi(2) + (c[1] - p[1]).powi(2) + (c[2] - p[2]).powi(2);
             let lim = rad + r + reach;
@@ -75,7 +81,7 @@ impl Guard {
         })
     }
 
-    pub(super) fn check_field(&mut self, m: f32, release: f32, part: Part) {
+    pub(super) fn check_field(&mut self, margin: f32, release: f32, part: Part) {
         // Read once: the reference mode looks every sphere up.
         let every = self.every_sphere;
         let w = self.obstacle_words;
@@ -92,7 +98,7 @@ impl Guard {
             let (fc, fl) = self.arms[ri].state.fixed_best;
             if fc.is_finite() || fc.is_nan() || fc == f32::NEG_INFINITY {
                 let pair = (Body::Link { robot: ri as u16, link: fl as u16 }, Body::Cell);
-                Self::note(&mut self.arms[ri].scratch.track, fc, 0, pair, Reason::Cell, m);
+                Self::note(&mut self.arms[ri].scratch.track, fc, 0, pair, Reason::Cell, margin);
                 Self::note_class(&mut self.arms[ri].scratch.track, 0, fc, pair);
             }
             for bi in 0..n_cfg.div_ceil(BATCH) {
@@ -118,7 +124,7 @@ impl Guard {
                         continue;
                     }
                     let bx = &a.scratch.batches[bi].boxes[l as usize];
-                    let e = a.scratch.link_e[l as usize] as f32;
+                    let e = a.scratch.link_inflation[l as usize] as f32;
                     let mut lo = f32::INFINITY;
                     // Lanes index six arrays at once.
                     #[allow(clippy::needless_range_loop)]
@@ -137,33 +143,35 @@ impl Guard {
                 }
                 order.sort_unstable_by(|x, y| x.0.total_cmp(&y.0));
                 for &(bound, ki) in &order {
-                    if !every && bound > m && bound >= self.arms[ri].scratch.track.best {
+                    if !every && bound > margin && bound >= self.arms[ri].scratch.track.best {
                         break;
                     }
                     let (l, s, en) = self.arms[ri].model.ranges[ki as usize];
-                    let gl = self.matrix.global(ri, l as usize);
-                    let refine = refine_ok && self.allowed_obstacles[gl * w..(gl + 1) * w].iter().any(|&x| x != 0);
+                    let global_link = self.matrix.global(ri, l as usize);
+                    let refine = refine_ok
+                        && self.allowed_obstacles[global_link * w..(global_link + 1) * w].iter().any(|&x| x != 0);
                     for sl in s as usize..en as usize {
-                        let pb = &self.arms[ri].scratch.batches[bi];
-                        let r = self.arms[ri].scratch.rin[sl];
+                        let batch = &self.arms[ri].scratch.batches[bi];
+                        let r = self.arms[ri].scratch.inflated_r[sl];
                         // Lanes past the last configuration repeat it.
-                        let thr = if every { f32::INFINITY } else { m.max(self.arms[ri].scratch.track.best) };
-                        let (x, y, z) = (lanes(&pb.x, sl), lanes(&pb.y, sl), lanes(&pb.z, sl));
+                        let skip_above =
+                            if every { f32::INFINITY } else { margin.max(self.arms[ri].scratch.track.best) };
+                        let (x, y, z) = (lanes(&batch.x, sl), lanes(&batch.y, sl), lanes(&batch.z, sl));
                         let lb = self.field.clearance_from(&anchors[ki as usize], [x, y, z], r);
                         // (A NaN bound would fail `>` and be looked up.)
-                        if lb.iter().take(lanes_here).all(|&b| b > thr) {
+                        if lb.iter().take(lanes_here).all(|&b| b > skip_above) {
                             continue;
                         }
                         let mut lane_c = [f32::INFINITY; BATCH];
                         for (lane, c) in lane_c.iter_mut().enumerate().take(lanes_here) {
-                            *c = if lb[lane] > thr {
+                            *c = if lb[lane] > skip_above {
                                 lb[lane]
                             } else {
                                 self.field.clearance(x[lane], y[lane], z[lane], r)
                             };
                         }
                         let lo = lane_c.iter().copied().fold(f32::INFINITY, f32::min);
-                        if !every && lo > m && lo >= self.arms[ri].scratch.track.best {
+                        if !every && lo > margin && lo >= self.arms[ri].scratch.track.best {
                             continue;
                         }
                         let pair = (Body::Link { robot: ri as u16, link: l as u16 }, Body::Cell);
@@ -173,14 +181,14 @@ impl Guard {
                             let mut c = c0;
                             if refine && c <= release {
                                 let i = sl * BATCH + lane;
-                                let pb = &self.arms[ri].scratch.batches[bi];
-                                let at = [pb.x[i], pb.y[i], pb.z[i]];
-                                if self.near_allowed_obstacle(gl, at, r, release) {
-                                    c = self.exact_cell_clearance(gl, at, r);
+                                let batch = &self.arms[ri].scratch.batches[bi];
+                                let at = [batch.x[i], batch.y[i], batch.z[i]];
+                                if self.near_allowed_obstacle(global_link, at, r, release) {
+                                    c = self.exact_cell_clearance(global_link, at, r);
                                 }
                             }
                             least = if c.is_nan() { c } else { least.min(c) };
-                            Self::note(&mut self.arms[ri].scratch.track, c, k, pair, Reason::Cell, m);
+                            Self::note(&mut self.arms[ri].scratch.track, c, k, pair, Reason::Cell, margin);
                         }
                         Self::note_class(&mut self.arms[ri].scratch.track, 0, least, pair);
                     }
@@ -202,15 +210,16 @@ impl Guard {
             if !self.arms[ri].model.fixed_link[l as usize] {
                 continue;
             }
-            let gl = self.matrix.global(ri, l as usize);
-            let refine = refine_ok && self.allowed_obstacles[gl * w..(gl + 1) * w].iter().any(|&x| x != 0);
-            let pb = &self.arms[ri].scratch.batches[0];
+            let global_link = self.matrix.global(ri, l as usize);
+            let refine =
+                refine_ok && self.allowed_obstacles[global_link * w..(global_link + 1) * w].iter().any(|&x| x != 0);
+            let batch = &self.arms[ri].scratch.batches[0];
             for sl in s as usize..en as usize {
                 let i = sl * BATCH;
-                let mut c = self.field.clearance(pb.x[i], pb.y[i], pb.z[i], pb.r[sl]);
-                let at = [pb.x[i], pb.y[i], pb.z[i]];
-                if refine && c <= release && self.near_allowed_obstacle(gl, at, pb.r[sl], release) {
-                    c = self.exact_cell_clearance(gl, at, pb.r[sl]);
+                let mut c = self.field.clearance(batch.x[i], batch.y[i], batch.z[i], batch.r[sl]);
+                let at = [batch.x[i], batch.y[i], batch.z[i]];
+                if refine && c <= release && self.near_allowed_obstacle(global_link, at, batch.r[sl], release) {
+                    c = self.exact_cell_clearance(global_link, at, batch.r[sl]);
                 }
                 if c < best.0 || c.is_nan() {
                     best = (c, l);

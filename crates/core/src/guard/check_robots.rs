@@ -71,8 +71,42 @@ impl PairFinds {
     }
 }
 
+/// True when a sphere reaches within `grow` of a box (min x, y, z, then max).
+#[inline]
+fn near(bx: &[f32; 6], [x, y, z]: [f32; 3], r: f32, grow: f32) -> bool {
+    x + r >= bx[0] - grow
+        && x - r <= bx[3] + grow
+        && y + r >= bx[1] - grow
+        && y - r <= bx[4] + grow
+        && z + r >= bx[2] - grow
+        && z - r <= bx[5] + grow
+}
+
+/// Deposits robot `a`'s sampled spheres of the links in `meets` that come
+/// within `grow` of the other robot's box `within`, labelled by their
+/// place in `a`'s batches.
+fn deposit(hash: &mut SpatialHash, a: &Arm, meets: &[bool], within: &[f32; 6], grow: f32) {
+    let slots = a.model.slots;
+    for bi in 0..a.scratch.n_cfg.div_ceil(BATCH) {
+        let batch = &a.scratch.batches[bi];
+        for sl in 0..slots {
+            if !meets[batch.link[sl] as usize] {
+                continue;
+            }
+            let r = a.scratch.inflated_r[sl];
+            for lane in 0..BATCH {
+                let i = sl * BATCH + lane;
+                let at = [batch.x[i], batch.y[i], batch.z[i]];
+                if bi * BATCH + lane < a.scratch.n_cfg && near(within, at, r, grow) {
+                    hash.insert(at[0], at[1], at[2], r, ((bi * slots + sl) * BATCH + lane) as u32);
+                }
+            }
+        }
+    }
+}
+
 impl Guard {
-    pub(super) fn check_robots(&mut self, m: f32, release: f32, part: Part) {
+    pub(super) fn check_robots(&mut self, margin: f32, release: f32, part: Part) {
         let n = self.arms.len();
         for ia in 0..n {
             for ib in (ia + 1)..n {
@@ -80,8 +114,8 @@ impl Guard {
                 if a.scratch.n_cfg == 0 || b.scratch.n_cfg == 0 || !part.pair(ia, ib) {
                     continue;
                 }
-                let thr = release.max(m);
-                let grow = thr + a.scratch.inflate + b.scratch.inflate;
+                let reach = release.max(margin);
+                let grow = reach + a.scratch.inflate + b.scratch.inflate;
                 let overlap = (0..3).all(|c| {
                     a.scratch.bounds[c] - b.scratch.bounds[3 + c] <= grow
                         && b.scratch.bounds[c] - a.scratch.bounds[3 + c] <= grow
@@ -90,7 +124,7 @@ impl Guard {
                     continue;
                 }
                 if self.all_pairs {
-                    self.robots_all_pairs(ia, ib, thr, m);
+                    self.robots_all_pairs(ia, ib, reach, margin);
                     continue;
                 }
                 // Deposit a's spheres near b's box, then look up b's spheres near a's box.
@@ -100,48 +134,19 @@ impl Guard {
                 if ra <= 0.0 || rb <= 0.0 {
                     continue;
                 }
-                self.hash.set_cell_m(ra + rb + a.scratch.inflate + b.scratch.inflate + thr);
+                self.hash.set_cell_m(ra + rb + a.scratch.inflate + b.scratch.inflate + reach);
                 let (meets_a, meets_b) = (&self.meets[ia * n + ib], &self.meets[ib * n + ia]);
                 self.hash.clear();
-                let near = |bx: &[f32; 6], x: f32, y: f32, z: f32, r: f32| {
-                    x + r >= bx[0] - grow
-                        && x - r <= bx[3] + grow
-                        && y + r >= bx[1] - grow
-                        && y - r <= bx[4] + grow
-                        && z + r >= bx[2] - grow
-                        && z - r <= bx[5] + grow
-                };
                 let slots_a = a.model.slots;
-                for bi in 0..a.scratch.n_cfg.div_ceil(BATCH) {
-                    let pb = &a.scratch.batches[bi];
-                    for sl in 0..slots_a {
-                        if !meets_a[pb.link[sl] as usize] {
-                            continue;
-                        }
-                        for lane in 0..BATCH {
-                            let i = sl * BATCH + lane;
-                            if bi * BATCH + lane < a.scratch.n_cfg
-                                && near(&b.scratch.bounds, pb.x[i], pb.y[i], pb.z[i], a.scratch.rin[sl])
-                            {
-                                self.hash.insert(
-                                    pb.x[i],
-                                    pb.y[i],
-                                    pb.z[i],
-                                    a.scratch.rin[sl],
-                                    ((bi * slots_a + sl) * BATCH + lane) as u32,
-                                );
-                            }
-                        }
-                    }
-                }
+                deposit(&mut self.hash, a, meets_a, &b.scratch.bounds, grow);
                 if self.hash.is_empty() {
                     continue;
                 }
                 let mut finds = PairFinds::NONE;
                 for bi in 0..b.scratch.n_cfg.div_ceil(BATCH) {
-                    let pb = &b.scratch.batches[bi];
+                    let batch = &b.scratch.batches[bi];
                     for sl in 0..b.model.slots {
-                        let lb = pb.link[sl];
+                        let lb = batch.link[sl];
                         if !meets_b[lb as usize] {
                             continue;
                         }
@@ -149,57 +154,63 @@ impl Guard {
                         for lane in 0..BATCH {
                             let kb = bi * BATCH + lane;
                             let i = sl * BATCH + lane;
-                            if kb >= b.scratch.n_cfg
-                                || !near(&a.scratch.bounds, pb.x[i], pb.y[i], pb.z[i], b.scratch.rin[sl])
-                            {
+                            let at = [batch.x[i], batch.y[i], batch.z[i]];
+                            if kb >= b.scratch.n_cfg || !near(&a.scratch.bounds, at, b.scratch.inflated_r[sl], grow) {
                                 continue;
                             }
                             let (arms, matrix, allowed) = (&self.arms, &self.matrix, &self.allowed);
-                            self.hash.for_each_near(pb.x[i], pb.y[i], pb.z[i], b.scratch.rin[sl], thr, |label, gap| {
-                                let lane_a = label as usize % BATCH;
-                                let rest = label as usize / BATCH;
-                                let (bia, sla) = (rest / slots_a, rest % slots_a);
-                                let la = arms[ia].scratch.batches[bia].link[sla];
-                                let ga = matrix.global(ia, la as usize);
-                                let nl = matrix.total_links();
-                                let bit = ga * nl + gb;
-                                if allowed[bit / 64] >> (bit % 64) & 1 == 1
-                                    || matrix.class(ga, gb) != PairClass::Sometimes
-                                {
-                                    return;
-                                }
-                                finds.add(
-                                    Find {
-                                        gap_m: gap,
-                                        link_a: la,
-                                        link_b: lb,
-                                        sample_a: bia * BATCH + lane_a,
-                                        sample_b: kb,
-                                    },
-                                    m,
-                                );
-                            });
+                            self.hash.for_each_near(
+                                at[0],
+                                at[1],
+                                at[2],
+                                b.scratch.inflated_r[sl],
+                                reach,
+                                |label, gap| {
+                                    let lane_a = label as usize % BATCH;
+                                    let rest = label as usize / BATCH;
+                                    let (bia, sla) = (rest / slots_a, rest % slots_a);
+                                    let la = arms[ia].scratch.batches[bia].link[sla];
+                                    let ga = matrix.global(ia, la as usize);
+                                    let nl = matrix.total_links();
+                                    let bit = ga * nl + gb;
+                                    if allowed[bit / 64] >> (bit % 64) & 1 == 1
+                                        || matrix.class(ga, gb) != PairClass::Sometimes
+                                    {
+                                        return;
+                                    }
+                                    finds.add(
+                                        Find {
+                                            gap_m: gap,
+                                            link_a: la,
+                                            link_b: lb,
+                                            sample_a: bia * BATCH + lane_a,
+                                            sample_b: kb,
+                                        },
+                                        margin,
+                                    );
+                                },
+                            );
                         }
                     }
                 }
-                finds.apply(&mut self.arms, ia, ib, m);
+                finds.apply(&mut self.arms, ia, ib, margin);
             }
         }
     }
 
     /// The baseline: every sphere of `ia`'s samples against every sphere of `ib`'s.
-    pub(super) fn robots_all_pairs(&mut self, ia: usize, ib: usize, thr: f32, m: f32) {
+    pub(super) fn robots_all_pairs(&mut self, ia: usize, ib: usize, reach: f32, margin: f32) {
         let (a, b) = (&self.arms[ia], &self.arms[ib]);
         let nl = self.matrix.total_links();
         let mut finds = PairFinds::NONE;
         for bia in 0..a.scratch.n_cfg.div_ceil(BATCH) {
-            let pa = &a.scratch.batches[bia];
+            let batch_a = &a.scratch.batches[bia];
             for sa in 0..a.model.slots {
-                let ga = self.matrix.global(ia, pa.link[sa] as usize);
+                let ga = self.matrix.global(ia, batch_a.link[sa] as usize);
                 for bib in 0..b.scratch.n_cfg.div_ceil(BATCH) {
-                    let pb = &b.scratch.batches[bib];
+                    let batch_b = &b.scratch.batches[bib];
                     for sb in 0..b.model.slots {
-                        let gb = self.matrix.global(ib, pb.link[sb] as usize);
+                        let gb = self.matrix.global(ib, batch_b.link[sb] as usize);
                         let bit = ga * nl + gb;
                         if self.allowed[bit / 64] >> (bit % 64) & 1 == 1
                             || self.matrix.class(ga, gb) != PairClass::Sometimes
@@ -218,20 +229,26 @@ impl Guard {
                                     break;
                                 }
                                 let j = sb * BATCH + lb;
-                                let (dx, dy, dz) = (pa.x[i] - pb.x[j], pa.y[i] - pb.y[j], pa.z[i] - pb.z[j]);
-                                let g = (dx * dx + dy * dy + dz * dz).sqrt() - a.scratch.rin[sa] - b.scratch.rin[sb];
-                                if g > thr {
+                                let (dx, dy, dz) = (
+                                    batch_a.x[i] - batch_b.x[j],
+                                    batch_a.y[i] - batch_b.y[j],
+                                    batch_a.z[i] - batch_b.z[j],
+                                );
+                                let g = (dx * dx + dy * dy + dz * dz).sqrt()
+                                    - a.scratch.inflated_r[sa]
+                                    - b.scratch.inflated_r[sb];
+                                if g > reach {
                                     continue;
                                 }
                                 finds.add(
                                     Find {
                                         gap_m: g,
-                                        link_a: pa.link[sa],
-                                        link_b: pb.link[sb],
+                                        link_a: batch_a.link[sa],
+                                        link_b: batch_b.link[sb],
                                         sample_a: ka,
                                         sample_b: kb,
                                     },
-                                    m,
+                                    margin,
                                 );
                             }
                         }
@@ -239,6 +256,6 @@ impl Guard {
                 }
             }
         }
-        finds.apply(&mut self.arms, ia, ib, m);
+        finds.apply(&mut self.arms, ia, ib, margin);
     }
 }

@@ -4,7 +4,7 @@
 use super::*;
 
 impl Guard {
-    pub(super) fn check_self(&mut self, m: f32, release: f32, part: Part) {
+    pub(super) fn check_self(&mut self, margin: f32, release: f32, part: Part) {
         let nl = self.matrix.total_links();
         for ri in 0..self.arms.len() {
             let a = &mut self.arms[ri];
@@ -12,12 +12,12 @@ impl Guard {
                 continue;
             }
             let e2 = 2.0 * a.scratch.inflate;
-            let reach = release.max(m) + e2;
+            let reach = release.max(margin) + e2;
             let ArmModel { self_pairs, link_slots, .. } = &a.model;
-            let ArmScratch { batches, track, n_cfg, pair_e, cand, .. } = &mut a.scratch;
+            let ArmScratch { batches, track, n_cfg, pair_inflation, candidates, .. } = &mut a.scratch;
             let n_cfg = *n_cfg;
-            for (bi, pb) in batches.iter().enumerate().take(n_cfg.div_ceil(BATCH)) {
-                let lbox = &pb.boxes;
+            for (bi, batch) in batches.iter().enumerate().take(n_cfg.div_ceil(BATCH)) {
+                let lbox = &batch.boxes;
                 for pi in 0..self_pairs.len() {
                     let (la, lb) = self_pairs[pi];
                     let (la, lb) = (la as usize, lb as usize);
@@ -36,8 +36,8 @@ impl Guard {
                     let mut lane_min = [f32::INFINITY; BATCH];
                     // Spheres of each link near the other link's box in some lane.
                     let near_box = |i: usize, bx: &[[f32; BATCH]; 6]| {
-                        let ri = pb.r[i] + reach;
-                        let (x, y, z) = (lanes(&pb.x, i), lanes(&pb.y, i), lanes(&pb.z, i));
+                        let ri = batch.r[i] + reach;
+                        let (x, y, z) = (lanes(&batch.x, i), lanes(&batch.y, i), lanes(&batch.z, i));
                         (0..BATCH).any(|l| {
                             x[l] + ri >= bx[0][l]
                                 && x[l] - ri <= bx[3][l]
@@ -47,20 +47,20 @@ impl Guard {
                                 && z[l] - ri <= bx[5][l]
                         })
                     };
-                    cand.clear();
-                    cand.extend((rb.0..rb.1).filter(|&j| near_box(j, ba)).map(|j| j as u32));
-                    if cand.is_empty() {
+                    candidates.clear();
+                    candidates.extend((rb.0..rb.1).filter(|&j| near_box(j, ba)).map(|j| j as u32));
+                    if candidates.is_empty() {
                         continue;
                     }
                     for i in ra.0..ra.1 {
                         if !near_box(i, bb) {
                             continue;
                         }
-                        let (xi, yi, zi) = (lanes(&pb.x, i), lanes(&pb.y, i), lanes(&pb.z, i));
-                        for &j in cand.iter() {
+                        let (xi, yi, zi) = (lanes(&batch.x, i), lanes(&batch.y, i), lanes(&batch.z, i));
+                        for &j in candidates.iter() {
                             let j = j as usize;
-                            let rr = pb.r[i] + pb.r[j] + pair_e[pi];
-                            let (xj, yj, zj) = (lanes(&pb.x, j), lanes(&pb.y, j), lanes(&pb.z, j));
+                            let rr = batch.r[i] + batch.r[j] + pair_inflation[pi];
+                            let (xj, yj, zj) = (lanes(&batch.x, j), lanes(&batch.y, j), lanes(&batch.z, j));
                             for l in 0..BATCH {
                                 let (dx, dy, dz) = (xi[l] - xj[l], yi[l] - yj[l], zi[l] - zj[l]);
                                 lane_min[l] = lane_min[l].min((dx * dx + dy * dy + dz * dz).sqrt() - rr);
@@ -75,7 +75,7 @@ impl Guard {
                     for (lane, &g) in lane_min.iter().enumerate() {
                         let k = bi * BATCH + lane;
                         if k < n_cfg {
-                            Self::note(track, g, k, pair, Reason::SelfCollision, m);
+                            Self::note(track, g, k, pair, Reason::SelfCollision, margin);
                             least = if g.is_nan() { g } else { least.min(g) };
                         }
                     }

@@ -126,10 +126,10 @@ pub fn key(cell: &Workcell) -> u64 {
     h.f64(cell.guard.matrix_never_slack_m);
     h.f64(cell.margins.clearance_m);
     h.bytes(&SEED.to_le_bytes());
-    for m in &cell.manipulators {
-        h.str(&m.name);
-        m.base.to_row_major().iter().for_each(|&v| h.f64(v));
-        for (l, s) in m.robot.links.iter().zip(&m.spheres.links) {
+    for spec in &cell.manipulators {
+        h.str(&spec.name);
+        spec.base.to_row_major().iter().for_each(|&v| h.f64(v));
+        for (l, s) in spec.robot.links.iter().zip(&spec.spheres.links) {
             h.str(&l.name);
             h.bytes(&(l.parent_joint.unwrap_or(usize::MAX) as u64).to_le_bytes());
             for sp in &s.fine {
@@ -137,7 +137,7 @@ pub fn key(cell: &Workcell) -> u64 {
                 h.f64(sp.radius);
             }
         }
-        for j in &m.robot.joints {
+        for j in &spec.robot.joints {
             h.str(&j.name);
             h.bytes(&[j.kind as u8]);
             h.bytes(&(j.parent as u64).to_le_bytes());
@@ -162,9 +162,9 @@ pub fn key(cell: &Workcell) -> u64 {
 fn link_offsets(cell: &Workcell) -> (Vec<usize>, usize) {
     let mut offsets = Vec::new();
     let mut total = 0;
-    for m in &cell.manipulators {
+    for spec in &cell.manipulators {
         offsets.push(total);
-        total += m.robot.links.len();
+        total += spec.robot.links.len();
     }
     (offsets, total)
 }
@@ -204,11 +204,11 @@ fn adjacency(robot: &Robot, has: &[bool]) -> impl Fn(usize, usize) -> bool {
     let parent_body: Vec<Option<usize>> = (0..n)
         .map(|b| {
             let mut p = robot.parent_link(b).map(|pl| body[pl]);
-            while let Some(pb) = p {
-                if body_has[pb] {
-                    return Some(pb);
+            while let Some(parent) = p {
+                if body_has[parent] {
+                    return Some(parent);
                 }
-                p = robot.parent_link(pb).map(|pl| body[pl]);
+                p = robot.parent_link(parent).map(|pl| body[pl]);
             }
             None
         })
@@ -239,13 +239,13 @@ fn reach_from_root(robot: &Robot, poser_spheres: &crate::model::SphereModel) -> 
         .collect()
 }
 
-/// Least gap between the spheres of link ranges `a` of `pa` and `b` of `pb`.
-fn link_gap(pa: &PosedSpheres, ra: (usize, usize), pb: &PosedSpheres, rb: (usize, usize)) -> f32 {
+/// Least gap between the spheres of link ranges `a` of `posed_a` and `b` of `posed_b`.
+fn link_gap(posed_a: &PosedSpheres, ra: (usize, usize), posed_b: &PosedSpheres, rb: (usize, usize)) -> f32 {
     let mut best = f32::INFINITY;
     for i in ra.0..ra.1 {
         for j in rb.0..rb.1 {
-            let (dx, dy, dz) = (pa.x[i] - pb.x[j], pa.y[i] - pb.y[j], pa.z[i] - pb.z[j]);
-            best = best.min((dx * dx + dy * dy + dz * dz).sqrt() - pa.r[i] - pb.r[j]);
+            let (dx, dy, dz) = (posed_a.x[i] - posed_b.x[j], posed_a.y[i] - posed_b.y[j], posed_a.z[i] - posed_b.z[j]);
+            best = best.min((dx * dx + dy * dy + dz * dz).sqrt() - posed_a.r[i] - posed_b.r[j]);
         }
     }
     best
@@ -275,10 +275,10 @@ impl CollisionMatrix {
         let mut class = vec![PairClass::Sometimes; n * n];
         let mut rng = Rng::new(SEED);
         let slots: Vec<_> =
-            posers.iter().zip(&cell.manipulators).map(|(p, m)| link_slots(p, m.robot.links.len())).collect();
-        let ranges: Vec<_> = cell.manipulators.iter().map(|m| sample_ranges(&m.robot)).collect();
+            posers.iter().zip(&cell.manipulators).map(|(p, spec)| link_slots(p, spec.robot.links.len())).collect();
+        let ranges: Vec<_> = cell.manipulators.iter().map(|spec| sample_ranges(&spec.robot)).collect();
         let mut posed: Vec<PosedSpheres> = posers.iter().map(|p| p.posed()).collect();
-        let mut q: Vec<Vec<f64>> = cell.manipulators.iter().map(|m| vec![0.0; m.robot.dof()]).collect();
+        let mut q: Vec<Vec<f64>> = cell.manipulators.iter().map(|spec| vec![0.0; spec.robot.dof()]).collect();
         let draw = |r: usize, rng: &mut Rng, q: &mut Vec<Vec<f64>>, posed: &mut Vec<PosedSpheres>| {
             for (d, &(lo, hi)) in ranges[r].iter().enumerate() {
                 q[r][d] = rng.range(lo, hi);
@@ -287,10 +287,10 @@ impl CollisionMatrix {
         };
 
         // Within each robot.
-        for (r, m) in cell.manipulators.iter().enumerate() {
-            let nl = m.robot.links.len();
+        for (r, spec) in cell.manipulators.iter().enumerate() {
+            let nl = spec.robot.links.len();
             let has: Vec<bool> = slots[r].iter().map(|s| s.1 > s.0).collect();
-            let adjacent = adjacency(&m.robot, &has);
+            let adjacent = adjacency(&spec.robot, &has);
             let pairs: Vec<(usize, usize)> = (0..nl)
                 .flat_map(|a| ((a + 1)..nl).map(move |b| (a, b)))
                 .filter(|&(a, b)| has[a] && has[b] && !adjacent(a, b))
@@ -335,7 +335,8 @@ impl CollisionMatrix {
         }
 
         // Across robots: the reach bound only.
-        let reach: Vec<Vec<f64>> = cell.manipulators.iter().map(|m| reach_from_root(&m.robot, &m.spheres)).collect();
+        let reach: Vec<Vec<f64>> =
+            cell.manipulators.iter().map(|spec| reach_from_root(&spec.robot, &spec.spheres)).collect();
         for ra in 0..cell.manipulators.len() {
             for rb in (ra + 1)..cell.manipulators.len() {
                 let (ma, mb) = (&cell.manipulators[ra], &cell.manipulators[rb]);
@@ -369,7 +370,7 @@ impl CollisionMatrix {
     pub fn link_names(cell: &Workcell) -> Vec<String> {
         cell.manipulators
             .iter()
-            .flat_map(|m| m.robot.links.iter().map(move |l| format!("{}/{}", m.name, l.name)))
+            .flat_map(|spec| spec.robot.links.iter().map(move |l| format!("{}/{}", spec.name, l.name)))
             .collect()
     }
 

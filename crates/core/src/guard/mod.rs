@@ -177,16 +177,16 @@ struct ArmScratch {
     /// This cycle's braking deceleration per joint ([`forecast::braking_decel`]).
     brake: Vec<f64>,
     /// Per link, this cycle's inflation, m.
-    link_e: Vec<f64>,
+    link_inflation: Vec<f64>,
     /// Per slot, radius plus its link's inflation, this cycle.
-    rin: Vec<f32>,
+    inflated_r: Vec<f32>,
     /// Per self pair, this cycle's inflation (both links together), m.
-    pair_e: Vec<f32>,
+    pair_inflation: Vec<f32>,
     /// This cycle's per-dof speed bound, and the time between samples.
     speed: Vec<f64>,
     /// Scratch: candidate spheres of one link (capacity: all slots).
-    cand: Vec<u32>,
-    qbuf: Vec<f64>,
+    candidates: Vec<u32>,
+    path_q: Vec<f64>,
     /// Scratch: (lower bound on the cell clearance, range index) of the
     /// moving links in one batch, least first.
     order: Vec<(f32, u32)>,
@@ -309,7 +309,7 @@ struct Pending {
     now_s: f64,
     first: usize,
     unknown: Option<u16>,
-    m: f32,
+    margin: f32,
     release: f32,
 }
 
@@ -442,7 +442,7 @@ impl Guard {
             Scope::Rest => {
                 match self.pending.take() {
                     Some(p) => {
-                        self.check(p.m, p.release, Part::Except(p.first));
+                        self.check(p.margin, p.release, Part::Except(p.first));
                         for ri in (0..self.arms.len()).filter(|&ri| ri != p.first) {
                             self.decisions[ri] = self.decide(ri, p.now_s, p.release, p.unknown);
                             self.command(ri, now_s);
@@ -485,15 +485,15 @@ impl Guard {
     /// Checks and decides the arms `part` covers (a first half when it is
     /// one arm), and makes their commands.
     fn decide_part(&mut self, now_s: f64, part: Part) {
-        let (m, release) = (self.margins.clearance_m as f32, self.margins.release_m as f32);
+        let (margin, release) = (self.margins.clearance_m as f32, self.margins.release_m as f32);
         let unknown = self.prepare_all(now_s);
-        self.check(m, release, part);
+        self.check(margin, release, part);
         for ri in (0..self.arms.len()).filter(|&ri| part.arm(ri)) {
             self.decisions[ri] = self.decide(ri, now_s, release, unknown);
             self.command(ri, now_s);
         }
         if let Part::Only(first) = part {
-            self.pending = Some(Pending { now_s, first, unknown, m, release });
+            self.pending = Some(Pending { now_s, first, unknown, margin, release });
         }
     }
 
@@ -623,10 +623,10 @@ impl Guard {
         unknown
     }
 
-    fn check(&mut self, m: f32, release: f32, part: Part) {
-        self.check_field(m, release, part);
-        self.check_self(m, release, part);
-        self.check_robots(m, release, part);
+    fn check(&mut self, margin: f32, release: f32, part: Part) {
+        self.check_field(margin, release, part);
+        self.check_self(margin, release, part);
+        self.check_robots(margin, release, part);
     }
 
     fn dirty_fixed(&mut self) {
@@ -638,12 +638,12 @@ impl Guard {
     /// Records a clearance found at sample `k`: the least one, and the
     /// earliest sample within the margin `m`.
     #[inline]
-    fn note(a: &mut Track, clearance: f32, k: usize, pair: (Body, Body), reason: Reason, m: f32) {
+    fn note(a: &mut Track, clearance: f32, k: usize, pair: (Body, Body), reason: Reason, margin: f32) {
         if clearance < a.best || clearance.is_nan() {
             a.best = clearance;
             a.best_pair = Some(pair);
         }
-        if !matches!(clearance.partial_cmp(&m), Some(std::cmp::Ordering::Greater))
+        if !matches!(clearance.partial_cmp(&margin), Some(std::cmp::Ordering::Greater))
             && (k < a.conflict_k || (k == a.conflict_k && clearance < a.conflict_clearance))
         {
             a.conflict_k = k;

@@ -58,14 +58,14 @@ impl Guard {
                     react,
                     step_m,
                     settings.max_path_samples,
-                    &mut a.scratch.link_e,
+                    &mut a.scratch.link_inflation,
                 );
                 let dt = a.scratch.plan.time(1);
                 for j in 0..dof {
                     let vr = mo.v[j] + forecast::reaction_accel(mo.v[j], mo.a[j]) * react;
                     a.scratch.speed[j] = mo.v[j].abs().max(vr.abs()) * dt / 2.0;
                 }
-                for (p, e) in a.scratch.pair_e.iter_mut().enumerate() {
+                for (p, e) in a.scratch.pair_inflation.iter_mut().enumerate() {
                     *e = a.model.pair_lever[p * dof..(p + 1) * dof]
                         .iter()
                         .zip(&a.scratch.speed)
@@ -80,7 +80,7 @@ impl Guard {
                         &a.scratch.brake,
                         react,
                         a.scratch.plan.time(k),
-                        &mut a.scratch.qbuf[k * dof..(k + 1) * dof],
+                        &mut a.scratch.path_q[k * dof..(k + 1) * dof],
                     );
                 }
                 a.scratch.inflate = a.scratch.plan.inflation_m as f32;
@@ -96,10 +96,10 @@ impl Guard {
                 }
                 // Still an obstacle to the others: its newest configuration.
                 let q = a.state.est.last_positions().expect("a sample exists");
-                a.scratch.qbuf[..dof].copy_from_slice(q);
+                a.scratch.path_q[..dof].copy_from_slice(q);
                 a.scratch.plan = StopPlan::STILL;
-                a.scratch.link_e.fill(0.0);
-                a.scratch.pair_e.fill(0.0);
+                a.scratch.link_inflation.fill(0.0);
+                a.scratch.pair_inflation.fill(0.0);
                 a.scratch.n_cfg = 1;
             }
         }
@@ -107,7 +107,7 @@ impl Guard {
             let r = &a.scratch.batches[0].r;
             let link = &a.scratch.batches[0].link;
             for sl in 0..a.model.slots {
-                a.scratch.rin[sl] = r[sl] + a.scratch.link_e[link[sl] as usize] as f32;
+                a.scratch.inflated_r[sl] = r[sl] + a.scratch.link_inflation[link[sl] as usize] as f32;
             }
         }
         Self::pose_path(a, dof);
@@ -121,7 +121,7 @@ impl Guard {
         // configurations as last time: its poses and boxes stand.
         let nq = a.scratch.n_cfg * dof;
         if a.scratch.posed_n == a.scratch.n_cfg
-            && a.scratch.qbuf[..nq].iter().zip(&a.scratch.posed_q[..nq]).all(|(x, y)| x.to_bits() == y.to_bits())
+            && a.scratch.path_q[..nq].iter().zip(&a.scratch.posed_q[..nq]).all(|(x, y)| x.to_bits() == y.to_bits())
         {
             return;
         }
@@ -132,7 +132,7 @@ impl Guard {
         a.scratch.bounds =
             [f32::INFINITY, f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY];
         for bi in 0..nb {
-            let qb = &a.scratch.qbuf;
+            let qb = &a.scratch.path_q;
             let qs: [&[f64]; BATCH] = std::array::from_fn(|l| {
                 let k = (bi * BATCH + l).min(last_k);
                 &qb[k * dof..(k + 1) * dof]
@@ -143,16 +143,16 @@ impl Guard {
                 return;
             }
             // The box of all spheres, from each link's (made while posing).
-            let pb = &a.scratch.batches[bi];
+            let batch = &a.scratch.batches[bi];
             for &(l, _, _) in &a.model.ranges {
-                let bx = &pb.boxes[l as usize];
+                let bx = &batch.boxes[l as usize];
                 for c in 0..3 {
                     a.scratch.bounds[c] = bx[c].iter().copied().fold(a.scratch.bounds[c], f32::min);
                     a.scratch.bounds[3 + c] = bx[3 + c].iter().copied().fold(a.scratch.bounds[3 + c], f32::max);
                 }
             }
         }
-        a.scratch.posed_q[..nq].copy_from_slice(&a.scratch.qbuf[..nq]);
+        a.scratch.posed_q[..nq].copy_from_slice(&a.scratch.path_q[..nq]);
         a.scratch.posed_n = a.scratch.n_cfg;
     }
 }

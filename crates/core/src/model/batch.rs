@@ -141,8 +141,10 @@ fn forward_batch(k: &Kinematics, qs: &[&[f64]; BATCH], out: &mut [[Lanes; 12]]) 
         let (parent, origin, motion, pure, (d, mult, off)) = k.joint_parts(j);
         let o = origin;
         // Lanes innermost everywhere, so each step is one vector operation.
-        let p = out[parent];
-        let mut m = [[0.0; BATCH]; 12];
+        // Written in place: no 768-byte copies of the parent's or this
+        // link's transform (links come after their parents).
+        let (done, rest) = out.split_at_mut(j + 1);
+        let (p, m) = (&done[parent], &mut rest[0]);
         if pure {
             m[..9].copy_from_slice(&p[..9]);
         } else {
@@ -166,9 +168,9 @@ fn forward_batch(k: &Kinematics, qs: &[&[f64]; BATCH], out: &mut [[Lanes; 12]]) 
         }
         match motion {
             Motion::Fixed => {}
-            Motion::RotX => rotate_columns(&mut m, 3, 6, &x),
-            Motion::RotY => rotate_columns(&mut m, 6, 0, &x),
-            Motion::RotZ => rotate_columns(&mut m, 0, 3, &x),
+            Motion::RotX => rotate_columns(m, 3, 6, &x),
+            Motion::RotY => rotate_columns(m, 6, 0, &x),
+            Motion::RotZ => rotate_columns(m, 0, 3, &x),
             Motion::Rot(axis) => {
                 let (s, c) = sin_cos_lanes(&x);
                 let (ax, ay, az) = (axis.x, axis.y, axis.z);
@@ -187,7 +189,7 @@ fn forward_batch(k: &Kinematics, qs: &[&[f64]; BATCH], out: &mut [[Lanes; 12]]) 
                     r[7][l] = t * ay * az - s * ax;
                     r[8][l] = t * az * az + c;
                 }
-                let a = m;
+                let a: [Lanes; 9] = std::array::from_fn(|i| m[i]);
                 for col in 0..3 {
                     for row in 0..3 {
                         for l in 0..BATCH {
@@ -206,7 +208,6 @@ fn forward_batch(k: &Kinematics, qs: &[&[f64]; BATCH], out: &mut [[Lanes; 12]]) 
                 }
             }
         }
-        out[j + 1] = m;
     }
     Ok(())
 }

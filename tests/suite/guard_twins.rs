@@ -5,7 +5,7 @@
 //! cycle, over random motions of four arms through each other's space and
 //! past the cell's obstacles.
 
-mod common;
+use crate::common;
 
 use common::cell::{cache_dir, feed, guard, random_speeds, sample_cell};
 use workcell_guard_core::field::DistanceField;

@@ -1,7 +1,7 @@
 //! Each bad input gets its own specific error, naming the file, the key and
 //! the value: never a panic, never a silent default.
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

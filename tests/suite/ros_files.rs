@@ -4,7 +4,7 @@
 //! launch produces (node name, namespace, the parameter file, the
 //! use_sim_time override as launch_ros writes it) is read as intended.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use workcell_guard_description::workcell;

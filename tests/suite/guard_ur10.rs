@@ -3,7 +3,7 @@
 //! margins, and how little a lag between positions and stamps moves a
 //! stop.
 
-mod common;
+use crate::common;
 
 use common::cell::cache_dir;
 use workcell_guard_core::field::DistanceField;

@@ -3,7 +3,7 @@
 //! updates equal to rebuilds, outside policy, layers, gradient, `.npy` and
 //! the `field` subcommand.
 
-mod common;
+use crate::common;
 
 use proptest::prelude::*;
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! The command line on the bundled sample cell: `check`, `model --json` and
 //! writing, reading and hand-editing a sphere file.
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 use workcell_guard_core::Frame;

@@ -2,7 +2,7 @@
 //! from PyPI) to 1e-9 m on published robot descriptions with meshes and
 //! mimic joints, and on the bundled sample robots.
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

@@ -1,13 +1,11 @@
 //! The node behind both transports, without middleware: messages in,
 //! stops, diagnostics and markers out; refusals of bad input with the
 //! problem named; parameter updates checked; and a cycle that allocates
-//! nothing once warmed up (a global allocator counts every allocation, per
+//! nothing once warmed up (counted by the suite's allocation counter, per
 //! thread).
 
-mod common;
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+use crate::alloc::allocations;
+use crate::common;
 use workcell_guard_core::field::DistanceField;
 use workcell_guard_core::guard::ContactError;
 use workcell_guard_description::workcell;
@@ -16,38 +14,6 @@ use workcell_guard_ros::msg::{
 };
 use workcell_guard_ros::node::{GuardNode, InputFault, ServiceError};
 use workcell_guard_ros::params::{NodeParams, ParamError};
-
-struct Counting;
-
-thread_local! {
-    /// Allocations by this thread (tests run in parallel threads).
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn count() {
-    let _ = ALLOCATIONS.try_with(|c| c.set(c.get() + 1));
-}
-
-fn allocations() -> usize {
-    ALLOCATIONS.with(Cell::get)
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 fn node() -> GuardNode {
     let cell = workcell::load(&common::repo().join("config/workcell.yaml")).unwrap();

@@ -2,7 +2,7 @@
 //! per-cell boolean grid over random sequences, conservative rasterization,
 //! and the grant / partial / denied / deallocation semantics on real cells.
 
-mod common;
+use crate::common;
 
 use proptest::prelude::*;
 use workcell_guard_core::Frame;

@@ -1,35 +1,12 @@
 //! The platen allocator's hot path allocates nothing once warmed up: move
 //! requests (granted, partial, denied), pose updates and arrivals, counted
-//! by a global allocator that tallies every allocation of this test binary.
+//! by the suite's allocation counter (this thread's allocations).
 
-mod common;
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use crate::alloc::allocations;
+use crate::common;
 use workcell_guard_core::model::coverage::Rng;
 use workcell_guard_core::platen::{Answer, BitAllocator, pose_at};
 use workcell_guard_description::workcell;
-
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: Counting = Counting;
 
 /// `rounds` requests in turn, each to a random pose 0.15 m away turned up to
 /// ±`turn` rad; on a grant a pose halfway, then the goal. Returns the mix.
@@ -58,10 +35,10 @@ fn drive(a: &mut BitAllocator, rng: &mut Rng, now: &mut f64, rounds: usize, turn
 
 #[test]
 fn requests_and_pose_updates_allocate_nothing_once_warm() {
-    // The counter sees this binary's allocations.
-    let n0 = ALLOCATIONS.load(Ordering::Relaxed);
+    // The counter sees this thread's allocations.
+    let n0 = allocations();
     std::hint::black_box(vec![1u8; 3]);
-    assert!(ALLOCATIONS.load(Ordering::Relaxed) > n0);
+    assert!(allocations() > n0);
     let p = workcell::load(&common::repo().join("config/workcell.yaml")).unwrap().platen.unwrap();
     let mut a = BitAllocator::new(&p).unwrap();
     let mut rng = Rng::new(3);
@@ -71,9 +48,9 @@ fn requests_and_pose_updates_allocate_nothing_once_warm() {
     }
     // Warm up: the scratch buffers grow to the largest sweeps (full turns).
     drive(&mut a, &mut rng, &mut now, 200, std::f64::consts::PI);
-    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let before = allocations();
     let mix = drive(&mut a, &mut rng, &mut now, 400, 1.0);
-    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    let after = allocations();
     assert!(mix[0] > 50 && mix[1] + mix[2] > 0, "a mix of answers: {mix:?}");
     assert_eq!(after - before, 0, "allocations in 400 requests ({mix:?})");
     a.assert_invariants();

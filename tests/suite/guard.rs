@@ -1,7 +1,7 @@
 //! The manipulator guard: spatial hash, collision matrix, allowed contacts,
 //! data-problem stops, determinism and the closed-loop simulation.
 
-mod common;
+use crate::common;
 
 use common::cell::{cache_dir, feed, guard, sample_cell, sample_field};
 

@@ -2,7 +2,7 @@
 //! (dense surface and interior samples of primitives, every mesh vertex and
 //! points over every triangle) lies outside the link's spheres.
 
-mod common;
+use crate::common;
 
 use nalgebra::Point3;
 use proptest::prelude::*;

@@ -3,7 +3,7 @@
 //! sample cell's two arms, the smallest sphere-pair gap between two links is
 //! at most the exact distance between them.
 
-mod common;
+use crate::common;
 
 use workcell_guard_core::Frame;
 use workcell_guard_core::model::coverage::Rng;
