@@ -15,10 +15,8 @@ impl Guard {
     /// obstacles the link may not touch where it has allowed contacts.
     pub fn cell_clearance(&self, robot: usize, link: usize, c: [f32; 3], r: f32) -> f32 {
         let global_link = self.matrix.global(robot, link);
-        let w = self.obstacle_words;
         let field = self.field.clearance(c[0], c[1], c[2], r);
-        let refine = !self.field.has_sensed()
-            && self.allowed_obstacles[global_link * w..(global_link + 1) * w].iter().any(|&x| x != 0);
+        let refine = !self.field.has_sensed() && self.has_allowed_obstacle(global_link);
         let release = self.margins.release_m as f32;
         if refine && field <= release && self.near_allowed_obstacle(global_link, c, r, release) {
             self.exact_cell_clearance(global_link, c, r)
@@ -46,11 +44,23 @@ impl Guard {
         !allowed && ga != gb && matches!(self.matrix.class(ga, gb), PairClass::Sometimes | PairClass::Never)
     }
 
+    /// Global link `global_link`'s allowed-contact bits, one per obstacle.
+    #[inline]
+    fn allowed_mask(&self, global_link: usize) -> &[u64] {
+        let w = self.obstacle_words;
+        &self.allowed_obstacles[global_link * w..(global_link + 1) * w]
+    }
+
+    /// True when global link `global_link` may touch some obstacle.
+    #[inline]
+    fn has_allowed_obstacle(&self, global_link: usize) -> bool {
+        self.allowed_mask(global_link).iter().any(|&x| x != 0)
+    }
+
     /// Exact clearance of a sphere to every obstacle the link may not touch
     /// (and to the grid's faces under `outside: collision`).
     pub(super) fn exact_cell_clearance(&self, global_link: usize, c: [f32; 3], r: f32) -> f32 {
-        let w = self.obstacle_words;
-        let mask = &self.allowed_obstacles[global_link * w..(global_link + 1) * w];
+        let mask = self.allowed_mask(global_link);
         let mut best = f32::INFINITY;
         if self.field.grid().outside == Outside::Collision {
             for ((&ck, lo), hi) in c.iter().zip(self.grid_lo).zip(self.grid_hi) {
@@ -68,12 +78,11 @@ impl Guard {
         best
     }
 
-    /// True when a sphere lies within `reach` of an obstacle link `gl` may
+    /// True when a sphere lies within `reach` of an obstacle link `global_link` may
     /// touch (only then can refining the field change its verdict).
     #[inline]
     pub(super) fn near_allowed_obstacle(&self, global_link: usize, c: [f32; 3], r: f32, reach: f32) -> bool {
-        let w = self.obstacle_words;
-        let mask = &self.allowed_obstacles[global_link * w..(global_link + 1) * w];
+        let mask = self.allowed_mask(global_link);
         self.obstacle_bounds.iter().enumerate().any(|(o, (p, rad))| {
             let d2 = (c[0] - p[0]).powi(2) + (c[1] - p[1]).powi(2) + (c[2] - p[2]).powi(2);
             let lim = rad + r + reach;
@@ -84,7 +93,6 @@ impl Guard {
     pub(super) fn check_field(&mut self, margin: f32, release: f32, part: Part) {
         // Read once: the reference mode looks every sphere up.
         let every = self.every_sphere;
-        let w = self.obstacle_words;
         let refine_ok = !self.field.has_sensed();
         for ri in 0..self.arms.len() {
             let n_cfg = self.arms[ri].scratch.n_cfg;
@@ -148,8 +156,7 @@ impl Guard {
                     }
                     let (l, s, en) = self.arms[ri].model.ranges[ki as usize];
                     let global_link = self.matrix.global(ri, l as usize);
-                    let refine = refine_ok
-                        && self.allowed_obstacles[global_link * w..(global_link + 1) * w].iter().any(|&x| x != 0);
+                    let refine = refine_ok && self.has_allowed_obstacle(global_link);
                     for sl in s as usize..en as usize {
                         let batch = &self.arms[ri].scratch.batches[bi];
                         let r = self.arms[ri].scratch.inflated_r[sl];
@@ -203,7 +210,6 @@ impl Guard {
     /// moves (their spheres stand where the first sample put them), and
     /// which link has it: once per change of the field, contacts or margins.
     fn fixed_links_to_cell(&mut self, ri: usize, release: f32) {
-        let w = self.obstacle_words;
         let refine_ok = !self.field.has_sensed();
         let mut best = (f32::INFINITY, 0u32);
         for &(l, s, en) in &self.arms[ri].model.ranges {
@@ -211,8 +217,7 @@ impl Guard {
                 continue;
             }
             let global_link = self.matrix.global(ri, l as usize);
-            let refine =
-                refine_ok && self.allowed_obstacles[global_link * w..(global_link + 1) * w].iter().any(|&x| x != 0);
+            let refine = refine_ok && self.has_allowed_obstacle(global_link);
             let batch = &self.arms[ri].scratch.batches[0];
             for sl in s as usize..en as usize {
                 let i = sl * BATCH;
