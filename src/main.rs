@@ -118,9 +118,20 @@ struct SimulateArgs {
     /// Seed of the first episode (episode k uses seed + k).
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Moving time per episode, s.
-    #[arg(long, default_value_t = SimOptions::default().duration_s)]
-    duration_s: f64,
+    /// Goals per arm and episode (a planned trajectory to each in turn).
+    #[arg(long, default_value_t = SimOptions::default().goals)]
+    goals: usize,
+    /// Which episodes hand their planned trajectories to the guard:
+    /// half (even seeds), always, never.
+    #[arg(long, default_value = "half")]
+    plans: sim::PlanMode,
+    /// The arms follow the guard's speed scaling (by default they run at
+    /// full pace until stopped).
+    #[arg(long)]
+    obey_scaling: bool,
+    /// Robot against robot by whole swept volumes (the baseline), not time-matched.
+    #[arg(long)]
+    swept: bool,
     /// Fraction of the URDF speed limits used.
     #[arg(long, default_value_t = SimOptions::default().speed_fraction)]
     speed_fraction: f64,
@@ -205,41 +216,29 @@ fn simulate(a: &SimulateArgs) -> Result<(), AnyError> {
     if !(2..=4).contains(&a.arms) {
         return Err(format!("--arms {}: between 2 and 4", a.arms).into());
     }
-    if !(a.duration_s > 0.0 && a.speed_fraction > 0.0 && a.speed_fraction <= 1.0) {
-        return Err("--duration-s must be positive and --speed-fraction in (0, 1]".into());
+    if !(a.goals > 0 && a.speed_fraction > 0.0 && a.speed_fraction <= 1.0) {
+        return Err("--goals must be positive and --speed-fraction in (0, 1]".into());
     }
     let base = workcell::load(&a.workcell)?;
     let mut cell = sim::cell_with_arms(&base, a.arms);
     if let Some(n) = a.max_path_samples {
         cell.guard.max_path_samples = n.clamp(1, 1024);
     }
-    let opts = SimOptions { duration_s: a.duration_s, speed_fraction: a.speed_fraction, ..SimOptions::default() };
+    let opts = SimOptions {
+        goals: a.goals,
+        plans: a.plans,
+        obey_scaling: a.obey_scaling,
+        swept: a.swept,
+        speed_fraction: a.speed_fraction,
+        ..SimOptions::default()
+    };
     let cache = a.matrix_cache.clone().or_else(dds::default_cache_dir);
     let mut s = Sim::new(cell, opts, cache.as_deref())?;
     let mut total = SimReport { min_clearance_m: f64::INFINITY, ..SimReport::default() };
     for k in 0..a.episodes as u64 {
         total.merge(&s.episode(a.seed + k));
     }
-    println!(
-        "{} arms, {} episodes ({} skipped: no clear start), {} guard cycles at {} ms",
-        a.arms,
-        total.episodes,
-        total.skipped,
-        total.cycles,
-        opts.dt_s * 1e3
-    );
-    println!(
-        "contacts (cycles): cell {}, robot-robot {}, self {}; least clearance seen {:.4} m",
-        total.contacts_cell, total.contacts_robot, total.contacts_self, total.min_clearance_m
-    );
-    println!(
-        "stops {}, false stops {} ({:.1} %: continuing would have stayed outside the clearance margin; {:.1} % would not have touched); guard step {:.1} µs per cycle on average",
-        total.stops,
-        total.false_stops,
-        100.0 * total.false_stop_rate(),
-        100.0 * total.false_stop_touch_rate(),
-        1e6 * total.guard_time_s / total.cycles.max(1) as f64
-    );
+    print!("{}", total.summary(a.arms, opts.dt_s));
     if total.contacts() > 0 {
         return Err(format!("{} cycles with a contact", total.contacts()).into());
     }

@@ -10,6 +10,11 @@
 //! messages. It logs every configuration it published; this test then
 //! checks, with exact geometry (parry3d) independent of the spheres, that
 //! the arms never touched, and that they would have without the stops.
+//!
+//! A second run plays planned trajectories (`--scenario plans`): the right
+//! arm follows plans it published towards the standing left arm, one ending
+//! 5 cm short (not stopped; the same motion without the plan is), one that
+//! would meet it (stopped, exact gaps positive).
 
 mod common;
 
@@ -73,11 +78,13 @@ fn in_netns(script: &str, args: &[String]) -> std::process::Output {
     Command::new("unshare").args(["-n", "sh", "-c", &inner]).output().expect("unshare runs")
 }
 
-#[test]
-fn two_arms_over_dds_stop_before_contact_and_take_parameters() {
+/// Runs the peer (tests/peer/e2e.py, with `extra` arguments) against the
+/// node in a network namespace of their own; asserts it succeeded and
+/// returns its log (phases and every published configuration).
+fn run_peer(extra: &[String]) -> serde_json::Value {
     let repo = common::repo();
     let log = tempfile::NamedTempFile::new().unwrap();
-    let args = vec![
+    let mut args = vec![
         "--node".to_string(),
         env!("CARGO_BIN_EXE_workcell_guard").to_string(),
         "--params".to_string(),
@@ -85,14 +92,19 @@ fn two_arms_over_dds_stop_before_contact_and_take_parameters() {
         "--out".to_string(),
         log.path().display().to_string(),
     ];
+    args.extend_from_slice(extra);
     let out = in_netns(&repo.join("tests/peer/e2e.py").display().to_string(), &args);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     println!("{stdout}");
     assert!(out.status.success(), "peer failed ({}):\n{stdout}\n{stderr}", out.status);
+    serde_json::from_str(&std::fs::read_to_string(log.path()).unwrap()).unwrap()
+}
 
-    // Independent check of the recorded run: exact geometry, no spheres.
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(log.path()).unwrap()).unwrap();
+#[test]
+fn two_arms_over_dds_stop_before_contact_and_take_parameters() {
+    let repo = common::repo();
+    let v = run_peer(&[]);
     let cell = workcell::load(&repo.join("config/workcell.yaml")).unwrap();
     let arms = Arms::new(&cell);
     let samples = v["samples"].as_array().unwrap();
@@ -111,4 +123,51 @@ fn two_arms_over_dds_stop_before_contact_and_take_parameters() {
     assert_eq!(continued, 0.0, "the scenario must lead to contact without the guard");
     assert!(least > 0.0, "the arms touched (least exact gap {least} m)");
     assert!(at_rest < 0.25, "stopped needlessly early: {at_rest} m apart at rest");
+}
+
+/// The right arm's `j1` where its exact gap to the left arm (at `left`)
+/// first falls to `gap`, turning from −1.5 rad towards it.
+fn reach(arms: &Arms, left: f64, gap: f64) -> f64 {
+    let d = |j: f64| arms.gap(&q_left(left), &q_right(j)) - gap;
+    let (mut lo, mut j) = (-1.5, -1.5);
+    while d(j) > 0.0 {
+        lo = j;
+        j += 0.01;
+        assert!(j < 1.5, "the arms never come within {gap} m");
+    }
+    let mut hi = j;
+    for _ in 0..40 {
+        let mid = 0.5 * (lo + hi);
+        if d(mid) > 0.0 { lo = mid } else { hi = mid }
+    }
+    lo
+}
+
+#[test]
+fn over_dds_a_plan_ending_short_is_not_stopped_and_one_meeting_the_other_arm_is() {
+    let repo = common::repo();
+    let cell = workcell::load(&repo.join("config/workcell.yaml")).unwrap();
+    let arms = Arms::new(&cell);
+    let left = 0.3;
+    let contact = reach(&arms, left, 0.0);
+    let short = reach(&arms, left, 0.05);
+    let meet = contact + 0.3;
+    println!("left pan {left}; right j1: 5 cm short at {short:.4}, contact at {contact:.4}, plan to {meet:.4}");
+    let mut extra: Vec<String> = vec!["--scenario".into(), "plans".into()];
+    for (k, v) in [("--left-pan", left), ("--short", short), ("--meet", meet)] {
+        extra.push(k.into());
+        extra.push(format!("{v}"));
+    }
+    let v = run_peer(&extra);
+    let samples = v["samples"].as_array().unwrap();
+    let q = |x: &serde_json::Value| -> Vec<f64> { x.as_array().unwrap().iter().map(|a| a.as_f64().unwrap()).collect() };
+    let least_in = |phase: &str| {
+        let r = v["phases"][phase]["samples"].as_array().unwrap();
+        let (a, b) = (r[0].as_u64().unwrap() as usize, r[1].as_u64().unwrap() as usize);
+        samples[a..b].iter().map(|s| arms.gap(&q(&s[1]), &q(&s[2]))).fold(f64::INFINITY, f64::min)
+    };
+    let (on_short, on_meet) = (least_in("short"), least_in("meet"));
+    println!("least exact gap: plan ending short {on_short:.4} m, plan meeting {on_meet:.4} m");
+    assert!((on_short - 0.05).abs() < 0.002, "the short plan's arm came to {on_short} m, not 5 cm");
+    assert!(on_meet > 0.0, "the arms touched on the meeting plan (least exact gap {on_meet} m)");
 }

@@ -16,6 +16,8 @@ It starts the node, then, as the two arms' drivers would:
   5. sends bad joint states and a trajectory for the wrong robot: each
      stops the right arm with a diagnostic naming the problem;
   6. stops the node and sees every stop latched true.
+With --scenario plans it plays planned trajectories instead (see
+scenario_plans).
 Every published configuration is logged (--out, JSON) for the Rust test,
 which checks with exact geometry that the arms never touched.
 Exits non-zero, saying why, on the first failed expectation.
@@ -116,6 +118,9 @@ class Peer:
         self.last_tick = time.time()
         self.seen = {}  # every (level, message) by status name, in order
         self.want_markers = False
+        self.follow = None  # the right arm's plan: (times, j1 positions), played from follow_t0
+        self.follow_t0 = 0.0
+        self.follow_braked = False
 
     # ---- inputs from the node
     def poll(self):
@@ -183,6 +188,14 @@ class Peer:
     def tick(self, dt, target_vel, obey):
         for i in (0, 1):
             decel = (LEFT if i == 0 else RIGHT)["decel"]
+            if i == 1 and self.follow is not None:
+                # The right arm's controller plays its plan until told to stop;
+                # then it brakes along it (one joint moves) and stays braked.
+                if obey and self.stop[1]:
+                    self.follow_braked = True
+                if not self.follow_braked:
+                    self.pan[1], self.vel[1] = plan_at(self.follow, time.time() - self.follow_t0)
+                    continue
             if obey and self.stop[i]:
                 v = self.vel[i]
                 dv = min(abs(v), decel * dt)
@@ -251,11 +264,55 @@ class Peer:
         raise Fail(f"no answer from set_parameters for {name}")
 
 
+def trapezoid(a, b, vmax, amax, dt=0.02):
+    """A plan of one joint from a to b: trapezoidal speed (or triangular),
+    waypoints every dt, the last exactly b. Returns (times, positions)."""
+    d = abs(b - a)
+    sgn = 1.0 if b >= a else -1.0
+    ta = vmax / amax
+    if amax * ta * ta >= d:  # triangle
+        ta = math.sqrt(d / amax)
+        total, peak = 2 * ta, amax * ta
+    else:
+        total, peak = 2 * ta + (d - amax * ta * ta) / vmax, vmax
+
+    def at(t):
+        if t <= ta:
+            return 0.5 * amax * t * t
+        if t >= total - ta:
+            r = total - t
+            return d - 0.5 * amax * r * r
+        return 0.5 * amax * ta * ta + peak * (t - ta)
+
+    n = max(1, math.ceil(total / dt))
+    times = [min(k * dt, total) for k in range(n + 1)]
+    pos = [a + sgn * at(t) for t in times]
+    pos[-1] = b
+    return times, pos
+
+
+def plan_at(plan, t):
+    """Position and velocity on a plan (linear between waypoints) at t."""
+    times, pos = plan
+    if t >= times[-1]:
+        return pos[-1], 0.0
+    if t <= 0.0:
+        return pos[0], 0.0
+    k = min(len(times) - 2, max(0, next(i for i in range(len(times)) if times[i] > t) - 1))
+    h = times[k + 1] - times[k]
+    v = (pos[k + 1] - pos[k]) / h
+    return pos[k] + v * (t - times[k]), v
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--node", required=True)
     ap.add_argument("--params", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--scenario", default="main", choices=["main", "plans"])
+    ap.add_argument("--left-pan", type=float, default=0.0)
+    ap.add_argument("--short", type=float, default=0.0, help="right j1 where its plan ends short of the left arm")
+    ap.add_argument("--meet", type=float, default=0.0, help="right j1 where its plan would meet the left arm")
     a = ap.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="wg_e2e_")
@@ -270,7 +327,10 @@ def main():
     peer.node = node
     log = {"phases": {}, "ok": False}
     try:
-        scenario(peer, log)
+        if a.scenario == "plans":
+            scenario_plans(peer, log, a)
+        else:
+            scenario(peer, log)
         log["ok"] = True
     except Fail as e:
         log["failure"] = str(e)
@@ -454,6 +514,79 @@ def scenario(p, log):
     p.run(5, until=lambda: p.stop[0] is True and p.stop[1] is True, publish=False, what="both stops true after SIGINT")
     code = p.node.wait(timeout=10)
     expect(code == 0, f"the node exited with {code} on SIGINT")
+
+
+
+PLAN_SPEED = 1.0  # rad/s, the right arm's plans
+
+
+def scenario_plans(p, log, a):
+    """The plan-aware guard seen from outside: the left arm stands at
+    a.left_pan; the right arm follows a JointTrajectory (published on its
+    planned_trajectory topic, then played as a controller would) that ends
+    short of the left arm, decelerating at its maximum: not stopped. Then a
+    plan that would meet it: stopped in time (the Rust test checks the
+    exact gaps of every published configuration)."""
+    ph = log["phases"]
+    t = p.t
+    p.run(30, until=lambda: p.stop[0] is False and p.stop[1] is False, what="both stops false at the start")
+    # The left arm turns to its place and rests there.
+    p.run(20, until=lambda: p.pan[0] <= a.left_pan, target_vel=(-SPEED, 0.0), obey=False, what="left arm in place")
+    p.pan[0], p.vel[0] = a.left_pan, 0.0
+    p.run(10, until=lambda: p.stop[0] is False and p.stop[1] is False, what="both stops false, left arm in place")
+
+    def plan_state():
+        return p.value("workcell_guard: arm_right", "plan") or ""
+
+    def follow(goal, label, publish=True):
+        times, pos = trapezoid(p.pan[1], goal, PLAN_SPEED, RIGHT["decel"])
+        q = p.q(1)
+        pts = []
+        for tt, x in zip(times, pos):
+            qq = list(q)
+            qq[0] = x
+            sec = int(tt)
+            pts.append(t.JointTrajectoryPoint(positions=qq, velocities=[], accelerations=[], effort=[],
+                                              time_from_start=t.Duration(sec=sec, nanosec=int(round((tt - sec) * 1e9)))))
+        traj = t.JointTrajectory(header=t.Header(), joint_names=RIGHT["names"], points=pts)
+        end = time.time() + 10
+        while publish and time.time() < end and not plan_state().startswith("on plan"):
+            p.traj_right.write(traj)
+            p.run(0.2)
+        expect(not publish or plan_state().startswith("on plan"), f"{label}: the plan was not taken: {plan_state()!r}")
+        n0 = len(p.samples)
+        p.follow, p.follow_t0, p.follow_braked = (times, pos), time.time(), False
+        t_go = time.time()
+        p.run(times[-1] + 3.0, until=lambda: (p.follow_braked and p.vel[1] == 0.0)
+              or time.time() - t_go > times[-1] + 1.0, what=f"{label}: the right arm at rest")
+        stops = [f for (tt, f) in p.stop_log[1] if f and tt >= t_go]
+        result = {"stopped": bool(stops), "rest_j1": round(p.pan[1], 4), "samples": [n0, len(p.samples)],
+                  "plan_state": plan_state()}
+        p.follow = None
+        p.vel[1] = 0.0
+        return result
+
+    ph["short"] = follow(a.short, "plan ending short")
+    expect(not ph["short"]["stopped"], f"stopped on a plan that ends short of the other arm: {ph['short']}")
+    expect(abs(ph["short"]["rest_j1"] - a.short) < 1e-3, f"did not reach the end of its plan: {ph['short']}")
+
+    def back():  # as an operator would jog it, then clear again
+        p.run(20, until=lambda: p.pan[1] <= -START, target_vel=(0.0, -SPEED), obey=False, what="right arm back")
+        p.pan[1], p.vel[1] = -START, 0.0
+        p.run(10, until=lambda: p.stop[0] is False and p.stop[1] is False, what="both stops false, right arm back")
+
+    # The same motion with the plan kept from the guard: extrapolation
+    # alone forecasts it going on, and stops it.
+    back()
+    ph["short_unplanned"] = follow(a.short, "the same motion, plan not published", publish=False)
+    expect(ph["short_unplanned"]["stopped"], f"extrapolation alone did not stop the motion: {ph['short_unplanned']}")
+    back()
+    ph["meet"] = follow(a.meet, "plan meeting the other arm")
+    expect(ph["meet"]["stopped"], f"not stopped on a plan that meets the other arm: {ph['meet']}")
+    ph["rest_pans"] = [a.left_pan, p.pan[1]]
+    p.node_alive = False
+    p.node.send_signal(signal.SIGINT)
+    p.node.wait(timeout=10)
 
 
 if __name__ == "__main__":

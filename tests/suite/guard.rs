@@ -357,7 +357,7 @@ fn episodes() -> usize {
 #[test]
 fn closed_loop_arms_never_touch_anything() {
     let total_eps = episodes();
-    let opts = SimOptions { duration_s: 0.5, ..SimOptions::default() };
+    let opts = SimOptions { goals: 1, ..SimOptions::default() };
     let mut total = SimReport { min_clearance_m: f64::INFINITY, ..SimReport::default() };
     let handles: Vec<_> = (2..=4usize)
         .map(|arms| {

@@ -102,6 +102,10 @@ pub struct Manipulator {
     /// Use the velocities the controller reports in its joint states
     /// instead of differentiating positions (default: false).
     pub trust_reported_velocity: bool,
+    /// Per actuated joint (`robot.dof_names` order), how far the robot may
+    /// be from its planned trajectory and still count as on it (rad or m;
+    /// `plan_tolerance_rad` / `plan_tolerance_m` in the workcell).
+    pub plan_tolerance: Vec<f64>,
 }
 
 /// How the guard runs (the `guard:` section; every key optional, the

@@ -24,26 +24,77 @@
 use workcell_guard_core::cell::{BodyRef, Obstacle, Workcell};
 use workcell_guard_core::field::DistanceField;
 use workcell_guard_core::frame::Frame;
-use workcell_guard_core::guard::{Command, Guard, GuardError, JointStateIn, Scope};
+use workcell_guard_core::guard::PlanState;
+use workcell_guard_core::guard::{Command, Guard, GuardError, JointStateIn, Reason, Scope};
 use workcell_guard_core::model::coverage::Rng;
 use workcell_guard_core::model::{PosedSpheres, SpherePoser};
+
+use crate::motion::{SimArm, straight_plan};
 
 /// Episode settings.
 #[derive(Clone, Copy, Debug)]
 pub struct SimOptions {
-    /// Simulated time with the arms moving, s.
-    pub duration_s: f64,
     /// Cycle (joint-state period and guard step), s.
     pub dt_s: f64,
     /// Fraction of each joint's URDF speed limit used.
     pub speed_fraction: f64,
     /// Added to the stopping horizon when judging a stop, s.
     pub false_stop_extra_s: f64,
+    /// Which episodes hand their plans to the guard.
+    pub plans: PlanMode,
+    /// Goals per arm and episode (each a plan from the last).
+    pub goals: usize,
+    /// The arms follow the guard's speed scaling (else full pace until stopped).
+    pub obey_scaling: bool,
+    /// Robot against robot by whole swept volumes (the guard's baseline),
+    /// not time-matched samples.
+    pub swept: bool,
+}
+
+/// Which episodes' arms hand their planned trajectories to the guard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlanMode {
+    /// Every episode.
+    Always,
+    /// None: the guard forecasts by extrapolation only.
+    Never,
+    /// Episodes with an even seed.
+    Half,
+}
+
+impl std::str::FromStr for PlanMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<PlanMode, String> {
+        match s {
+            "always" => Ok(PlanMode::Always),
+            "never" => Ok(PlanMode::Never),
+            "half" => Ok(PlanMode::Half),
+            other => Err(format!("`{other}`: half, always or never")),
+        }
+    }
+}
+
+impl PlanMode {
+    fn publishes(self, seed: u64) -> bool {
+        match self {
+            PlanMode::Always => true,
+            PlanMode::Never => false,
+            PlanMode::Half => seed.is_multiple_of(2),
+        }
+    }
 }
 
 impl Default for SimOptions {
     fn default() -> Self {
-        SimOptions { duration_s: 1.0, dt_s: 0.002, speed_fraction: 1.0, false_stop_extra_s: 0.05 }
+        SimOptions {
+            dt_s: 0.002,
+            speed_fraction: 1.0,
+            false_stop_extra_s: 0.05,
+            plans: PlanMode::Half,
+            goals: 2,
+            obey_scaling: false,
+            swept: false,
+        }
     }
 }
 
@@ -74,6 +125,37 @@ pub struct SimReport {
     pub min_clearance_m: f64,
     /// Time spent in `Guard::cycle`, s.
     pub guard_time_s: f64,
+    /// Stops of arms whose plan the guard had, and of those the false ones.
+    pub stops_planned: usize,
+    /// False stops of arms whose plan the guard had.
+    pub false_planned: usize,
+    /// False stops by cause: the arm was forecast by extrapolation (no
+    /// plan given, or off it).
+    pub false_extrapolated: usize,
+    /// On plan, the clearance the oracle measured was shrinking at the stop.
+    pub false_approaching: usize,
+    /// On plan, the clearance was growing (moving away) at the stop.
+    pub false_separating: usize,
+    /// Stops, and false ones, by what the guard stopped for: the cell, the
+    /// arm's own links, another arm, anything else (data, holding).
+    pub stops_for: [usize; 4],
+    /// The false ones among them.
+    pub false_for: [usize; 4],
+    /// Arm-seconds stopped while moving time ran.
+    pub stopped_s: f64,
+    /// Arm-seconds slowed (speed scaling below 1, not stopped).
+    pub slowed_s: f64,
+    /// Episodes in which every arm reached every goal.
+    pub finished: usize,
+    /// Episodes cut off at their time limit (three times the unguarded
+    /// makespan, plus a second) with goals left.
+    pub stalled: usize,
+    /// Sum over finished episodes of the time until the last arm reached
+    /// its last goal, s.
+    pub makespan_s: f64,
+    /// The same episodes' makespan without the guard (every plan followed
+    /// at full pace), s.
+    pub makespan_unguarded_s: f64,
 }
 
 impl SimReport {
@@ -90,6 +172,34 @@ impl SimReport {
         self.false_stops_touch += o.false_stops_touch;
         self.min_clearance_m = self.min_clearance_m.min(o.min_clearance_m);
         self.guard_time_s += o.guard_time_s;
+        self.stops_planned += o.stops_planned;
+        self.false_planned += o.false_planned;
+        self.false_extrapolated += o.false_extrapolated;
+        self.false_approaching += o.false_approaching;
+        self.false_separating += o.false_separating;
+        for k in 0..4 {
+            self.stops_for[k] += o.stops_for[k];
+            self.false_for[k] += o.false_for[k];
+        }
+        self.stopped_s += o.stopped_s;
+        self.slowed_s += o.slowed_s;
+        self.finished += o.finished;
+        self.stalled += o.stalled;
+        self.makespan_s += o.makespan_s;
+        self.makespan_unguarded_s += o.makespan_unguarded_s;
+    }
+    /// False stops over stops, of arms whose plan the guard had.
+    pub fn false_stop_rate_planned(&self) -> f64 {
+        if self.stops_planned == 0 { 0.0 } else { self.false_planned as f64 / self.stops_planned as f64 }
+    }
+    /// False stops over stops, of arms forecast without a plan.
+    pub fn false_stop_rate_unplanned(&self) -> f64 {
+        let stops = self.stops - self.stops_planned;
+        if stops == 0 { 0.0 } else { (self.false_stops - self.false_planned) as f64 / stops as f64 }
+    }
+    /// Guarded over unguarded makespan, over the finished episodes.
+    pub fn makespan_ratio(&self) -> f64 {
+        if self.makespan_unguarded_s > 0.0 { self.makespan_s / self.makespan_unguarded_s } else { f64::NAN }
     }
     /// Contacts of every kind.
     pub fn contacts(&self) -> usize {
@@ -130,15 +240,6 @@ pub fn cell_with_arms(base: &Workcell, n: usize) -> Workcell {
     cell
 }
 
-#[derive(Clone, Debug)]
-struct ArmState {
-    q: Vec<f64>,
-    v: Vec<f64>,
-    target: Vec<f64>,
-    /// Time the brakes act (stop commanded + reaction), if a stop is pending or active.
-    brake_at: Option<f64>,
-}
-
 /// A cell, its guard and the oracle's buffers.
 pub struct Sim {
     cell: Workcell,
@@ -149,6 +250,8 @@ pub struct Sim {
     vmax: Vec<Vec<f64>>,
     /// Per arm, per link: first slot, end slot, box of its posed spheres.
     boxes: Vec<Vec<(usize, usize, [f32; 6])>>,
+    /// Per arm, its least clearance at the oracle's last look.
+    arm_min: Vec<f64>,
     opts: SimOptions,
 }
 
@@ -164,7 +267,8 @@ impl Sim {
     /// A simulation of `cell` (field built here, collision matrix from `matrix_cache`).
     pub fn new(cell: Workcell, opts: SimOptions, matrix_cache: Option<&std::path::Path>) -> Result<Sim, GuardError> {
         let field = DistanceField::from_workcell(&cell);
-        let (guard, _) = workcell_guard_description::build_guard(&cell, field, matrix_cache)?;
+        let (mut guard, _) = workcell_guard_description::build_guard(&cell, field, matrix_cache)?;
+        guard.set_time_matched(!opts.swept);
         let posers: Vec<SpherePoser> =
             cell.manipulators.iter().map(|m| SpherePoser::new(&m.robot, &m.spheres, m.base)).collect();
         let posed = posers.iter().map(|p| p.posed()).collect();
@@ -180,7 +284,8 @@ impl Sim {
             })
             .collect();
         let boxes = cell.manipulators.iter().map(|m| vec![(0, 0, [0.0; 6]); m.robot.links.len()]).collect();
-        Ok(Sim { cell, guard, posers, posed, limits, vmax, boxes, opts })
+        let arm_min = vec![f64::INFINITY; cell.manipulators.len()];
+        Ok(Sim { cell, guard, posers, posed, limits, vmax, boxes, arm_min, opts })
     }
 
     /// The guard.
@@ -280,11 +385,12 @@ impl Sim {
 
     /// Sphere-level contacts of the arms at `states` (the oracle); the
     /// least clearance is exact up to `within`.
-    fn contacts(&mut self, states: &[ArmState], within: f32) -> Contacts {
+    fn contacts(&mut self, states: &[SimArm], within: f32) -> Contacts {
         let mut out = Contacts { min: f64::INFINITY, ..Default::default() };
         let n = states.len();
         for (r, s) in states.iter().enumerate() {
             let c = self.arm_contacts(r, &s.q, within);
+            self.arm_min[r] = c;
             out.min = out.min.min(c);
             // arm_contacts folds cell and self together; split them for the report.
             if not_above(c, 0.0) {
@@ -301,6 +407,8 @@ impl Sim {
                         if self.guard.pair_matters(ra, la, rb, lb) {
                             let g = self.link_pair_gap(ra, la, rb, lb, within);
                             out.min = out.min.min(f64::from(g));
+                            self.arm_min[ra] = self.arm_min[ra].min(f64::from(g));
+                            self.arm_min[rb] = self.arm_min[rb].min(f64::from(g));
                             out.robot |= not_above(g, 0.0);
                         }
                     }
@@ -323,36 +431,36 @@ impl Sim {
         None
     }
 
-    /// Advances every arm by one cycle.
-    fn advance(&self, states: &mut [ArmState], t: f64, arrived_out: &mut [bool]) {
-        let dt = self.opts.dt_s;
-        for (r, s) in states.iter_mut().enumerate() {
-            let man = &self.cell.manipulators[r];
-            let decel = &man.max_decel;
-            let braking = s.brake_at.is_some_and(|b| t >= b);
-            // Synchronised braking: each joint at the deceleration that
-            // brings it to rest when the slowest one gets there.
-            let sync_t = if braking && man.stop_mode == workcell_guard_core::forecast::StopMode::Synchronized {
-                s.v.iter().zip(decel).map(|(v, a)| v.abs() / a).fold(0.0, f64::max)
-            } else {
-                0.0
-            };
-            let mut arrived = true;
-            for (j, &a) in decel.iter().enumerate() {
-                let a = if sync_t > 0.0 { (s.v[j].abs() / sync_t).min(a) } else { a };
-                let v_des = if braking {
-                    0.0
-                } else {
-                    let e = s.target[j] - s.q[j];
-                    arrived &= e.abs() < 1e-3 && s.v[j].abs() < 1e-2;
-                    e.signum() * self.vmax[r][j].min((2.0 * a * e.abs()).sqrt())
-                };
-                let dv = (v_des - s.v[j]).clamp(-a * dt, a * dt);
-                let v_new = s.v[j] + dv;
-                s.q[j] += 0.5 * (s.v[j] + v_new) * dt;
-                s.v[j] = v_new;
+    /// A goal for arm `r` from `from` as a planner for the static cell
+    /// would give one: clear of the cell and itself by the release margin,
+    /// and so is the straight path to it (checked every 0.01 rad of the
+    /// joint that moves most). `None` after 200 tries.
+    fn clear_goal(&mut self, r: usize, from: &[f64], rng: &mut Rng) -> Option<Vec<f64>> {
+        let release = self.cell.margins.release_m;
+        let mut at = from.to_vec();
+        for _ in 0..200 {
+            let g = self.clear_q(r, rng)?;
+            let span = g.iter().zip(from).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+            let n = (span / 0.01).ceil() as usize;
+            let clear = (1..n).all(|k| {
+                let u = k as f64 / n as f64;
+                for ((x, a), b) in at.iter_mut().zip(from).zip(&g) {
+                    *x = a + u * (b - a);
+                }
+                self.arm_contacts(r, &at, release as f32) > release
+            });
+            if clear {
+                return Some(g);
             }
-            arrived_out[r] = arrived && !braking && s.brake_at.is_none();
+        }
+        None
+    }
+
+    /// Advances every arm by one cycle.
+    fn advance(&self, states: &mut [SimArm], t: f64) {
+        for (r, s) in states.iter_mut().enumerate() {
+            let decel = &self.cell.manipulators[r].max_decel;
+            s.advance(t, self.opts.dt_s, &self.vmax[r], decel, decel);
         }
     }
 
@@ -365,7 +473,7 @@ impl Sim {
             let mut states = Vec::new();
             for r in 0..n {
                 let Some(q) = self.clear_q(r, rng) else { break };
-                states.push(ArmState { v: vec![0.0; q.len()], target: q.clone(), q, brake_at: None });
+                states.push(SimArm::new(q, Vec::new()));
             }
             if states.len() == n && self.contacts(&states, release as f32).min > release {
                 return Some(states.into_iter().map(|s| s.q).collect());
@@ -374,43 +482,61 @@ impl Sim {
         None
     }
 
-    /// Runs one episode with `seed`.
+    /// Runs one episode with `seed`: every arm is given `opts.goals` goals
+    /// (random configurations clear of the cell and itself) and follows a
+    /// plan to each in turn, under the guard, until all are reached or the
+    /// time limit (three times the unguarded makespan, plus a second).
     pub fn episode(&mut self, seed: u64) -> SimReport {
         let mut rep = SimReport { episodes: 1, min_clearance_m: f64::INFINITY, ..Default::default() };
         let mut rng = Rng::new(seed);
         let n = self.cell.manipulators.len();
+        let publish = self.opts.plans.publishes(seed);
         let Some(start) = self.clear_start(&mut rng) else {
             rep.skipped = 1;
             rep.episodes = 0;
             return rep;
         };
-        let mut states: Vec<ArmState> = start
-            .into_iter()
-            .enumerate()
-            .map(|(r, q)| {
-                let target = self.clear_q(r, &mut rng).unwrap_or_else(|| q.clone());
-                ArmState { v: vec![0.0; q.len()], target, q, brake_at: None }
-            })
-            .collect();
+        let mut arms: Vec<SimArm> = Vec::with_capacity(n);
+        for (r, q) in start.into_iter().enumerate() {
+            let mut goals: Vec<Vec<f64>> = Vec::with_capacity(self.opts.goals);
+            for _ in 0..self.opts.goals {
+                let from = goals.last().unwrap_or(&q).clone();
+                match self.clear_goal(r, &from, &mut rng) {
+                    Some(g) => goals.push(g),
+                    None => break,
+                }
+            }
+            goals.reverse();
+            arms.push(SimArm::new(q, goals));
+        }
+        let unguarded = self.unguarded_makespan(&arms);
         self.guard.reset();
+        for r in 0..n {
+            let _ = self.guard.set_plan(r, None);
+        }
         let dt = self.opts.dt_s;
         // Start-up: the arms stand still until the guard has history and
         // has held them clear for its hold time.
         let warm = ((self.guard.settings().release_hold_s + 0.05) / dt).ceil() as usize;
-        let steps = (self.opts.duration_s / dt).round() as usize;
+        let limit = ((3.0 * unguarded + 1.0) / dt).ceil() as usize;
         let mut was_stopped = vec![true; n];
-        let mut arrived = vec![false; n];
-        for k in 0..(warm + steps) {
+        let mut finished_at = None;
+        for k in 0..(warm + limit) {
             let t = k as f64 * dt;
             let moving = k >= warm;
-            let inputs: Vec<JointStateIn> = states
-                .iter()
-                .enumerate()
-                .map(|(r, s)| JointStateIn { robot: r, stamp_s: t, positions: &s.q, velocities: Some(&s.v) })
-                .collect();
+            if moving && arms.iter().all(SimArm::done) {
+                finished_at = Some(t - warm as f64 * dt);
+                break;
+            }
+            for (r, a) in arms.iter_mut().enumerate() {
+                if std::mem::take(&mut a.new_plan) && publish {
+                    let _ = self.guard.set_plan(r, a.plan.clone());
+                }
+            }
             let started = std::time::Instant::now();
-            for s in &inputs {
-                let _ = self.guard.ingest(t, s);
+            for (r, a) in arms.iter().enumerate() {
+                let s = JointStateIn { robot: r, stamp_s: t, positions: &a.q, velocities: Some(&a.v) };
+                let _ = self.guard.ingest(t, &s);
             }
             // The node's cycle: the arms obey the published stop flags.
             let commands: Vec<Command> = self.guard.cycle(t, Scope::All).commands.to_vec();
@@ -418,58 +544,119 @@ impl Sim {
             rep.cycles += 1;
             for r in 0..n {
                 let stop = commands[r].stop;
-                if stop && states[r].brake_at.is_none() {
-                    states[r].brake_at = Some(t + self.cell.manipulators[r].reaction_time_s);
-                    if moving && !was_stopped[r] {
-                        rep.stops += 1;
-                        let horizon = self.guard.plan(r).map_or(0.0, |p| p.horizon_s);
-                        let least = self.least_if_continued(&states, r, t, horizon + self.opts.false_stop_extra_s);
-                        let clear = least > self.cell.margins.clearance_m;
-                        rep.false_stops += usize::from(clear);
-                        rep.false_stops_touch += usize::from(least > 0.0);
+                arms[r].scaling = if self.opts.obey_scaling { commands[r].speed_scaling } else { 1.0 };
+                if moving {
+                    if stop {
+                        rep.stopped_s += dt;
+                    } else if arms[r].scaling < 1.0 && !arms[r].done() {
+                        rep.slowed_s += dt;
                     }
-                } else if !stop && states[r].brake_at.is_some() {
-                    states[r].brake_at = None;
-                    states[r].target = self.clear_q(r, &mut rng).unwrap_or_else(|| states[r].q.clone());
+                }
+                if stop && arms[r].brake_at.is_none() {
+                    arms[r].brake_at = Some(t + self.cell.manipulators[r].reaction_time_s);
+                    if moving && !was_stopped[r] {
+                        let class = match commands[r].cause.map(|c| c.reason) {
+                            Some(Reason::Cell) => 0,
+                            Some(Reason::SelfCollision) => 1,
+                            Some(Reason::Robot { .. }) => 2,
+                            _ => 3,
+                        };
+                        self.judge_stop(&mut rep, &arms, r, t, class);
+                    }
+                } else if !stop && arms[r].brake_at.is_some() {
+                    arms[r].brake_at = None;
                 }
                 was_stopped[r] = stop;
             }
-            if moving {
-                self.advance(&mut states, t, &mut arrived);
-                for r in 0..n {
-                    if arrived[r] {
-                        states[r].target = self.clear_q(r, &mut rng).unwrap_or_else(|| states[r].q.clone());
-                    }
-                }
-            } else {
-                for s in &mut states {
-                    s.brake_at = None;
-                }
-            }
             if !moving {
+                for a in &mut arms {
+                    a.brake_at = None;
+                }
                 continue;
             }
-            let c = self.contacts(&states, 0.0);
+            self.advance(&mut arms, t);
+            let c = self.contacts(&arms, 0.0);
             rep.min_clearance_m = rep.min_clearance_m.min(c.min);
             rep.contacts_cell += usize::from(c.cell);
             rep.contacts_robot += usize::from(c.robot);
             rep.contacts_self += usize::from(c.selfc);
         }
+        match finished_at {
+            Some(t) => {
+                rep.finished = 1;
+                rep.makespan_s = t;
+                rep.makespan_unguarded_s = unguarded;
+            }
+            None => rep.stalled = 1,
+        }
         rep
+    }
+
+    /// The makespan without a guard: per arm, its plans' durations in turn;
+    /// the longest.
+    fn unguarded_makespan(&self, arms: &[SimArm]) -> f64 {
+        let mut worst = 0.0f64;
+        for (r, a) in arms.iter().enumerate() {
+            let decel = &self.cell.manipulators[r].max_decel;
+            let (mut q, mut total) = (a.q.clone(), 0.0);
+            for g in a.goals.iter().rev() {
+                if let Some(p) = straight_plan(&q, g, &self.vmax[r], decel) {
+                    total += p.duration_s();
+                }
+                q.clone_from(g);
+            }
+            worst = worst.max(total);
+        }
+        worst
+    }
+
+    /// Counts a new stop of arm `r` at `t`, and judges it: false when
+    /// continuing would have kept every clearance above the margin; then
+    /// its cause (forecast by extrapolation, or on plan with the clearance
+    /// shrinking or growing).
+    fn judge_stop(&mut self, rep: &mut SimReport, arms: &[SimArm], r: usize, t: f64, class: usize) {
+        rep.stops += 1;
+        rep.stops_for[class] += 1;
+        let planned = matches!(self.guard.plan_state(r), Some(PlanState::On { .. }));
+        rep.stops_planned += usize::from(planned);
+        let horizon = self.guard.plan(r).map_or(0.0, |p| p.horizon_s);
+        let least = self.least_if_continued(arms, r, t, horizon + self.opts.false_stop_extra_s);
+        let clear = least > self.cell.margins.clearance_m;
+        rep.false_stops += usize::from(clear);
+        rep.false_for[class] += usize::from(clear);
+        rep.false_stops_touch += usize::from(least > 0.0);
+        if clear {
+            rep.false_planned += usize::from(planned);
+            if !planned {
+                rep.false_extrapolated += 1;
+            } else {
+                // The trend: the arm's clearance one cycle on, had it continued.
+                self.contacts(arms, f32::INFINITY);
+                let before = self.arm_min[r];
+                let mut world = arms.to_vec();
+                world[r].brake_at = None;
+                self.advance(&mut world, t);
+                self.contacts(&world, f32::INFINITY);
+                if self.arm_min[r] < before {
+                    rep.false_approaching += 1;
+                } else {
+                    rep.false_separating += 1;
+                }
+            }
+        }
     }
 
     /// The least clearance (exact up to the clearance margin) over the
     /// next `horizon_s` if arm `r` kept going (stop cancelled), the others
     /// as they are.
-    fn least_if_continued(&mut self, states: &[ArmState], r: usize, t0: f64, horizon_s: f64) -> f64 {
+    fn least_if_continued(&mut self, states: &[SimArm], r: usize, t0: f64, horizon_s: f64) -> f64 {
         let mut world = states.to_vec();
         world[r].brake_at = None;
         let steps = (horizon_s / self.opts.dt_s).ceil() as usize;
-        let mut arrived = vec![false; world.len()];
         let within = self.cell.margins.clearance_m as f32;
         let mut least = f64::INFINITY;
         for k in 0..steps {
-            self.advance(&mut world, t0 + k as f64 * self.opts.dt_s, &mut arrived);
+            self.advance(&mut world, t0 + k as f64 * self.opts.dt_s);
             least = least.min(self.contacts(&world, within).min);
             if least <= 0.0 {
                 break;

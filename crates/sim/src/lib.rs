@@ -2,8 +2,9 @@
 //!
 //! Closed-loop simulators and their oracles, outside the core so that
 //! what is checked cannot lean on what checks it:
-//! - [`arms`]: a cell's arms follow random motions under the guard's
-//!   commands, through the same cycle entry point the node calls; an
+//! - [`arms`]: a cell's arms follow planned trajectories to random goals
+//!   under the guard's commands ([`motion`]: the plans and how an arm
+//!   follows and brakes along them; `report`: the summary), through the same cycle entry point the node calls; an
 //!   exact oracle (parry3d on the URDF geometry) finds every contact and
 //!   judges every stop.
 //! - [`platen`]: platen units ask for random moves and follow their
@@ -11,4 +12,6 @@
 #![warn(missing_docs)]
 
 pub mod arms;
+pub mod motion;
 pub mod platen;
+mod report;

@@ -164,6 +164,12 @@ impl Estimator {
         (self.count > 0).then(|| self.stamps[(self.count - 1) % self.cap])
     }
 
+    /// Time between the two newest samples, s (the joint-state period as
+    /// it arrives).
+    pub fn last_interval(&self) -> Option<f64> {
+        (self.count > 1).then(|| self.stamps[(self.count - 1) % self.cap] - self.stamps[(self.count - 2) % self.cap])
+    }
+
     /// Positions of the newest sample.
     pub fn last_positions(&self) -> Option<&[f64]> {
         (self.count > 0).then(|| {

@@ -36,7 +36,9 @@
 //!
 //! Nothing here allocates after construction.
 
+pub mod along;
 mod estimate;
+pub mod track;
 
 use crate::model::{JointKind, Robot, SphereModel};
 pub use estimate::{Estimator, FIT_CAP, FIT_MIN, Motion, WarmingUp, backward_weights};

@@ -69,6 +69,7 @@ impl Guard {
             pending: None,
             all_pairs: false,
             every_sphere: false,
+            time_matched: true,
             platen_status: Vec::with_capacity(platen.as_ref().map_or(0, |p| p.units())),
             answers: Vec::with_capacity(64),
             platen,
@@ -151,6 +152,7 @@ fn build_arm(
     Arm {
         model: ArmModel {
             decel: spec.max_decel.clone(),
+            accel: spec.max_accel.clone(),
             stop_mode: spec.stop_mode,
             speed_limit: (0..spec.robot.dof())
                 .map(|d| {
@@ -181,6 +183,11 @@ fn build_arm(
             candidates: Vec::with_capacity(slots),
             speed: vec![0.0; dof],
             path_q: vec![0.0; max_cfg * spec.robot.dof()],
+            offset: vec![0.0; dof],
+            tv: vec![0.0; dof],
+            plan_s: vec![0.0; max_cfg],
+            windows: vec![(f64::NEG_INFINITY, f64::INFINITY); max_cfg],
+            t0: 0.0,
             posed_q: vec![0.0; max_cfg * spec.robot.dof()],
             posed_n: 0,
             batches: vec![posed; max_cfg / BATCH],
@@ -210,6 +217,14 @@ fn build_arm(
             clear_since: None,
             cause: StopCause::Data,
             prev_class_best: [f32::INFINITY; 3],
+            est_period: 0.0,
+            follow: Follow {
+                tracker: PlanTracker::new(&spec.plan_tolerance, PLAN_WINDOW_S),
+                rates: Vec::new(),
+                rise: Vec::new(),
+                state: PlanState::None,
+                off_since: None,
+            },
         },
     }
 }

@@ -1,24 +1,22 @@
-//! The cell check: every sampled sphere against the distance field,
-//! refined exactly against obstacles a link may not touch where it has
-//! allowed contacts.
+//! The cell check: every sampled sphere against the distance field; where
+//! the field reads close enough to matter, the obstacles' exact shapes
+//! decide instead (those the link may touch left out).
 //!
 //! Names as in the field (`field` module, "Names"): `cell_clearance` is the
 //! value the check uses (conservative), `exact_cell_clearance…` parry3d's
-//! exact distance for oracles and refinement, `near_…` a cheap test that
-//! decides whether the exact one is needed.
+//! exact distance for oracles and refinement.
 
 use super::*;
 
 impl Guard {
     /// Clearance of a sphere of robot `robot`'s link `link` to the cell, as
-    /// the guard judges it: the field, refined exactly against the
-    /// obstacles the link may not touch where it has allowed contacts.
+    /// a stopped robot's check judges it: the field, and where that is
+    /// within the release margin, the exact distance to the obstacles the
+    /// link may not touch (no refinement with sensed points in the field).
     pub fn cell_clearance(&self, robot: usize, link: usize, c: [f32; 3], r: f32) -> f32 {
         let global_link = self.matrix.global(robot, link);
         let field = self.field.clearance(c[0], c[1], c[2], r);
-        let refine = !self.field.has_sensed() && self.has_allowed_obstacle(global_link);
-        let release = self.margins.release_m as f32;
-        if refine && field <= release && self.near_allowed_obstacle(global_link, c, r, release) {
+        if !self.field.has_sensed() && field <= self.margins.release_m as f32 {
             self.exact_cell_clearance(global_link, c, r)
         } else {
             field
@@ -51,12 +49,6 @@ impl Guard {
         &self.allowed_obstacles[global_link * w..(global_link + 1) * w]
     }
 
-    /// True when global link `global_link` may touch some obstacle.
-    #[inline]
-    fn has_allowed_obstacle(&self, global_link: usize) -> bool {
-        self.allowed_mask(global_link).iter().any(|&x| x != 0)
-    }
-
     /// Exact clearance of a sphere to every obstacle the link may not touch
     /// (and to the grid's faces under `outside: collision`).
     pub(super) fn exact_cell_clearance(&self, global_link: usize, c: [f32; 3], r: f32) -> f32 {
@@ -67,8 +59,13 @@ impl Guard {
                 best = best.min((f64::from(ck) - lo).min(hi - f64::from(ck)) as f32 - r);
             }
         }
-        for (o, shape) in self.obstacles.iter().enumerate() {
+        for (o, (shape, (p, rad))) in self.obstacles.iter().zip(&self.obstacle_bounds).enumerate() {
             if mask[o / 64] >> (o % 64) & 1 == 1 {
+                continue;
+            }
+            // The obstacle's bounding ball first: no nearer than its surface.
+            let d2 = (c[0] - p[0]).powi(2) + (c[1] - p[1]).powi(2) + (c[2] - p[2]).powi(2);
+            if d2.sqrt() - rad - r >= best {
                 continue;
             }
             // ball_distance is 0 on overlap: count it as full contact.
@@ -78,23 +75,14 @@ impl Guard {
         best
     }
 
-    /// True when a sphere lies within `reach` of an obstacle link `global_link` may
-    /// touch (only then can refining the field change its verdict).
-    #[inline]
-    pub(super) fn near_allowed_obstacle(&self, global_link: usize, c: [f32; 3], r: f32, reach: f32) -> bool {
-        let mask = self.allowed_mask(global_link);
-        self.obstacle_bounds.iter().enumerate().any(|(o, (p, rad))| {
-            let d2 = (c[0] - p[0]).powi(2) + (c[1] - p[1]).powi(2) + (c[2] - p[2]).powi(2);
-            let lim = rad + r + reach;
-            mask[o / 64] >> (o % 64) & 1 == 1 && d2 <= lim * lim
-        })
-    }
-
     pub(super) fn check_field(&mut self, margin: f32, release: f32, part: Part) {
         // Read once: the reference mode looks every sphere up.
         let every = self.every_sphere;
         let refine_ok = !self.field.has_sensed();
         for ri in 0..self.arms.len() {
+            // Exact where the field could decide: within the margin for a
+            // moving robot (its stop), the release margin for a stopped one.
+            let refine_below = if self.arms[ri].state.stopped { release } else { margin };
             let n_cfg = self.arms[ri].scratch.n_cfg;
             if n_cfg == 0 || !part.arm(ri) {
                 continue;
@@ -156,7 +144,6 @@ impl Guard {
                     }
                     let (l, s, en) = self.arms[ri].model.ranges[ki as usize];
                     let global_link = self.matrix.global(ri, l as usize);
-                    let refine = refine_ok && self.has_allowed_obstacle(global_link);
                     for sl in s as usize..en as usize {
                         let batch = &self.arms[ri].scratch.batches[bi];
                         let r = self.arms[ri].scratch.inflated_r[sl];
@@ -186,13 +173,13 @@ impl Guard {
                         for (lane, &c0) in lane_c.iter().enumerate().take(lanes_here) {
                             let k = bi * BATCH + lane;
                             let mut c = c0;
-                            if refine && c <= release {
+                            if refine_ok && c <= refine_below {
+                                // Within reach of a verdict: the obstacles' exact shapes
+                                // decide, not the field's voxel bound.
                                 let i = sl * BATCH + lane;
                                 let batch = &self.arms[ri].scratch.batches[bi];
                                 let at = [batch.x[i], batch.y[i], batch.z[i]];
-                                if self.near_allowed_obstacle(global_link, at, r, release) {
-                                    c = self.exact_cell_clearance(global_link, at, r);
-                                }
+                                c = self.exact_cell_clearance(global_link, at, r);
                             }
                             least = if c.is_nan() { c } else { least.min(c) };
                             Self::note(&mut self.arms[ri].scratch.track, c, k, pair, Reason::Cell, margin);
@@ -217,13 +204,12 @@ impl Guard {
                 continue;
             }
             let global_link = self.matrix.global(ri, l as usize);
-            let refine = refine_ok && self.has_allowed_obstacle(global_link);
             let batch = &self.arms[ri].scratch.batches[0];
             for sl in s as usize..en as usize {
                 let i = sl * BATCH;
                 let mut c = self.field.clearance(batch.x[i], batch.y[i], batch.z[i], batch.r[sl]);
                 let at = [batch.x[i], batch.y[i], batch.z[i]];
-                if refine && c <= release && self.near_allowed_obstacle(global_link, at, batch.r[sl], release) {
+                if refine_ok && c <= release {
                     c = self.exact_cell_clearance(global_link, at, batch.r[sl]);
                 }
                 if c < best.0 || c.is_nan() {

@@ -105,6 +105,18 @@ fn deposit(hash: &mut SpatialHash, a: &Arm, meets: &[bool], within: &[f32; 6], g
     }
 }
 
+impl ArmScratch {
+    /// The times sample `k` of the stopping path stands for, absolute, s:
+    /// when the robot can be anywhere from sample `k − 1` to `k + 1` (the
+    /// robot between two samples is within the inflation of one of them),
+    /// had every robot been told to stop this cycle or the next. Open at
+    /// both ends for a robot standing (or warming up).
+    #[inline]
+    pub(super) fn window(&self, k: usize) -> (f64, f64) {
+        if self.n_cfg <= 1 { (f64::NEG_INFINITY, f64::INFINITY) } else { self.windows[k] }
+    }
+}
+
 impl Guard {
     pub(super) fn check_robots(&mut self, margin: f32, release: f32, part: Part) {
         let n = self.arms.len();
@@ -153,6 +165,11 @@ impl Guard {
                         let gb = self.matrix.global(ib, lb as usize);
                         for lane in 0..BATCH {
                             let kb = bi * BATCH + lane;
+                            let (lo_b, hi_b) = if self.time_matched {
+                                b.scratch.window(kb)
+                            } else {
+                                (f64::NEG_INFINITY, f64::INFINITY)
+                            };
                             let i = sl * BATCH + lane;
                             let at = [batch.x[i], batch.y[i], batch.z[i]];
                             if kb >= b.scratch.n_cfg || !near(&a.scratch.bounds, at, b.scratch.inflated_r[sl], grow) {
@@ -169,6 +186,11 @@ impl Guard {
                                     let lane_a = label as usize % BATCH;
                                     let rest = label as usize / BATCH;
                                     let (bia, sla) = (rest / slots_a, rest % slots_a);
+                                    let ka = bia * BATCH + lane_a;
+                                    let (lo_a, hi_a) = arms[ia].scratch.window(ka);
+                                    if lo_a > hi_b || lo_b > hi_a {
+                                        return; // never there at the same time
+                                    }
                                     let la = arms[ia].scratch.batches[bia].link[sla];
                                     let ga = matrix.global(ia, la as usize);
                                     let nl = matrix.total_links();
@@ -179,13 +201,7 @@ impl Guard {
                                         return;
                                     }
                                     finds.add(
-                                        Find {
-                                            gap_m: gap,
-                                            link_a: la,
-                                            link_b: lb,
-                                            sample_a: bia * BATCH + lane_a,
-                                            sample_b: kb,
-                                        },
+                                        Find { gap_m: gap, link_a: la, link_b: lb, sample_a: ka, sample_b: kb },
                                         margin,
                                     );
                                 },
@@ -222,11 +238,16 @@ impl Guard {
                             if ka >= a.scratch.n_cfg {
                                 break;
                             }
+                            let (lo_a, hi_a) = a.scratch.window(ka);
                             let i = sa * BATCH + la;
                             for lb in 0..BATCH {
                                 let kb = bib * BATCH + lb;
                                 if kb >= b.scratch.n_cfg {
                                     break;
+                                }
+                                let (lo_b, hi_b) = b.scratch.window(kb);
+                                if self.time_matched && (lo_a > hi_b || lo_b > hi_a) {
+                                    continue;
                                 }
                                 let j = sb * BATCH + lb;
                                 let (dx, dy, dz) = (

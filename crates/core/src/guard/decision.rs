@@ -83,6 +83,32 @@ pub enum StopKind {
     Immediate,
 }
 
+/// Where a robot stands against its planned trajectory.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PlanState {
+    /// No plan (none given, or dropped).
+    None,
+    /// On its plan: its stopping path brakes along it.
+    On {
+        /// Plan time where it is, s.
+        time_s: f32,
+        /// Largest joint offset from the plan, in tolerance units (≤ 1).
+        deviation: f32,
+    },
+    /// Off its plan: forecast by extrapolation; dropped as abandoned after
+    /// [`PLAN_ABANDON_S`](super::PLAN_ABANDON_S).
+    Off {
+        /// Largest joint offset at the nearest point, tolerance units (> 1).
+        deviation: f32,
+        /// How long it has been off, s.
+        for_s: f32,
+    },
+    /// It reached its plan's end; the plan was dropped.
+    Finished,
+    /// It stayed off its plan too long; the plan was dropped.
+    Abandoned,
+}
+
 /// A stop decision.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Stop {

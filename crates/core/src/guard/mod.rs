@@ -51,6 +51,7 @@ mod contacts;
 mod decision;
 mod hysteresis;
 pub mod matrix;
+mod plans;
 mod prepare;
 
 use command::Supervision;
@@ -59,6 +60,8 @@ pub use decision::*;
 
 use crate::cell::{BodyRef, GuardSettings, Margins, Workcell};
 use crate::field::{DistanceField, Outside};
+use crate::forecast::along::Along;
+use crate::forecast::track::{PlanTracker, Progress};
 use crate::forecast::{self, Estimator, SampleError, StopPlan};
 use crate::frame::Frame;
 use crate::hash::SpatialHash;
@@ -66,6 +69,8 @@ use crate::model::exact::{self, PlacedShape};
 use crate::model::{BATCH, Collision, PosedBatch, SpherePoser};
 use crate::platen::{Answer, BitAllocator, UnitStatus};
 pub use matrix::{CollisionMatrix, PairClass};
+use plans::Follow;
+pub use plans::{PLAN_ABANDON_S, PLAN_WINDOW_S};
 
 /// The [`BATCH`] lanes of slot `i` in a batch array.
 #[inline(always)]
@@ -149,6 +154,8 @@ struct Arm {
 struct ArmModel {
     poser: SpherePoser,
     decel: Vec<f64>,
+    /// Per joint, its maximum acceleration (the departure bound's).
+    accel: Vec<f64>,
     stop_mode: forecast::StopMode,
     /// Per joint, the speed beyond which an estimate is implausible
     /// ([`IMPLAUSIBLE_SPEED_FACTOR`] times its URDF limit; ∞ without one).
@@ -187,6 +194,17 @@ struct ArmScratch {
     /// Scratch: candidate spheres of one link (capacity: all slots).
     candidates: Vec<u32>,
     path_q: Vec<f64>,
+    /// Scratch, per joint: the robot's offset from its plan, and a travel.
+    offset: Vec<f64>,
+    tv: Vec<f64>,
+    /// Scratch, per sample on plan: its plan time, s.
+    plan_s: Vec<f64>,
+    /// Per sample, the times (absolute, s) the robot can be anywhere it
+    /// stands for ([`ArmScratch::window`]).
+    windows: Vec<(f64, f64)>,
+    /// Stamp of the newest joint state the path starts from, s (sample `k`
+    /// is at `t0 + plan.time(k)`).
+    t0: f64,
     /// Scratch: (lower bound on the cell clearance, range index) of the
     /// moving links in one batch, least first.
     order: Vec<(f32, u32)>,
@@ -230,6 +248,10 @@ struct ArmState {
     fixed_best: (f32, u32),
     /// `fixed_best` must be recomputed (field, contacts or margins changed).
     fixed_dirty: bool,
+    /// The joint-state period as it arrives (the two newest stamps), s.
+    est_period: f64,
+    /// Its plan and where it is on it.
+    follow: Follow,
 }
 
 /// The manipulator guard of one cell.
@@ -261,6 +283,9 @@ pub struct Guard {
     pending: Option<Pending>,
     /// Robot-vs-robot by all pairs instead of the hash (benchmark baseline).
     all_pairs: bool,
+    /// Robot-vs-robot compares only samples at overlapping times (off by
+    /// default: see [`Guard::set_time_matched`]).
+    time_matched: bool,
     /// The cell check looks every moving sphere up, skipping nothing
     /// (the reference twin of its bound-and-anchor skipping).
     every_sphere: bool,
@@ -396,6 +421,14 @@ impl Guard {
     /// This cycle's stopping-path plan of a manipulator.
     pub fn plan(&self, robot: usize) -> Option<&StopPlan> {
         self.arms.get(robot).map(|a| &a.scratch.plan)
+    }
+
+    /// Robot-vs-robot compares only samples whose time windows overlap
+    /// ([`ArmScratch::window`]: all robots told to stop this cycle or the
+    /// next) instead of whole swept volumes. On by default; off is the
+    /// swept-volume check, kept as a baseline.
+    pub fn set_time_matched(&mut self, on: bool) {
+        self.time_matched = on;
     }
 
     /// Configurations checked for a manipulator this cycle.

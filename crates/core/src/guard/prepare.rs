@@ -36,6 +36,7 @@ impl Guard {
         if age > settings.watchdog_s && a.scratch.problem.is_none() {
             a.scratch.problem = Some((Reason::StaleJointState { age_s: age as f32 }, StopKind::Immediate));
         }
+        a.state.est_period = a.state.est.last_interval().unwrap_or(0.0).max(0.0);
         let motion = a.state.est.motion();
         if let (None, Ok(mo)) = (a.scratch.problem, &motion)
             && let Some((j, (&v, &lim))) =
@@ -49,41 +50,39 @@ impl Guard {
         }
         match motion {
             Ok(mo) if a.scratch.problem.is_none() => {
-                let react = a.model.reaction_s + age.max(0.0);
-                a.scratch.plan = forecast::plan(
-                    mo.v,
-                    mo.a,
-                    &a.model.decel,
-                    &a.model.lever,
-                    react,
-                    step_m,
-                    settings.max_path_samples,
-                    &mut a.scratch.link_inflation,
-                );
-                let dt = a.scratch.plan.time(1);
-                for j in 0..dof {
-                    let vr = mo.v[j] + forecast::reaction_accel(mo.v[j], mo.a[j]) * react;
-                    a.scratch.speed[j] = mo.v[j].abs().max(vr.abs()) * dt / 2.0;
-                }
-                for (p, e) in a.scratch.pair_inflation.iter_mut().enumerate() {
-                    *e = a.model.pair_lever[p * dof..(p + 1) * dof]
-                        .iter()
-                        .zip(&a.scratch.speed)
-                        .map(|(l, s)| l * s)
-                        .sum::<f64>() as f32;
-                }
-                a.scratch.n_cfg = a.scratch.plan.intervals + 1;
-                forecast::braking_decel(a.model.stop_mode, mo.v, mo.a, &a.model.decel, react, &mut a.scratch.brake);
-                for k in 0..a.scratch.n_cfg {
-                    forecast::config_at(
+                // A stop this cycle decides takes effect after the reaction
+                // time; one decided next cycle, a period later. The path
+                // covers both, so a conflict first seen next cycle is one
+                // this cycle's check already cleared (and the time windows
+                // hold for either).
+                let period = a.state.est_period;
+                let react = a.model.reaction_s + age.max(0.0) + period;
+                let seen = period + age.max(0.0);
+                a.scratch.t0 = mo.stamp_s;
+                let on = Self::follow_plan(&mut a.state.follow, mo.q, now_s);
+                match on {
+                    Some(s0) => Self::forecast_on_plan(
+                        &a.model,
+                        &mut a.scratch,
+                        &a.state.follow,
                         &mo,
-                        &a.scratch.brake,
+                        s0,
                         react,
-                        a.scratch.plan.time(k),
-                        &mut a.scratch.path_q[k * dof..(k + 1) * dof],
-                    );
+                        seen,
+                        step_m,
+                        settings.max_path_samples,
+                    ),
+                    None => Self::forecast_extrapolated(
+                        &a.model,
+                        &mut a.scratch,
+                        &mo,
+                        react,
+                        seen,
+                        step_m,
+                        settings.max_path_samples,
+                    ),
                 }
-                a.scratch.inflate = a.scratch.plan.inflation_m as f32;
+                Self::inflate_from_steps(&a.model, &mut a.scratch, dof);
             }
             other => {
                 if let Err(w) = other
@@ -101,6 +100,7 @@ impl Guard {
                 a.scratch.link_inflation.fill(0.0);
                 a.scratch.pair_inflation.fill(0.0);
                 a.scratch.n_cfg = 1;
+                a.scratch.t0 = last;
             }
         }
         {
@@ -111,6 +111,230 @@ impl Guard {
             }
         }
         Self::pose_path(a, dof);
+    }
+
+    /// Tracks the robot along its plan from its newest configuration `q`:
+    /// the plan time it is at when on plan (`None` off plan or without
+    /// one). A finished plan is dropped; so is one left for longer than
+    /// [`PLAN_ABANDON_S`].
+    fn follow_plan(st: &mut Follow, q: &[f64], now_s: f64) -> Option<f64> {
+        match st.tracker.track(q) {
+            Progress::None => {
+                if matches!(st.state, PlanState::On { .. } | PlanState::Off { .. }) {
+                    st.state = PlanState::None;
+                }
+                None
+            }
+            Progress::On { time_s, deviation } => {
+                st.off_since = None;
+                st.state = PlanState::On { time_s: time_s as f32, deviation: deviation as f32 };
+                Some(time_s)
+            }
+            Progress::Off { deviation, .. } => {
+                let since = *st.off_since.get_or_insert(now_s);
+                if now_s - since > PLAN_ABANDON_S {
+                    let _ = st.tracker.set_plan(None);
+                    st.off_since = None;
+                    st.state = PlanState::Abandoned;
+                } else {
+                    st.state = PlanState::Off { deviation: deviation as f32, for_s: (now_s - since) as f32 };
+                }
+                None
+            }
+            Progress::Done => {
+                let _ = st.tracker.set_plan(None);
+                st.off_since = None;
+                st.state = PlanState::Finished;
+                None
+            }
+        }
+    }
+
+    /// The stopping path by extrapolation: the last estimated motion goes
+    /// on for the reaction phase, then brakes as the robot's stop mode says.
+    fn forecast_extrapolated(
+        model: &ArmModel,
+        sc: &mut ArmScratch,
+        mo: &forecast::Motion<'_>,
+        react: f64,
+        slack_s: f64,
+        step_m: f64,
+        max_samples: usize,
+    ) {
+        let dof = model.decel.len();
+        sc.plan =
+            forecast::plan(mo.v, mo.a, &model.decel, &model.lever, react, step_m, max_samples, &mut sc.link_inflation);
+        sc.n_cfg = sc.plan.intervals + 1;
+        forecast::braking_decel(model.stop_mode, mo.v, mo.a, &model.decel, react, &mut sc.brake);
+        for k in 0..sc.n_cfg {
+            forecast::config_at(mo, &sc.brake, react, sc.plan.time(k), &mut sc.path_q[k * dof..(k + 1) * dof]);
+        }
+        // Each joint's path is monotone: its steps are its travel.
+        sc.speed.fill(0.0);
+        for k in 1..sc.n_cfg {
+            for j in 0..dof {
+                let step = (sc.path_q[k * dof + j] - sc.path_q[(k - 1) * dof + j]).abs();
+                sc.speed[j] = sc.speed[j].max(step / 2.0);
+            }
+        }
+        Self::windows_extrapolated(model, sc, mo, slack_s);
+    }
+
+    /// The time windows of an extrapolated path ([`ArmScratch::window`]):
+    /// sample `k` stands for the configurations from sample `k − 1` to
+    /// `k + 1`. The robot gets there no sooner than the path says (it
+    /// brakes no later than the path's reaction phase), and leaves them
+    /// no later than it would braking at once: the first time that stop
+    /// has some joint strictly past sample `k + 1` (`+∞` when it comes to
+    /// rest short of it), plus `slack_s`.
+    fn windows_extrapolated(model: &ArmModel, sc: &mut ArmScratch, mo: &forecast::Motion<'_>, slack_s: f64) {
+        let (dof, n) = (model.decel.len(), sc.n_cfg);
+        let dt = sc.plan.time(1);
+        // The stop at once: its decelerations in `tv`, configurations in `offset`.
+        forecast::braking_decel(model.stop_mode, mo.v, mo.a, &model.decel, 0.0, &mut sc.tv);
+        let rest = (0..dof).map(|j| if mo.v[j] == 0.0 { 0.0 } else { mo.v[j].abs() / sc.tv[j] }).fold(0.0, f64::max);
+        forecast::config_at(mo, &sc.tv, 0.0, 0.0, &mut sc.offset);
+        let last = (n - 1) * dof;
+        let (mut m, mut stays) = (0usize, n <= 1);
+        for k in 0..n {
+            let lo = if k == 0 { f64::NEG_INFINITY } else { sc.t0 + dt * (k - 1) as f64 };
+            let hi = if k + 1 >= n || stays {
+                f64::INFINITY
+            } else {
+                let target = &sc.path_q[(k + 1) * dof..(k + 2) * dof];
+                loop {
+                    let past = (0..dof).any(|j| {
+                        let d = sc.path_q[last + j] - sc.path_q[j];
+                        let dir = if d > 0.0 {
+                            1.0
+                        } else if d < 0.0 {
+                            -1.0
+                        } else {
+                            0.0
+                        };
+                        dir * (sc.offset[j] - target[j]) > 1e-12
+                    });
+                    if past {
+                        break sc.t0 + dt * m as f64 + slack_s;
+                    }
+                    if dt * m as f64 >= rest {
+                        stays = true;
+                        break f64::INFINITY;
+                    }
+                    m += 1;
+                    forecast::config_at(mo, &sc.tv, 0.0, dt * m as f64, &mut sc.offset);
+                }
+            };
+            sc.windows[k] = (lo, hi);
+        }
+    }
+
+    /// The stopping path along the plan from plan time `s0`
+    /// ([`forecast::along`]), shifted by the robot's offset from the plan,
+    /// with the departure bound added to every joint's half step.
+    #[allow(clippy::too_many_arguments)]
+    fn forecast_on_plan(
+        model: &ArmModel,
+        sc: &mut ArmScratch,
+        st: &Follow,
+        mo: &forecast::Motion<'_>,
+        s0: f64,
+        react: f64,
+        seen: f64,
+        step_m: f64,
+        max_samples: usize,
+    ) {
+        let dof = model.decel.len();
+        let plan = st.tracker.plan().expect("on plan");
+        let along = Along::new(plan, &st.rates, s0, mo.v, react, Some(&st.rise));
+        plan.at_time(along.s0, &mut sc.offset);
+        for (o, q) in sc.offset.iter_mut().zip(mo.q) {
+            *o = q - *o;
+        }
+        // Samples: enough that no link moves more than a step between two.
+        sc.tv.fill(0.0);
+        plan.travel(along.s0, along.s_end, &mut sc.tv);
+        let travel = (0..model.n_links)
+            .map(|l| model.lever[l * dof..(l + 1) * dof].iter().zip(&sc.tv).map(|(a, b)| a * b).sum::<f64>())
+            .fold(0.0, f64::max);
+        let intervals = if travel <= 0.0 || along.horizon_s <= 0.0 {
+            0
+        } else {
+            ((travel / step_m.max(1e-6)).ceil() as usize).clamp(1, max_samples.max(1))
+        };
+        sc.n_cfg = intervals + 1;
+        let dt = if intervals == 0 { 0.0 } else { along.horizon_s / intervals as f64 };
+        let mut walk = along.walker();
+        let mut prev_s = along.s0;
+        sc.speed.fill(0.0);
+        for k in 0..sc.n_cfg {
+            let s = walk.plan_time_at(plan, &st.rates, dt * k as f64);
+            let out = &mut sc.path_q[k * dof..(k + 1) * dof];
+            plan.at_time(s, out);
+            for (o, d) in out.iter_mut().zip(&sc.offset) {
+                *o += d;
+            }
+            if k > 0 {
+                sc.tv.fill(0.0);
+                plan.travel(prev_s, s, &mut sc.tv);
+                for (h, t) in sc.speed.iter_mut().zip(&sc.tv) {
+                    *h = h.max(t / 2.0);
+                }
+            }
+            prev_s = s;
+            sc.plan_s[k] = s;
+        }
+        for (h, &a) in sc.speed.iter_mut().zip(&model.accel) {
+            *h += forecast::along::departure(a, seen, model.reaction_s);
+        }
+        sc.plan = StopPlan {
+            react_s: react,
+            horizon_s: if intervals == 0 { 0.0 } else { along.horizon_s },
+            intervals,
+            travel_m: travel,
+            inflation_m: 0.0,
+        };
+        // Time windows as for an extrapolated path, in plan time: the
+        // robot leaves sample k's stretch of the plan no later than it
+        // would braking at once (pace as measured, no catching up).
+        let now = Along::new(plan, &st.rates, s0, mo.v, 0.0, None);
+        let mut walk = now.walker();
+        let (mut m, mut s_m, mut stays) = (0usize, now.s0, sc.n_cfg <= 1);
+        for k in 0..sc.n_cfg {
+            let lo = if k == 0 { f64::NEG_INFINITY } else { sc.t0 + dt * (k - 1) as f64 };
+            let hi = if k + 1 >= sc.n_cfg || stays {
+                f64::INFINITY
+            } else {
+                loop {
+                    if s_m > sc.plan_s[k + 1] + 1e-12 {
+                        break sc.t0 + dt * m as f64 + seen;
+                    }
+                    if dt * m as f64 >= now.horizon_s {
+                        stays = true;
+                        break f64::INFINITY;
+                    }
+                    m += 1;
+                    s_m = walk.plan_time_at(plan, &st.rates, dt * m as f64);
+                }
+            };
+            sc.windows[k] = (lo, hi);
+        }
+    }
+
+    /// Each link's and self pair's inflation from the joints' half steps
+    /// (`scratch.speed`): with levers, it covers every position between
+    /// two samples.
+    fn inflate_from_steps(model: &ArmModel, sc: &mut ArmScratch, dof: usize) {
+        let mut largest = 0.0f64;
+        for (l, e) in sc.link_inflation.iter_mut().enumerate() {
+            *e = model.lever[l * dof..(l + 1) * dof].iter().zip(&sc.speed).map(|(a, b)| a * b).sum();
+            largest = largest.max(*e);
+        }
+        for (p, e) in sc.pair_inflation.iter_mut().enumerate() {
+            *e = model.pair_lever[p * dof..(p + 1) * dof].iter().zip(&sc.speed).map(|(l, s)| l * s).sum::<f64>() as f32;
+        }
+        sc.plan.inflation_m = largest;
+        sc.inflate = largest as f32;
     }
 
     /// Poses the arm's sampled configurations in batches, with the box of

@@ -35,6 +35,16 @@ pub(super) fn manipulator(
     let display_trajectory_topic = optional_topic("display_trajectory_topic", &m.display_trajectory_topic)?;
 
     let (spheres, sphere_source) = sphere_model(cx, key, &name, m, &robot)?;
+    let tol_rad = match m.plan_tolerance_rad {
+        Some(v) => cx.positive(&format!("{key}.plan_tolerance_rad"), v)?,
+        None => DEFAULT_PLAN_TOLERANCE_RAD,
+    };
+    let tol_m = match m.plan_tolerance_m {
+        Some(v) => cx.positive(&format!("{key}.plan_tolerance_m"), v)?,
+        None => DEFAULT_PLAN_TOLERANCE_M,
+    };
+    let plan_tolerance =
+        (0..robot.dof()).map(|d| if robot.dof_joint(d).kind.is_rotational() { tol_rad } else { tol_m }).collect();
 
     Ok(Manipulator {
         name,
@@ -58,8 +68,15 @@ pub(super) fn manipulator(
         spheres,
         sphere_source,
         trust_reported_velocity: m.trust_reported_velocity.unwrap_or(false),
+        plan_tolerance,
     })
 }
+
+/// A robot within this of its plan in every rotational joint is on plan
+/// unless the workcell says otherwise, rad.
+pub const DEFAULT_PLAN_TOLERANCE_RAD: f64 = 0.05;
+/// The same for prismatic joints, m.
+pub const DEFAULT_PLAN_TOLERANCE_M: f64 = 0.01;
 
 /// Per actuated joint, its maximum deceleration and acceleration (the
 /// deceleration where none is given), in the unit its kind takes.

@@ -91,6 +91,10 @@ pub(crate) struct RawManipulator {
     pub display_trajectory_topic: Option<String>,
     #[serde(default)]
     pub stop_mode: Option<RawStopMode>,
+    #[serde(default)]
+    pub plan_tolerance_rad: Option<f64>,
+    #[serde(default)]
+    pub plan_tolerance_m: Option<f64>,
 }
 
 /// `voxel_grid.outside:` what the space outside the grid counts as.

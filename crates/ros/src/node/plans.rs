@@ -3,6 +3,7 @@
 //! joints; a bad one stops the robot until a good or an empty one comes.
 
 use super::*;
+use workcell_guard_core::forecast::track::JointPlan;
 
 impl GuardNode {
     /// Takes a planned trajectory for `robot`: checked against the robot's
@@ -59,6 +60,8 @@ impl GuardNode {
                     io.fault = None;
                 }
                 io.trajectory = (info.points > 0).then_some(info);
+                let plan = if info.points > 0 { self.joint_plan(robot, msg) } else { None };
+                let _ = self.guard.set_plan(robot, plan);
                 Ok(())
             }
             Err(e) => {
@@ -130,6 +133,33 @@ impl GuardNode {
             return Ok(false);
         }
         self.on_trajectory(robot, &out).map(|()| true)
+    }
+
+    /// A checked trajectory as the core's plan, in the robot's joint
+    /// order: joints it does not name hold their newest measured position
+    /// (a MoveIt group without the gripper); `None` when such a joint has
+    /// no measurement yet.
+    fn joint_plan(&self, robot: usize, msg: &JointTrajectory) -> Option<JointPlan> {
+        let m = &self.cell.manipulators[robot];
+        let dof = m.robot.dof();
+        let cols: Vec<Option<usize>> =
+            m.robot.dof_names.iter().map(|n| msg.joint_names.iter().position(|j| j == n)).collect();
+        let held = self.guard.last_positions(robot);
+        if cols.iter().any(Option::is_none) && held.is_none() {
+            return None;
+        }
+        let mut times = Vec::with_capacity(msg.points.len());
+        let mut positions = Vec::with_capacity(msg.points.len() * dof);
+        for p in &msg.points {
+            times.push(p.time_from_start.sec as f64 + p.time_from_start.nanosec as f64 * 1e-9);
+            for (d, c) in cols.iter().enumerate() {
+                positions.push(match c {
+                    Some(i) => p.positions[*i],
+                    None => held.map_or(0.0, |h| h[d]),
+                });
+            }
+        }
+        JointPlan::new(dof, times, positions).ok()
     }
 
     pub(super) fn refuse_trajectory(&mut self, robot: usize, e: TrajectoryError) -> InputFault {

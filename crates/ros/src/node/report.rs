@@ -3,6 +3,7 @@
 //! decision, the cell's occupied voxels).
 
 use super::*;
+use workcell_guard_core::guard::PlanState;
 
 const GREEN: ColorRGBA = ColorRGBA { r: 0.1, g: 0.8, b: 0.2, a: 0.6 };
 const AMBER: ColorRGBA = ColorRGBA { r: 1.0, g: 0.65, b: 0.0, a: 0.7 };
@@ -38,8 +39,30 @@ impl GuardNode {
                 s.message.clear();
                 let _ = write!(s.message, "latched stop: clear now, call ~/reset_stop (stopped for: {})", io.cause);
             }
-            s.values.resize_with(6, KeyValue::default);
+            s.values.resize_with(7, KeyValue::default);
             set_kv(&mut s.values[3], "cycle_time_s", format_args!("{:.6}", self.cycle_s));
+            match self.guard.plan_state(r).unwrap_or(PlanState::None) {
+                PlanState::None => set_kv(&mut s.values[6], "plan", format_args!("none")),
+                PlanState::On { time_s, deviation } => set_kv(
+                    &mut s.values[6],
+                    "plan",
+                    format_args!("on plan at {time_s:.3} s (deviation {deviation:.2} of tolerance): forecast along it"),
+                ),
+                PlanState::Off { deviation, for_s } => set_kv(
+                    &mut s.values[6],
+                    "plan",
+                    format_args!("off plan for {for_s:.3} s ({deviation:.2} × tolerance): forecast by extrapolation"),
+                ),
+                PlanState::Finished => set_kv(&mut s.values[6], "plan", format_args!("finished: plan dropped")),
+                PlanState::Abandoned => set_kv(
+                    &mut s.values[6],
+                    "plan",
+                    format_args!(
+                        "abandoned (off plan longer than {} s): plan dropped",
+                        workcell_guard_core::guard::PLAN_ABANDON_S
+                    ),
+                ),
+            }
             set_kv(&mut s.values[4], "refused_messages", format_args!("{}", io.refused));
             match io.trajectory {
                 Some(t) => set_kv(

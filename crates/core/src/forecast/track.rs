@@ -1,0 +1,416 @@
+//! Where a robot is on its planned trajectory.
+//!
+//! A [`JointPlan`] is a planned trajectory in the robot's own joint order
+//! (waypoints at times from the plan's start, joint space linear between
+//! them, as a controller interpolates at the least). A [`PlanTracker`]
+//! follows one robot along it from the robot's measured configurations:
+//! each cycle it finds the nearest point of the plan's path within a
+//! window ahead of where the robot last was (progress never goes back), and
+//! says whether the robot is *on plan* (every joint within its tolerance
+//! of that point), *off plan*, or *done* (at the plan's end).
+//!
+//! Distances are taken in tolerance units: joint `j`'s offset divided by
+//! its tolerance, so radians and metres mix. The nearest point minimises
+//! the Euclidean norm in those units over each segment; on plan means its
+//! largest component is at most 1.
+//!
+//! Nothing here allocates after [`JointPlan::new`].
+
+/// A plan that cannot be tracked.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PlanError {
+    /// Waypoint count and positions disagree.
+    #[error("{positions} positions for {points} waypoints of {dof} joints")]
+    Shape {
+        /// Waypoints.
+        points: usize,
+        /// Joints per waypoint.
+        dof: usize,
+        /// Positions given.
+        positions: usize,
+    },
+    /// A plan needs at least one waypoint.
+    #[error("a plan needs at least one waypoint")]
+    Empty,
+    /// Times must be finite, at least 0 and strictly increasing.
+    #[error("waypoint {point}: time must be finite and later than the one before")]
+    TimeOrder {
+        /// The waypoint.
+        point: usize,
+    },
+    /// Positions must be finite.
+    #[error("waypoint {point}: a position is not finite")]
+    NotFinite {
+        /// The waypoint.
+        point: usize,
+    },
+}
+
+/// A planned trajectory in the robot's joint order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct JointPlan {
+    dof: usize,
+    /// Per waypoint, its time from the plan's start, s.
+    times: Vec<f64>,
+    /// Waypoint positions, `dof` per waypoint (flat).
+    positions: Vec<f64>,
+}
+
+impl JointPlan {
+    /// A plan of `times.len()` waypoints of `dof` joints each.
+    pub fn new(dof: usize, times: Vec<f64>, positions: Vec<f64>) -> Result<JointPlan, PlanError> {
+        if times.is_empty() {
+            return Err(PlanError::Empty);
+        }
+        if positions.len() != times.len() * dof {
+            return Err(PlanError::Shape { points: times.len(), dof, positions: positions.len() });
+        }
+        let mut last = f64::NEG_INFINITY;
+        for (k, &t) in times.iter().enumerate() {
+            if !t.is_finite() || t < 0.0 || t <= last {
+                return Err(PlanError::TimeOrder { point: k });
+            }
+            last = t;
+        }
+        if let Some(k) = positions.chunks(dof.max(1)).position(|p| p.iter().any(|x| !x.is_finite())) {
+            return Err(PlanError::NotFinite { point: k });
+        }
+        Ok(JointPlan { dof, times, positions })
+    }
+
+    /// Joint count.
+    pub fn dof(&self) -> usize {
+        self.dof
+    }
+
+    /// Waypoint count.
+    pub fn len(&self) -> usize {
+        self.times.len()
+    }
+
+    /// Always false: a plan has a waypoint at least.
+    pub fn is_empty(&self) -> bool {
+        self.times.is_empty()
+    }
+
+    /// Time of the last waypoint, s.
+    pub fn duration_s(&self) -> f64 {
+        self.times[self.times.len() - 1]
+    }
+
+    /// Waypoint `k`'s positions.
+    pub fn point(&self, k: usize) -> &[f64] {
+        &self.positions[k * self.dof..(k + 1) * self.dof]
+    }
+
+    /// Waypoint `k`'s time from the plan's start, s.
+    pub fn time(&self, k: usize) -> f64 {
+        self.times[k]
+    }
+
+    /// The segment holding plan time `t`: `k` with `time(k) <= t <
+    /// time(k + 1)`, clamped to `0..len() - 1` (0 for a one-waypoint plan).
+    pub fn segment(&self, t: f64) -> usize {
+        self.times.partition_point(|&x| x <= t).saturating_sub(1).min(self.times.len().saturating_sub(2))
+    }
+
+    /// Joint-space speed over segment `k` at the plan's own pace (the norm
+    /// of its joints' velocities there; 0 past the last waypoint).
+    pub fn segment_speed(&self, k: usize) -> f64 {
+        if k + 1 >= self.times.len() {
+            return 0.0;
+        }
+        let dt = self.times[k + 1] - self.times[k];
+        self.point(k).iter().zip(self.point(k + 1)).map(|(a, b)| (b - a) * (b - a)).sum::<f64>().sqrt() / dt
+    }
+
+    /// Adds to `out`, per joint, how far it travels along the plan between
+    /// plan times `a <= b` (the sum of its moves over the pieces between
+    /// waypoints: a joint that goes and comes back counts both ways).
+    pub fn travel(&self, a: f64, b: f64, out: &mut [f64]) {
+        let end = self.duration_s();
+        let (a, b) = (a.clamp(0.0, end), b.clamp(0.0, end));
+        if b <= a || self.times.len() < 2 {
+            return;
+        }
+        let mut k = self.segment(a);
+        let mut t = a;
+        while t < b && k + 1 < self.times.len() {
+            let (t0, t1) = (self.times[k], self.times[k + 1]);
+            let u = b.min(t1);
+            let f = (u - t) / (t1 - t0);
+            for ((o, p), q) in out.iter_mut().zip(self.point(k)).zip(self.point(k + 1)) {
+                *o += (q - p).abs() * f;
+            }
+            t = u;
+            k += 1;
+        }
+    }
+
+    /// The plan's configuration at time `t` (clamped to the plan), linear
+    /// between waypoints, into `out`.
+    pub fn at_time(&self, t: f64, out: &mut [f64]) {
+        let k = self.times.partition_point(|&x| x <= t);
+        if k == 0 {
+            out.copy_from_slice(self.point(0));
+        } else if k == self.times.len() {
+            out.copy_from_slice(self.point(k - 1));
+        } else {
+            let (t0, t1) = (self.times[k - 1], self.times[k]);
+            let u = (t - t0) / (t1 - t0);
+            for ((o, a), b) in out.iter_mut().zip(self.point(k - 1)).zip(self.point(k)) {
+                *o = a + u * (b - a);
+            }
+        }
+    }
+}
+
+/// Where the robot stands against its plan this cycle.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Progress {
+    /// No plan.
+    None,
+    /// Within tolerance of the plan at `time_s` along it; `deviation` is
+    /// the largest joint offset there, in tolerance units (≤ 1).
+    On {
+        /// Time along the plan, s.
+        time_s: f64,
+        /// Largest joint offset, tolerance units.
+        deviation: f64,
+    },
+    /// Farther than tolerance from the plan's path within the search
+    /// window; `deviation` at the nearest point found (> 1).
+    Off {
+        /// Time along the plan of the nearest point, s.
+        time_s: f64,
+        /// Largest joint offset there, tolerance units.
+        deviation: f64,
+    },
+    /// Within tolerance of the plan's last waypoint.
+    Done,
+}
+
+/// Follows one robot along its current plan.
+#[derive(Debug, Clone)]
+pub struct PlanTracker {
+    /// Per joint, the tolerance (rad or m, > 0).
+    tolerance: Vec<f64>,
+    plan: Option<JointPlan>,
+    /// Time along the plan where the robot was last seen on it.
+    time_s: f64,
+    /// How far ahead of `time_s` the search looks, s of plan time.
+    window_s: f64,
+}
+
+impl PlanTracker {
+    /// A tracker with per-joint tolerances (each finite and > 0; others are
+    /// clamped to the smallest positive `f64`, which no robot meets) and a
+    /// search window ahead of the last progress.
+    pub fn new(tolerance: &[f64], window_s: f64) -> PlanTracker {
+        let tolerance =
+            tolerance.iter().map(|&t| if t.is_finite() && t > 0.0 { t } else { f64::MIN_POSITIVE }).collect();
+        PlanTracker { tolerance, plan: None, time_s: 0.0, window_s: window_s.max(0.0) }
+    }
+
+    /// Replaces the plan (a new plan replaces the old; `None` drops it).
+    /// A plan of another joint count is refused and the old one kept.
+    pub fn set_plan(&mut self, plan: Option<JointPlan>) -> Result<(), PlanError> {
+        if let Some(p) = &plan
+            && p.dof() != self.tolerance.len()
+        {
+            return Err(PlanError::Shape { points: p.len(), dof: self.tolerance.len(), positions: p.positions.len() });
+        }
+        self.plan = plan;
+        self.time_s = 0.0;
+        Ok(())
+    }
+
+    /// The current plan.
+    pub fn plan(&self) -> Option<&JointPlan> {
+        self.plan.as_ref()
+    }
+
+    /// Takes the robot's configuration `q` and says where it stands. On
+    /// plan, progress moves to the nearest point (never back). No
+    /// allocation.
+    pub fn track(&mut self, q: &[f64]) -> Progress {
+        let Some(plan) = &self.plan else { return Progress::None };
+        if q.len() != plan.dof() || q.iter().any(|x| !x.is_finite()) {
+            return Progress::Off { time_s: self.time_s, deviation: f64::INFINITY };
+        }
+        let last = plan.len() - 1;
+        if self.deviation(q, plan.point(last)) <= 1.0 && self.time_s_reaches_end(plan) {
+            return Progress::Done;
+        }
+        let (mut best_t, mut best_l2, mut best_inf) = (self.time_s, f64::INFINITY, f64::INFINITY);
+        let horizon = self.time_s + self.window_s;
+        // The segment holding the last progress, then on while in the window.
+        let first = plan.times.partition_point(|&x| x <= self.time_s).saturating_sub(1);
+        if last == 0 {
+            let d = self.deviation(q, plan.point(0));
+            return if d <= 1.0 { Progress::Done } else { Progress::Off { time_s: 0.0, deviation: d } };
+        }
+        for k in first..last {
+            let (t0, t1) = (plan.times[k], plan.times[k + 1]);
+            if t0 > horizon {
+                break;
+            }
+            let (a, b) = (plan.point(k), plan.point(k + 1));
+            // Nearest point of segment a→b to q in tolerance units.
+            let (mut num, mut den) = (0.0, 0.0);
+            for j in 0..plan.dof() {
+                let w = 1.0 / self.tolerance[j];
+                let (ab, aq) = ((b[j] - a[j]) * w, (q[j] - a[j]) * w);
+                num += ab * aq;
+                den += ab * ab;
+            }
+            let mut u = if den > 0.0 { (num / den).clamp(0.0, 1.0) } else { 0.0 };
+            // Not behind the last progress, nor past the window.
+            let lo = ((self.time_s - t0) / (t1 - t0)).clamp(0.0, 1.0);
+            let hi = ((horizon - t0) / (t1 - t0)).clamp(0.0, 1.0);
+            u = u.clamp(lo, hi.max(lo));
+            let (mut l2, mut inf) = (0.0, 0.0f64);
+            for j in 0..plan.dof() {
+                let p = a[j] + u * (b[j] - a[j]);
+                let e = (q[j] - p).abs() / self.tolerance[j];
+                l2 += e * e;
+                inf = inf.max(e);
+            }
+            // The first minimum on plan is where the robot is: a path that
+            // comes back near the same configurations later in the window
+            // (a loop, a periodic motion) must not pull progress ahead.
+            if best_inf <= 1.0 && l2 > best_l2 {
+                break;
+            }
+            if l2 < best_l2 {
+                (best_t, best_l2, best_inf) = (t0 + u * (t1 - t0), l2, inf);
+            }
+        }
+        if best_inf <= 1.0 {
+            self.time_s = best_t;
+            if best_t >= plan.duration_s() {
+                return Progress::Done;
+            }
+            Progress::On { time_s: best_t, deviation: best_inf }
+        } else {
+            Progress::Off { time_s: best_t, deviation: best_inf }
+        }
+    }
+
+    /// True when the search window from the last progress reaches the
+    /// plan's end (a robot at the end point early, e.g. on a path that
+    /// returns to its start, is not done before it got there along the plan).
+    fn time_s_reaches_end(&self, plan: &JointPlan) -> bool {
+        self.time_s + self.window_s >= plan.duration_s()
+    }
+
+    /// Largest joint offset between `q` and `p`, in tolerance units.
+    fn deviation(&self, q: &[f64], p: &[f64]) -> f64 {
+        q.iter().zip(p).zip(&self.tolerance).map(|((a, b), t)| (a - b).abs() / t).fold(0.0, f64::max)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn line() -> JointPlan {
+        // Two joints: 0 → 1 rad over 1 s, then back to 0 over the next second.
+        JointPlan::new(2, vec![0.0, 1.0, 2.0], vec![0.0, 0.0, 1.0, 0.5, 0.0, 1.0]).unwrap()
+    }
+
+    #[test]
+    fn bad_plans_are_refused_with_the_waypoint() {
+        assert_eq!(JointPlan::new(2, vec![], vec![]), Err(PlanError::Empty));
+        assert!(matches!(JointPlan::new(2, vec![0.0], vec![0.0]), Err(PlanError::Shape { .. })));
+        assert_eq!(JointPlan::new(1, vec![0.0, 0.0], vec![0.0, 1.0]), Err(PlanError::TimeOrder { point: 1 }));
+        assert_eq!(JointPlan::new(1, vec![0.0, 1.0], vec![0.0, f64::NAN]), Err(PlanError::NotFinite { point: 1 }));
+        let mut t = PlanTracker::new(&[0.1], 1.0);
+        assert!(t.set_plan(Some(line())).is_err(), "a plan of another joint count is refused");
+        assert!(t.plan().is_none());
+    }
+
+    #[test]
+    fn interpolates_between_waypoints_and_clamps_outside() {
+        let p = line();
+        let mut q = [0.0; 2];
+        p.at_time(0.5, &mut q);
+        assert_eq!(q, [0.5, 0.25]);
+        p.at_time(-1.0, &mut q);
+        assert_eq!(q, [0.0, 0.0]);
+        p.at_time(9.0, &mut q);
+        assert_eq!(q, [0.0, 1.0]);
+    }
+
+    #[test]
+    fn follows_a_robot_along_the_plan_and_never_back() {
+        let mut t = PlanTracker::new(&[0.05, 0.05], 0.5);
+        assert_eq!(t.track(&[0.0, 0.0]), Progress::None);
+        t.set_plan(Some(line())).unwrap();
+        let mut q = [0.0; 2];
+        let mut last = -1.0;
+        for k in 0..=20 {
+            let s = k as f64 * 0.09;
+            t.plan().unwrap().at_time(s, &mut q);
+            q[0] += 0.02; // a steady offset within tolerance
+            match t.track(&q) {
+                Progress::On { time_s, deviation } => {
+                    assert!(time_s >= last, "progress went back: {time_s} < {last}");
+                    assert!((time_s - s).abs() < 0.05, "at {s} s tracked {time_s} s");
+                    assert!(deviation <= 1.0);
+                    last = time_s;
+                }
+                other => panic!("at {s} s: {other:?}"),
+            }
+        }
+        // Joint 0 comes back over the same values on the way down: the
+        // tracker must not jump back to the way up.
+        assert!(last > 1.0);
+    }
+
+    #[test]
+    fn a_path_that_comes_back_does_not_pull_progress_ahead() {
+        // Out along joint 0 and back 1 mm higher on joint 1, within 0.4 s
+        // of plan time: both passes lie within the tolerance of a robot on
+        // the way out, the way back a little nearer. It is on the way out.
+        let times: Vec<f64> = (0..=8).map(|k| k as f64 * 0.05).collect();
+        let positions = times.iter().flat_map(|&t| if t <= 0.2 { [t, 0.0] } else { [0.4 - t, 0.001] }).collect();
+        let mut tr = PlanTracker::new(&[0.05, 0.05], 1.0);
+        tr.set_plan(Some(JointPlan::new(2, times, positions).unwrap())).unwrap();
+        match tr.track(&[0.1, 0.0008]) {
+            Progress::On { time_s, .. } => assert!((time_s - 0.1).abs() < 1e-9, "tracked at {time_s} s"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn off_plan_when_a_joint_leaves_its_tolerance_and_done_at_the_end() {
+        let mut t = PlanTracker::new(&[0.05, 0.05], 0.5);
+        t.set_plan(Some(line())).unwrap();
+        assert!(matches!(t.track(&[0.3, 0.15]), Progress::On { .. }));
+        match t.track(&[0.3, 0.3]) {
+            Progress::Off { deviation, .. } => assert!(deviation > 1.0 && deviation < 4.0, "{deviation}"),
+            other => panic!("{other:?}"),
+        }
+        // At the end point while still early on the plan: not done.
+        assert!(!matches!(t.track(&[0.0, 1.0]), Progress::Done));
+        let mut q = [0.0; 2];
+        for k in 0..=40 {
+            t.plan().unwrap().at_time(0.3 + k as f64 * 0.05, &mut q);
+            t.track(&q);
+        }
+        assert_eq!(t.track(&[0.0, 1.0]), Progress::Done);
+        // A new plan replaces the old one and starts from its beginning.
+        t.set_plan(Some(line())).unwrap();
+        assert!(matches!(t.track(&[0.0, 0.0]), Progress::On { time_s, .. } if time_s < 0.01));
+        t.set_plan(None).unwrap();
+        assert_eq!(t.track(&[0.0, 0.0]), Progress::None);
+    }
+
+    #[test]
+    fn a_nan_configuration_is_off_plan() {
+        let mut t = PlanTracker::new(&[0.05, 0.05], 0.5);
+        t.set_plan(Some(line())).unwrap();
+        assert!(matches!(t.track(&[f64::NAN, 0.0]), Progress::Off { deviation, .. } if deviation.is_infinite()));
+    }
+}
