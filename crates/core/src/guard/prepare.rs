@@ -193,40 +193,27 @@ impl Guard {
         // The stop at once: its decelerations in `tv`, configurations in `offset`.
         forecast::braking_decel(model.stop_mode, mo.v, mo.a, &model.decel, 0.0, &mut sc.tv);
         let rest = (0..dof).map(|j| if mo.v[j] == 0.0 { 0.0 } else { mo.v[j].abs() / sc.tv[j] }).fold(0.0, f64::max);
-        forecast::config_at(mo, &sc.tv, 0.0, 0.0, &mut sc.offset);
         let last = (n - 1) * dof;
-        let (mut m, mut stays) = (0usize, n <= 1);
-        for k in 0..n {
-            let lo = if k == 0 { f64::NEG_INFINITY } else { sc.t0 + dt * (k - 1) as f64 };
-            let hi = if k + 1 >= n || stays {
-                f64::INFINITY
-            } else {
-                let target = &sc.path_q[(k + 1) * dof..(k + 2) * dof];
-                loop {
-                    let past = (0..dof).any(|j| {
-                        let d = sc.path_q[last + j] - sc.path_q[j];
-                        let dir = if d > 0.0 {
-                            1.0
-                        } else if d < 0.0 {
-                            -1.0
-                        } else {
-                            0.0
-                        };
-                        dir * (sc.offset[j] - target[j]) > 1e-12
-                    });
-                    if past {
-                        break sc.t0 + dt * m as f64 + slack_s;
-                    }
-                    if dt * m as f64 >= rest {
-                        stays = true;
-                        break f64::INFINITY;
-                    }
-                    m += 1;
-                    forecast::config_at(mo, &sc.tv, 0.0, dt * m as f64, &mut sc.offset);
-                }
-            };
-            sc.windows[k] = (lo, hi);
-        }
+        let (path, stop_now, tv) = (&sc.path_q, &mut sc.offset, &sc.tv);
+        let mut at = usize::MAX;
+        fill_windows(&mut sc.windows[..n], sc.t0, dt, rest, slack_s, |k, m| {
+            if at != m {
+                forecast::config_at(mo, tv, 0.0, dt * m as f64, stop_now);
+                at = m;
+            }
+            let target = &path[(k + 1) * dof..(k + 2) * dof];
+            (0..dof).any(|j| {
+                let d = path[last + j] - path[j];
+                let dir = if d > 0.0 {
+                    1.0
+                } else if d < 0.0 {
+                    -1.0
+                } else {
+                    0.0
+                };
+                dir * (stop_now[j] - target[j]) > 1e-12
+            })
+        });
     }
 
     /// The stopping path along the plan from plan time `s0`
@@ -299,26 +286,15 @@ impl Guard {
         // would braking at once (pace as measured, no catching up).
         let now = Along::new(plan, &st.rates, s0, mo.v, 0.0, None);
         let mut walk = now.walker();
-        let (mut m, mut s_m, mut stays) = (0usize, now.s0, sc.n_cfg <= 1);
-        for k in 0..sc.n_cfg {
-            let lo = if k == 0 { f64::NEG_INFINITY } else { sc.t0 + dt * (k - 1) as f64 };
-            let hi = if k + 1 >= sc.n_cfg || stays {
-                f64::INFINITY
-            } else {
-                loop {
-                    if s_m > sc.plan_s[k + 1] + 1e-12 {
-                        break sc.t0 + dt * m as f64 + seen;
-                    }
-                    if dt * m as f64 >= now.horizon_s {
-                        stays = true;
-                        break f64::INFINITY;
-                    }
-                    m += 1;
-                    s_m = walk.plan_time_at(plan, &st.rates, dt * m as f64);
-                }
-            };
-            sc.windows[k] = (lo, hi);
-        }
+        let (mut at, mut s_m) = (0usize, now.s0);
+        let plan_s = &sc.plan_s;
+        fill_windows(&mut sc.windows[..sc.n_cfg], sc.t0, dt, now.horizon_s, seen, |k, m| {
+            if at != m {
+                s_m = walk.plan_time_at(plan, &st.rates, dt * m as f64);
+                at = m;
+            }
+            s_m > plan_s[k + 1] + 1e-12
+        });
     }
 
     /// Each link's and self pair's inflation from the joints' half steps
@@ -378,5 +354,41 @@ impl Guard {
         }
         a.scratch.posed_q[..nq].copy_from_slice(&a.scratch.path_q[..nq]);
         a.scratch.posed_n = a.scratch.n_cfg;
+    }
+}
+
+/// Fills the time windows of a path's samples ([`ArmScratch::window`]),
+/// sampled every `dt` from `t0`: sample `k` from the time of sample `k − 1`
+/// (the path gets there no sooner) to the first time `m·dt` at which the
+/// stop at once is strictly past sample `k + 1` (`past(k, m)`, asked with
+/// `m` never decreasing), plus `slack_s`; open-ended once that stop has
+/// come to rest (`rest_s`) short of it.
+fn fill_windows(
+    windows: &mut [(f64, f64)],
+    t0: f64,
+    dt: f64,
+    rest_s: f64,
+    slack_s: f64,
+    mut past: impl FnMut(usize, usize) -> bool,
+) {
+    let n = windows.len();
+    let (mut m, mut stays) = (0usize, n <= 1);
+    for (k, w) in windows.iter_mut().enumerate() {
+        let lo = if k == 0 { f64::NEG_INFINITY } else { t0 + dt * (k - 1) as f64 };
+        let hi = if k + 1 >= n || stays {
+            f64::INFINITY
+        } else {
+            loop {
+                if past(k, m) {
+                    break t0 + dt * m as f64 + slack_s;
+                }
+                if dt * m as f64 >= rest_s {
+                    stays = true;
+                    break f64::INFINITY;
+                }
+                m += 1;
+            }
+        };
+        *w = (lo, hi);
     }
 }
