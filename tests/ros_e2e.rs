@@ -14,7 +14,9 @@
 //! A second run plays planned trajectories (`--scenario plans`): the right
 //! arm follows plans it published towards the standing left arm, one ending
 //! 5 cm short (not stopped; the same motion without the plan is), one that
-//! would meet it (stopped, exact gaps positive).
+//! would meet it (stopped, exact gaps positive); last, it is pushed to the
+//! clearance margin and given a plan away: it escapes (released within the
+//! hold time, before it moves, and never closer).
 
 mod common;
 
@@ -144,7 +146,7 @@ fn reach(arms: &Arms, left: f64, gap: f64) -> f64 {
 }
 
 #[test]
-fn over_dds_a_plan_ending_short_is_not_stopped_and_one_meeting_the_other_arm_is() {
+fn over_dds_a_plan_ending_short_is_not_stopped_one_meeting_the_other_arm_is_and_one_away_escapes() {
     let repo = common::repo();
     let cell = workcell::load(&repo.join("config/workcell.yaml")).unwrap();
     let arms = Arms::new(&cell);
@@ -152,9 +154,12 @@ fn over_dds_a_plan_ending_short_is_not_stopped_and_one_meeting_the_other_arm_is(
     let contact = reach(&arms, left, 0.0);
     let short = reach(&arms, left, 0.05);
     let meet = contact + 0.3;
-    println!("left pan {left}; right j1: 5 cm short at {short:.4}, contact at {contact:.4}, plan to {meet:.4}");
+    let margin_at = reach(&arms, left, 0.012);
+    println!(
+        "left pan {left}; right j1: 5 cm short at {short:.4}, contact at {contact:.4}, plan to {meet:.4}, 12 mm at {margin_at:.4}"
+    );
     let mut extra: Vec<String> = vec!["--scenario".into(), "plans".into()];
-    for (k, v) in [("--left-pan", left), ("--short", short), ("--meet", meet)] {
+    for (k, v) in [("--left-pan", left), ("--short", short), ("--meet", meet), ("--margin-at", margin_at)] {
         extra.push(k.into());
         extra.push(format!("{v}"));
     }
@@ -170,4 +175,13 @@ fn over_dds_a_plan_ending_short_is_not_stopped_and_one_meeting_the_other_arm_is(
     println!("least exact gap: plan ending short {on_short:.4} m, plan meeting {on_meet:.4} m");
     assert!((on_short - 0.05).abs() < 0.002, "the short plan's arm came to {on_short} m, not 5 cm");
     assert!(on_meet > 0.0, "the arms touched on the meeting plan (least exact gap {on_meet} m)");
+    // Stopped at the margin, given a plan away: released within the hold
+    // time, and never let closer than where it stood.
+    let (on_escape, at_margin) = (least_in("escape"), arms.gap(&q_left(left), &q_right(margin_at)));
+    let released = v["phases"]["escape"]["released_after_s"].as_f64().unwrap();
+    println!(
+        "escape: released {released:.3} s after its plan away; least exact gap {on_escape:.4} m from {at_margin:.4} m"
+    );
+    assert!(released <= cell.guard.release_hold_s, "released after {released} s, beyond release_hold_s");
+    assert!(on_escape >= at_margin - 1e-4, "let closer while escaping: {on_escape} m from {at_margin} m");
 }

@@ -205,9 +205,11 @@ class Peer:
                 self.vel[i] += dv
             self.pan[i] += self.vel[i] * dt
 
-    def run(self, seconds, until=None, target_vel=(0.0, 0.0), obey=True, publish=True, what="condition"):
+    def run(self, seconds, until=None, target_vel=(0.0, 0.0), obey=True, publish=True, what="condition", goal=None):
         """Plays joint states at RATE_HZ for up to `seconds`; returns when
-        `until()` holds (or after `seconds` when there is no condition)."""
+        `until()` holds (or after `seconds` when there is no condition).
+        With `goal` (pans), each arm heads there at up to SPEED, slowing
+        down at ACCEL to arrive, instead of keeping `target_vel`."""
         period = 1.0 / RATE_HZ
         end = time.time() + seconds
         nxt = time.time()
@@ -218,6 +220,12 @@ class Peer:
             # Move by the time that really passed, so that positions and
             # stamps agree as a real driver's do.
             now = time.time()
+            if goal is not None:
+                for i, g in enumerate(goal):  # arrived: at rest there
+                    if abs(g - self.pan[i]) < 1e-3 and abs(self.vel[i]) < 0.05:
+                        self.pan[i], self.vel[i] = g, 0.0
+                target_vel = tuple(math.copysign(min(SPEED, math.sqrt(2 * ACCEL * abs(g - x))), g - x)
+                                   for g, x in zip(goal, self.pan))
             self.tick(min(now - self.last_tick, 0.05), target_vel, obey)
             self.last_tick = now
             if publish:
@@ -313,6 +321,7 @@ def main():
     ap.add_argument("--left-pan", type=float, default=0.0)
     ap.add_argument("--short", type=float, default=0.0, help="right j1 where its plan ends short of the left arm")
     ap.add_argument("--meet", type=float, default=0.0, help="right j1 where its plan would meet the left arm")
+    ap.add_argument("--margin-at", type=float, default=0.0, help="right j1 within the clearance margin of the left arm")
     a = ap.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="wg_e2e_")
@@ -360,7 +369,7 @@ def scenario(p, log):
     # 2. Approach, obeying the stops.
     t_start = time.time()
     p.run(10, until=lambda: p.stop[1] and p.vel[0] == 0.0 and p.vel[1] == 0.0,
-          target_vel=(-SPEED, SPEED), obey=True, what="the right arm stopped (stop=true) and both arms at rest")
+          goal=(0.0, 0.0), obey=True, what="the right arm stopped (stop=true) and both arms at rest")
     expect(p.stop[1] is True, "the right arm's stop is not true")
     first = [t for (t, f) in p.stop_log[1] if f and t > t_start]
     expect(first, "no stop=true for the right arm during the approach")
@@ -526,7 +535,8 @@ def scenario_plans(p, log, a):
     planned_trajectory topic, then played as a controller would) that ends
     short of the left arm, decelerating at its maximum: not stopped. Then a
     plan that would meet it: stopped in time (the Rust test checks the
-    exact gaps of every published configuration)."""
+    exact gaps of every published configuration). Last, pushed to the
+    clearance margin and given a plan away: it escapes."""
     ph = log["phases"]
     t = p.t
     p.run(30, until=lambda: p.stop[0] is False and p.stop[1] is False, what="both stops false at the start")
@@ -538,7 +548,7 @@ def scenario_plans(p, log, a):
     def plan_state():
         return p.value("workcell_guard: arm_right", "plan") or ""
 
-    def follow(goal, label, publish=True):
+    def follow(goal, label, publish=True, wait_release=False):
         times, pos = trapezoid(p.pan[1], goal, PLAN_SPEED, RIGHT["decel"])
         q = p.q(1)
         pts = []
@@ -550,18 +560,28 @@ def scenario_plans(p, log, a):
                                               time_from_start=t.Duration(sec=sec, nanosec=int(round((tt - sec) * 1e9)))))
         traj = t.JointTrajectory(header=t.Header(), joint_names=RIGHT["names"], points=pts)
         end = time.time() + 10
-        while publish and time.time() < end and not plan_state().startswith("on plan"):
+        mine = f"{len(pts)} points, {times[-1]:.3f} s"  # this plan, not the last one, is the guard's
+
+        def taken():
+            return plan_state().startswith("on plan") and p.value("workcell_guard: arm_right", "planned_trajectory") == mine
+
+        while publish and time.time() < end and not taken():
             p.traj_right.write(traj)
             p.run(0.2)
-        expect(not publish or plan_state().startswith("on plan"), f"{label}: the plan was not taken: {plan_state()!r}")
+        expect(not publish or taken(), f"{label}: the plan was not taken: {plan_state()!r}")
         n0 = len(p.samples)
+        released = None
+        if wait_release:  # a controller that holds while its stop is true
+            t_taken = time.time()
+            p.run(10, until=lambda: p.stop[1] is False, what=f"{label}: released")
+            released = round(time.time() - t_taken, 3)
         p.follow, p.follow_t0, p.follow_braked = (times, pos), time.time(), False
         t_go = time.time()
         p.run(times[-1] + 3.0, until=lambda: (p.follow_braked and p.vel[1] == 0.0)
               or time.time() - t_go > times[-1] + 1.0, what=f"{label}: the right arm at rest")
         stops = [f for (tt, f) in p.stop_log[1] if f and tt >= t_go]
         result = {"stopped": bool(stops), "rest_j1": round(p.pan[1], 4), "samples": [n0, len(p.samples)],
-                  "plan_state": plan_state()}
+                  "plan_state": plan_state(), "released_after_s": released}
         p.follow = None
         p.vel[1] = 0.0
         return result
@@ -584,6 +604,19 @@ def scenario_plans(p, log, a):
     ph["meet"] = follow(a.meet, "plan meeting the other arm")
     expect(ph["meet"]["stopped"], f"not stopped on a plan that meets the other arm: {ph['meet']}")
     ph["rest_pans"] = [a.left_pan, p.pan[1]]
+    # Escape: jogged on (ignoring its stop) to the clearance margin, slowly,
+    # and left there: stopped. Given a plan back out, it is released at
+    # once, before it moves ("escaping"), and follows the plan out.
+    p.run(20, until=lambda: p.pan[1] >= a.margin_at, target_vel=(0.0, 0.1), obey=False, what="right arm at the margin")
+    p.pan[1], p.vel[1] = a.margin_at, 0.0
+    p.run(1.0)
+    expect(p.stop[1] is True, f"not stopped standing at the margin: {p.state()}")
+    p.seen.pop("workcell_guard: arm_right", None)
+    ph["escape"] = follow(-START, "plan away from the margin", wait_release=True)
+    said = [m for (lvl, m) in p.seen.get("workcell_guard: arm_right", []) if m.startswith("escaping")]
+    expect(said, f"no diagnostic said escaping: {sorted(set(m for _, m in p.seen.get('workcell_guard: arm_right', [])))}")
+    expect(not ph["escape"]["stopped"], f"stopped again while escaping: {ph['escape']}")
+    expect(abs(ph["escape"]["rest_j1"] + START) < 1e-3, f"did not follow the plan out: {ph['escape']}")
     p.node_alive = False
     p.node.send_signal(signal.SIGINT)
     p.node.wait(timeout=10)

@@ -423,7 +423,7 @@ fn an_arm_that_moves_on_after_holding_still_is_posed_anew() {
     // as implausible motion): the clearances and pairs must agree.
     let seen = |d: &Decision| match *d {
         Decision::Stop(s) => (s.clearance_m, s.pair),
-        Decision::Continue { clearance_m, pair } => (clearance_m, pair),
+        Decision::Continue { clearance_m, pair, .. } => (clearance_m, pair),
     };
     let judged = |g: &Guard| g.decisions().iter().map(seen).collect::<Vec<_>>();
     assert_eq!(judged(&moved), judged(&fresh), "a guard that saw the arm at a first judges b alike");

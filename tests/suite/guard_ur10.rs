@@ -126,24 +126,52 @@ fn a_still_robot_in_a_legal_pose_between_the_margins_starts_but_a_proximity_stop
     assert!(!last.is_stop(), "a still robot in a legal pose is released: {last:?}");
     // Moving the elbow on at 0.5 rad/s: a self-collision stop before the
     // pair comes within the clearance margin. Jogged on into the margin
-    // and back (ignoring the stop), then held still between the margins:
-    // the stop holds while the pair that caused it is the closest there.
-    let ramp = |g: &mut Guard, t: &mut f64, from: f64, to: f64| {
-        let n = ((to - from).abs() / 0.5 / 0.002).ceil() as usize;
-        (1..=n)
-            .map(|k| {
-                *t += 0.002;
-                let q = pose(from + (to - from) * k as f64 / n as f64);
-                g.step(*t, &Inputs::joints(&[JointStateIn { robot: 0, stamp_s: *t, positions: &q, velocities: None }]))
-                    .manipulators[0]
-            })
-            .collect::<Vec<_>>()
+    // (ignoring the stop) and held there: the stop holds. Jogged back out
+    // between the margins: released on the way, as an escape (moving away
+    // from the pair that stopped it), and still released standing there.
+    // Then a new approach, obeyed (the elbow halts at the stop): standing
+    // between the margins, the stop holds while the pair that caused it is
+    // the closest there.
+    // The elbow from `from` to `to`, speeding up at 3 rad/s² to 0.5 rad/s
+    // and slowing down to land there; obeying, it brakes at 5 rad/s² from
+    // the first stop on.
+    let ramp = |g: &mut Guard, t: &mut f64, from: f64, to: f64, obey: bool| {
+        let dir = (to - from).signum();
+        let (mut x, mut v, mut braking) = (from, 0.0f64, false);
+        let mut out = Vec::new();
+        loop {
+            *t += 0.002;
+            let left = (to - x) * dir;
+            v = if braking { (v - 5.0 * 0.002).max(0.0) } else { (v + 3.0 * 0.002).min((6.0 * left).sqrt()).min(0.5) };
+            let arrived = !braking && left <= v * 0.002;
+            x = if arrived { to } else { x + dir * v * 0.002 };
+            let q = pose(x);
+            let d = g
+                .step(*t, &Inputs::joints(&[JointStateIn { robot: 0, stamp_s: *t, positions: &q, velocities: None }]))
+                .manipulators[0];
+            out.push((x, d));
+            braking |= obey && d.is_stop();
+            if arrived || (braking && v == 0.0) {
+                return out;
+            }
+        }
     };
-    let d = ramp(&mut g, &mut t, legal, close);
-    let first = d.iter().find(|d| d.is_stop()).expect("stopped on the way");
+    let d = ramp(&mut g, &mut t, legal, close, false);
+    let first = d.iter().map(|x| x.1).find(|d| d.is_stop()).expect("stopped on the way");
     assert!(matches!(first, Decision::Stop(s) if s.reason == Reason::SelfCollision), "{first:?}");
-    ramp(&mut g, &mut t, close, band);
-    let d = hold_still(&mut g, &pose(band), &mut t, 1.5);
+    let d = hold_still(&mut g, &pose(close), &mut t, 0.5);
+    assert!(d.iter().all(|d| d.is_stop()), "released standing within the margin");
+    let d = ramp(&mut g, &mut t, close, band, false);
+    let go = d.iter().position(|x| !x.1.is_stop()).expect("released moving out");
+    assert!(matches!(d[go].1, Decision::Continue { escaping: true, .. }), "released, not as an escape: {:?}", d[go]);
+    assert!(d[go..].iter().all(|x| !x.1.is_stop()), "stopped again moving out");
+    let d = hold_still(&mut g, &pose(band), &mut t, 0.5);
+    assert!(d.iter().all(|d| !d.is_stop()), "stopped standing where it escaped to: {:?}", d.last());
+    let d = ramp(&mut g, &mut t, band, close, true);
+    let first = d.iter().map(|x| x.1).find(|d| d.is_stop()).expect("stopped approaching again");
+    assert!(matches!(first, Decision::Stop(s) if s.reason == Reason::SelfCollision), "{first:?}");
+    let at = d.last().unwrap().0;
+    let d = hold_still(&mut g, &pose(at), &mut t, 1.5);
     if std::env::var_os("WG_DEBUG").is_some() {
         for x in d.iter().step_by(25) {
             println!("{x:?}");
@@ -155,7 +183,7 @@ fn a_still_robot_in_a_legal_pose_between_the_margins_starts_but_a_proximity_stop
         "{:?}",
         d.last()
     );
-    ramp(&mut g, &mut t, band, legal);
+    ramp(&mut g, &mut t, at, legal, false);
     let d = hold_still(&mut g, &pose(legal), &mut t, 1.5);
     assert!(!d.last().unwrap().is_stop(), "released once clear: {:?}", d.last());
 }

@@ -13,6 +13,7 @@ mod alloc;
 mod bad_inputs;
 mod cli;
 mod coverage;
+mod escape;
 mod exact;
 mod field;
 mod fk_oracle;

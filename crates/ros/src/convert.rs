@@ -329,9 +329,9 @@ impl Names {
         s.hardware_id.push_str(self.robot(robot));
         s.message.clear();
         let (clearance, pair, ttc) = match d {
-            Decision::Continue { clearance_m, pair } => {
+            Decision::Continue { clearance_m, pair, escaping } => {
                 s.level = DiagnosticStatus::OK;
-                s.message.push_str("moving");
+                s.message.push_str(if *escaping { "escaping: moving away from what stopped it" } else { "moving" });
                 (*clearance_m, *pair, None)
             }
             Decision::Stop(st) => {
@@ -519,7 +519,7 @@ mod tests {
         let l0 = &cell.manipulators[0].robot.links[3].name;
         assert!(s.values[1].value.starts_with(&format!("{}/{l0} <-> ", cell.manipulators[0].name)), "{:?}", s.values);
         assert_eq!(s.values[2].value, "0.1200");
-        let go = Decision::Continue { clearance_m: 0.25, pair: None };
+        let go = Decision::Continue { clearance_m: 0.25, pair: None, escaping: false };
         assert!(!stop_flag(&go).data);
         names.fill_status(&mut s, 1, &go);
         assert_eq!(

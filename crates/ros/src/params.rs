@@ -26,6 +26,9 @@ pub struct NodeParams {
     /// `slow_down_m`: speed scaling falls from 1 to 0 as a robot's
     /// clearance beyond the release margin falls from this to 0, default 0.1.
     pub slow_down_m: f64,
+    /// `escape_speed_scaling`: the speed scaling of a robot released to
+    /// escape is at least this, default 0.25.
+    pub escape_speed_scaling: f64,
     /// `latch_stops`: a proximity stop (cell, robot, self) stays until the
     /// `~/reset_stop` service releases it, default false.
     pub latch_stops: bool,
@@ -64,6 +67,7 @@ impl Default for NodeParams {
             markers_hz: 10.0,
             latch_stops: false,
             slow_down_m: 0.1,
+            escape_speed_scaling: 0.25,
             stop_heartbeat_s: 1.0,
             shutdown_linger_s: 1.0,
             clearance_m: None,
@@ -220,6 +224,9 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("slow_down_m", range(1e-3, 2.0), "0.1", NextCycle,
         "Speed scaling rises from 0 to 1 over this much clearance beyond the release margin, m.",
         get: |p, c| p.slow_down_m, set: |p, v| p.slow_down_m = num(v)),
+    spec!("escape_speed_scaling", range(0.0, 1.0), "0.25", NextCycle,
+        "Speed scaling at least this while a robot escapes (stopped for proximity, released because its forecast moves it away from what stopped it).",
+        get: |p, c| p.escape_speed_scaling, set: |p, v| p.escape_speed_scaling = num(v)),
     spec!("stop_heartbeat_s", range(0.0, 60.0), "1", NextCycle,
         "A stop goes out when it changes and this often while it does not, s (0: every cycle).",
         get: |p, c| p.stop_heartbeat_s, set: |p, v| p.stop_heartbeat_s = num(v)),

@@ -15,6 +15,11 @@ pub struct Motion<'a> {
     pub v: &'a [f64],
     /// Acceleration estimate.
     pub a: &'a [f64],
+    /// The newest step moved along `v` at least half as far as `v` says
+    /// it would over that step: a velocity the positions bear out, not one
+    /// an estimate carries on after the motion ended (a fit's overshoot
+    /// once a robot has come to rest).
+    pub step_follows: bool,
 }
 
 /// Not enough samples yet to estimate motion.
@@ -302,7 +307,20 @@ impl Estimator {
         }
         let d = self.dof;
         let s = self.slot(self.count - 1);
-        Ok(Motion { stamp_s: self.stamps[s], q: &self.pos[s * d..(s + 1) * d], v: &self.out_v, a: &self.out_a })
+        let p = self.slot(self.count - 2);
+        let (mut along, mut want) = (0.0, 0.0);
+        for (j, &v) in self.out_v.iter().enumerate() {
+            along += (self.pos[s * d + j] - self.pos[p * d + j]) * v;
+            want += v * v;
+        }
+        let step_follows = along >= 0.5 * want * (self.stamps[s] - self.stamps[p]);
+        Ok(Motion {
+            stamp_s: self.stamps[s],
+            q: &self.pos[s * d..(s + 1) * d],
+            v: &self.out_v,
+            a: &self.out_a,
+            step_follows,
+        })
     }
 
     /// The running average of the five-point estimates into `out_v`, `out_a`.

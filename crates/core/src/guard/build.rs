@@ -198,6 +198,7 @@ fn build_arm(
             inflate: 0.0,
             bounds: [0.0; 6],
             present: false,
+            borne_out: false,
             problem: None,
             track: Track::NONE,
         },
@@ -216,6 +217,7 @@ fn build_arm(
             stopped: true,
             clear_since: None,
             cause: StopCause::Data,
+            escaping: false,
             prev_class_best: [f32::INFINITY; 3],
             est_period: 0.0,
             follow: Follow {

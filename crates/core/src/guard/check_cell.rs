@@ -81,22 +81,17 @@ impl Guard {
         let refine_ok = !self.field.has_sensed();
         for ri in 0..self.arms.len() {
             // Exact where the field could decide: within the margin for a
-            // moving robot (its stop), the release margin for a stopped one.
-            let refine_below = if self.arms[ri].state.stopped { release } else { margin };
+            // moving robot (its stop), the release margin for a stopped or
+            // escaping one. Escaping from the cell, everything within the
+            // release margin is recorded (`look`), not only the margin.
+            let escape = self.arms[ri].scratch.track.escape.target;
+            let refine_below = if self.arms[ri].state.stopped || escape.is_some() { release } else { margin };
+            let look = if escape == Some(Target::Cell) { release.max(margin) } else { margin };
             let n_cfg = self.arms[ri].scratch.n_cfg;
             if n_cfg == 0 || !part.arm(ri) {
                 continue;
             }
-            // Links no joint moves: once per change of the field or contacts.
-            if self.arms[ri].state.fixed_dirty || self.arms[ri].state.fixed_best.0.is_infinite() {
-                self.fixed_links_to_cell(ri, release);
-            }
-            let (fc, fl) = self.arms[ri].state.fixed_best;
-            if fc.is_finite() || fc.is_nan() || fc == f32::NEG_INFINITY {
-                let pair = (Body::Link { robot: ri as u16, link: fl as u16 }, Body::Cell);
-                Self::note(&mut self.arms[ri].scratch.track, fc, 0, pair, Reason::Cell, margin);
-                Self::note_class(&mut self.arms[ri].scratch.track, 0, fc, pair);
-            }
+            self.note_fixed_links(ri, margin, release);
             for bi in 0..n_cfg.div_ceil(BATCH) {
                 // One lookup per moving link and lane bounds all of the
                 // link's spheres there (DistanceField::clearance_bound).
@@ -139,7 +134,7 @@ impl Guard {
                 }
                 order.sort_unstable_by(|x, y| x.0.total_cmp(&y.0));
                 for &(bound, ki) in &order {
-                    if !every && bound > margin && bound >= self.arms[ri].scratch.track.best {
+                    if !every && bound > look && bound >= self.arms[ri].scratch.track.best {
                         break;
                     }
                     let (l, s, en) = self.arms[ri].model.ranges[ki as usize];
@@ -148,8 +143,7 @@ impl Guard {
                         let batch = &self.arms[ri].scratch.batches[bi];
                         let r = self.arms[ri].scratch.inflated_r[sl];
                         // Lanes past the last configuration repeat it.
-                        let skip_above =
-                            if every { f32::INFINITY } else { margin.max(self.arms[ri].scratch.track.best) };
+                        let skip_above = if every { f32::INFINITY } else { look.max(self.arms[ri].scratch.track.best) };
                         let (x, y, z) = (lanes(&batch.x, sl), lanes(&batch.y, sl), lanes(&batch.z, sl));
                         let lb = self.field.clearance_from(&anchors[ki as usize], [x, y, z], r);
                         // (A NaN bound would fail `>` and be looked up.)
@@ -165,7 +159,7 @@ impl Guard {
                             };
                         }
                         let lo = lane_c.iter().copied().fold(f32::INFINITY, f32::min);
-                        if !every && lo > margin && lo >= self.arms[ri].scratch.track.best {
+                        if !every && lo > look && lo >= self.arms[ri].scratch.track.best {
                             continue;
                         }
                         let pair = (Body::Link { robot: ri as u16, link: l as u16 }, Body::Cell);
@@ -189,6 +183,26 @@ impl Guard {
                 }
                 self.arms[ri].scratch.order = order;
                 self.arms[ri].scratch.anchors = anchors;
+            }
+        }
+    }
+
+    /// Notes robot `ri`'s links that no joint moves: their clearance to the
+    /// cell, recomputed once per change of the field or contacts, holds at
+    /// every sample.
+    fn note_fixed_links(&mut self, ri: usize, margin: f32, release: f32) {
+        if self.arms[ri].state.fixed_dirty || self.arms[ri].state.fixed_best.0.is_infinite() {
+            self.fixed_links_to_cell(ri, release);
+        }
+        let (fc, fl) = self.arms[ri].state.fixed_best;
+        if fc.is_finite() || fc.is_nan() || fc == f32::NEG_INFINITY {
+            let pair = (Body::Link { robot: ri as u16, link: fl as u16 }, Body::Cell);
+            let track = &mut self.arms[ri].scratch.track;
+            Self::note(track, fc, 0, pair, Reason::Cell, margin);
+            Self::note_class(track, 0, fc, pair);
+            if track.escape.target == Some(Target::Cell) {
+                // They stand there at every sample.
+                track.escape.take_samples(fc, 1, usize::MAX);
             }
         }
     }

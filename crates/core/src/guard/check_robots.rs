@@ -19,17 +19,43 @@ impl Find {
     const NONE: Find = Find { gap_m: f32::INFINITY, link_a: 0, link_b: 0, sample_a: usize::MAX, sample_b: usize::MAX };
 }
 
-/// What a robot-vs-robot check found: the least gap, and for each robot
-/// the earliest of its samples within the margin (with the least gap there).
+/// What a robot-vs-robot check found: the least gap, for each robot the
+/// earliest of its samples within the margin (with the least gap there),
+/// and for each robot the least gap at its first sample, over its later
+/// ones and at its last (an escape's evidence, [`Escape::take_robot`]).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct PairFinds {
     best: Find,
     first_a: Find,
     first_b: Find,
+    escape_a: [f32; 3],
+    escape_b: [f32; 3],
+    last: (usize, usize),
+}
+
+/// Takes a gap at sample `k` of a path whose last sample is `last` into
+/// (first, later, last) least gaps.
+#[inline]
+fn escape_gap(e: &mut [f32; 3], gap: f32, k: usize, last: usize) {
+    let i = if k == 0 { 0 } else { 1 };
+    e[i] = e[i].min(gap);
+    if k == last {
+        e[2] = e[2].min(gap);
+    }
 }
 
 impl PairFinds {
-    const NONE: PairFinds = PairFinds { best: Find::NONE, first_a: Find::NONE, first_b: Find::NONE };
+    /// Nothing found yet, for robots whose paths have `n_a` and `n_b` samples.
+    fn new(n_a: usize, n_b: usize) -> PairFinds {
+        PairFinds {
+            best: Find::NONE,
+            first_a: Find::NONE,
+            first_b: Find::NONE,
+            escape_a: [f32::INFINITY; 3],
+            escape_b: [f32::INFINITY; 3],
+            last: (n_a.saturating_sub(1), n_b.saturating_sub(1)),
+        }
+    }
 
     /// Takes one sphere pair's gap; `margin_m` is the clearance margin.
     #[inline]
@@ -37,6 +63,8 @@ impl PairFinds {
         if f.gap_m < self.best.gap_m {
             self.best = f;
         }
+        escape_gap(&mut self.escape_a, f.gap_m, f.sample_a, self.last.0);
+        escape_gap(&mut self.escape_b, f.gap_m, f.sample_b, self.last.1);
         if f.gap_m <= margin_m {
             let (a, b) = (&mut self.first_a, &mut self.first_b);
             if f.sample_a < a.sample_a || (f.sample_a == a.sample_a && f.gap_m < a.gap_m) {
@@ -53,6 +81,8 @@ impl PairFinds {
         if !(self.best.gap_m.is_finite() || self.best.gap_m.is_nan()) {
             return;
         }
+        arms[ia].scratch.track.escape.take_robot(ib as u16, self.escape_a);
+        arms[ib].scratch.track.escape.take_robot(ia as u16, self.escape_b);
         let link = |r: usize, l: u32| Body::Link { robot: r as u16, link: l as u16 };
         let (ra, rb) = (Reason::Robot { other: ib as u16 }, Reason::Robot { other: ia as u16 });
         let pair_a = |f: &Find| (link(ia, f.link_a), link(ib, f.link_b));
@@ -154,7 +184,7 @@ impl Guard {
                 if self.hash.is_empty() {
                     continue;
                 }
-                let mut finds = PairFinds::NONE;
+                let mut finds = PairFinds::new(a.scratch.n_cfg, b.scratch.n_cfg);
                 for bi in 0..b.scratch.n_cfg.div_ceil(BATCH) {
                     let batch = &b.scratch.batches[bi];
                     for sl in 0..b.model.slots {
@@ -218,7 +248,7 @@ impl Guard {
     pub(super) fn robots_all_pairs(&mut self, ia: usize, ib: usize, reach: f32, margin: f32) {
         let (a, b) = (&self.arms[ia], &self.arms[ib]);
         let nl = self.matrix.total_links();
-        let mut finds = PairFinds::NONE;
+        let mut finds = PairFinds::new(a.scratch.n_cfg, b.scratch.n_cfg);
         for bia in 0..a.scratch.n_cfg.div_ceil(BATCH) {
             let batch_a = &a.scratch.batches[bia];
             for sa in 0..a.model.slots {

@@ -11,6 +11,7 @@
 //!   [`CommandPolicy::stop_heartbeat_s`] while unchanged;
 //! - the speed scaling: 0 when stopped, rising to 1 over
 //!   [`CommandPolicy::slow_down_m`] of clearance beyond the release margin;
+//!   at least [`CommandPolicy::escape_scaling`] while escaping;
 //! - the controller's hold (an empty trajectory) and the cancel of its
 //!   action goals: on each new stop and every [`CommandPolicy::hold_period_s`]
 //!   / [`CommandPolicy::cancel_period_s`] while stopped.
@@ -27,6 +28,9 @@ pub struct CommandPolicy {
     /// Clearance beyond the release margin over which the speed scaling
     /// rises from 0 to 1, m (positive).
     pub slow_down_m: f64,
+    /// Speed scaling at least this while a robot escapes (released within
+    /// the release margin, moving away from what stopped it), 0..=1.
+    pub escape_scaling: f64,
     /// An unchanged stop flag is due again after this long, s (0: every
     /// cycle).
     pub stop_heartbeat_s: f64,
@@ -41,6 +45,7 @@ impl Default for CommandPolicy {
         CommandPolicy {
             latch_stops: false,
             slow_down_m: 0.3,
+            escape_scaling: 0.25,
             stop_heartbeat_s: 1.0,
             hold_period_s: 0.1,
             cancel_period_s: 1.0,
@@ -155,8 +160,9 @@ impl Supervision {
             self.sent = Some((c.stop, now_s));
         }
         c.speed_scaling = match d {
-            Decision::Continue { clearance_m, .. } if !c.stop => {
-                ((f64::from(*clearance_m) - release_m) / p.slow_down_m).clamp(0.0, 1.0)
+            Decision::Continue { clearance_m, escaping, .. } if !c.stop => {
+                let s = ((f64::from(*clearance_m) - release_m) / p.slow_down_m).clamp(0.0, 1.0);
+                if *escaping { s.max(p.escape_scaling.clamp(0.0, 1.0)) } else { s }
             }
             _ => 0.0,
         };

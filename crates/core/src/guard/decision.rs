@@ -150,6 +150,10 @@ pub enum Decision {
         clearance_m: f32,
         /// The pair that has it.
         pair: Option<(Body, Body)>,
+        /// Stopped for proximity, and released because its forecast takes
+        /// it away from what stopped it (the escape rule, in the guard's
+        /// `track` module): it may be within the margin of that, moving away.
+        escaping: bool,
     },
     /// Stop.
     Stop(Stop),

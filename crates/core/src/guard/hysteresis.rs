@@ -1,5 +1,7 @@
 //! Deciding: a robot's data problem or earliest conflict stops it; a
-//! stopped robot is released once nothing holds it for the hold time.
+//! stopped robot is released once nothing holds it for the hold time, or
+//! at once to escape (its forecast takes it away from what stopped it:
+//! [`track`](super::track)).
 
 use super::*;
 
@@ -22,15 +24,29 @@ impl Guard {
             a.state.stopped = true;
             a.state.clear_since = None;
             a.state.cause = StopCause::Data;
+            a.state.escaping = false;
             return stop(kind, reason, a);
         }
         if let Some(other) = unknown.filter(|&o| o as usize != ri) {
             a.state.stopped = true;
             a.state.clear_since = None;
             a.state.cause = StopCause::Data;
+            a.state.escaping = false;
             return stop(StopKind::Immediate, Reason::OtherRobotUnknown { other }, a);
         }
-        if a.scratch.track.conflict_k != usize::MAX {
+        // Stopped for proximity (or escaping already), and the forecast
+        // takes it away from what stopped it: it goes, at once.
+        let escape = (a.state.stopped || a.state.escaping) && a.scratch.track.escape.ok();
+        let conflict = a.scratch.track.conflict_k != usize::MAX;
+        if escape && (conflict || a.state.stopped) {
+            a.state.stopped = false;
+            a.state.clear_since = None;
+            a.state.escaping = true;
+            let t = &a.scratch.track;
+            return Decision::Continue { clearance_m: t.best, pair: t.best_pair, escaping: true };
+        }
+        a.state.escaping = escape;
+        if conflict {
             a.state.stopped = true;
             a.state.clear_since = None;
             a.state.cause = match a.scratch.track.conflict_pair {
@@ -67,6 +83,6 @@ impl Guard {
                 return stop(StopKind::OnPath, Reason::Holding { clear_for_s: 0.0 }, a);
             }
         }
-        Decision::Continue { clearance_m: a.scratch.track.best, pair: a.scratch.track.best_pair }
+        Decision::Continue { clearance_m: a.scratch.track.best, pair: a.scratch.track.best_pair, escaping: escape }
     }
 }

@@ -19,12 +19,12 @@
 //!    released after `guard.release_hold_s` in which nothing is within the
 //!    margin, the pair that caused a proximity stop is no longer the
 //!    closest of its kind within `margins.release_m`, and nothing within
-//!    that margin gets closer.
+//!    that margin gets closer; or at once, escaping, while its forecast
+//!    takes it away from what stopped it (`track`).
 //!
-//! The robot-vs-robot check is over swept volumes, not time-matched: any
-//! sample of one robot against any sample of the other. That holds whatever
-//! the two robots' stamps and latencies are, at the price of stopping some
-//! crossings that timing would have separated.
+//! The robot-vs-robot check compares samples of two robots only where
+//! their time windows overlap ([`Guard::set_time_matched`]; off, the swept
+//! volumes whole).
 //!
 //! Allowed contacts (a gripper and its workpiece) are pairs the check skips;
 //! they can be set and broken at run time ([`Guard::allow_contact`],
@@ -38,7 +38,7 @@
 //!
 //! The stages live in files of their own: [`decision`](self) types in and
 //! out, `build`, `prepare`, `check_cell`, `check_self`, `check_robots`,
-//! `contacts`, `hysteresis`, [`command`].
+//! `contacts`, `hysteresis`, `track`, [`command`].
 //!
 //! `cycle` allocates nothing; the same inputs give the same decisions.
 
@@ -53,6 +53,7 @@ mod hysteresis;
 pub mod matrix;
 mod plans;
 mod prepare;
+mod track;
 
 use command::Supervision;
 pub use command::{Command, CommandPolicy, StopSource};
@@ -71,6 +72,8 @@ use crate::platen::{Answer, BitAllocator, UnitStatus};
 pub use matrix::{CollisionMatrix, PairClass};
 use plans::Follow;
 pub use plans::{PLAN_ABANDON_S, PLAN_WINDOW_S};
+use track::{APPROACH_EPS_M, Escape, StopCause, Target, Track, class_of};
+pub use track::{ESCAPE_MIN_M, ESCAPE_MIN_ON_PLAN_M};
 
 /// The [`BATCH`] lanes of slot `i` in a batch array.
 #[inline(always)]
@@ -78,64 +81,10 @@ fn lanes(v: &[f32], i: usize) -> &[f32; BATCH] {
     v[i * BATCH..(i + 1) * BATCH].try_into().expect("batch arrays hold whole slots")
 }
 
-/// The least clearance of a cycle and its earliest conflict.
-#[derive(Clone, Copy, Debug)]
-struct Track {
-    best: f32,
-    best_pair: Option<(Body, Body)>,
-    conflict_k: usize,
-    conflict_clearance: f32,
-    conflict_pair: Option<(Body, Body)>,
-    conflict_reason: Reason,
-    /// The least clearance of each class: the cell, its own links, other
-    /// robots ([`class_of`]).
-    class_best: [f32; 3],
-    /// The pair that has it.
-    class_pair: [Option<(Body, Body)>; 3],
-}
-
-/// What a proximity reason is measured against: 0 the cell, 1 the robot's
-/// own links, 2 other robots.
-fn class_of(r: Reason) -> usize {
-    match r {
-        Reason::Cell => 0,
-        Reason::SelfCollision => 1,
-        _ => 2,
-    }
-}
-
-/// What started a robot's current stop, for the release decision.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum StopCause {
-    /// Missing, stale, refused or too few joint states (its own or another
-    /// robot's): nothing came close.
-    Data,
-    /// A forecast conflict of this pair, of this class ([`class_of`]).
-    Proximity(usize, (Body, Body)),
-}
-
-/// A class's clearance counts as getting smaller when it falls by more
-/// than this between cycles, m (joint-state noise of a robot holding still
-/// moves its spheres by far less).
-const APPROACH_EPS_M: f32 = 1e-4;
-
 /// A joint estimated faster than this many times its URDF velocity limit
 /// stops its robot as [`Reason::ImplausibleMotion`] (controllers keep
 /// within the limit; estimates overshoot it a little on real timing).
 pub const IMPLAUSIBLE_SPEED_FACTOR: f64 = 1.5;
-
-impl Track {
-    const NONE: Track = Track {
-        best: f32::INFINITY,
-        best_pair: None,
-        conflict_k: usize::MAX,
-        conflict_clearance: f32::INFINITY,
-        conflict_pair: None,
-        conflict_reason: Reason::Cell,
-        class_best: [f32::INFINITY; 3],
-        class_pair: [None; 3],
-    };
-}
 
 /// One robot's part of the guard.
 #[derive(Clone, Debug)]
@@ -224,6 +173,9 @@ struct ArmScratch {
     inflate: f32,
     bounds: [f32; 6],
     present: bool,
+    /// An escape may be judged: on plan, or the newest step bears out the
+    /// velocity estimate ([`forecast::Motion::step_follows`]).
+    borne_out: bool,
     problem: Option<(Reason, StopKind)>,
     track: Track,
 }
@@ -242,6 +194,8 @@ struct ArmState {
     clear_since: Option<f64>,
     /// What started the current stop.
     cause: StopCause,
+    /// Released to move away from that cause ([`track`]'s escape).
+    escaping: bool,
     /// Each class's least clearance in the previous cycle.
     prev_class_best: [f32; 3],
     /// Their least clearance to the cell and which link has it.
@@ -346,6 +300,7 @@ impl Guard {
             a.state.stopped = true;
             a.state.clear_since = None;
             a.state.cause = StopCause::Data;
+            a.state.escaping = false;
         }
     }
 
@@ -649,6 +604,11 @@ impl Guard {
         let mut unknown = None;
         for ri in 0..self.arms.len() {
             self.prepare(ri, now_s);
+            let a = &mut self.arms[ri];
+            let judged = (a.state.stopped || a.state.escaping) && a.scratch.borne_out;
+            let target = judged.then(|| Target::of(a.state.cause)).flatten();
+            let on_plan = matches!(a.state.follow.state, PlanState::On { .. });
+            a.scratch.track.escape = Escape::start(target, a.scratch.n_cfg, on_plan, self.margins.release_m as f32);
             if !self.arms[ri].scratch.present && unknown.is_none() {
                 unknown = Some(ri as u16);
             }
@@ -665,35 +625,6 @@ impl Guard {
     fn dirty_fixed(&mut self) {
         for a in &mut self.arms {
             a.state.fixed_dirty = true;
-        }
-    }
-
-    /// Records a clearance found at sample `k`: the least one, and the
-    /// earliest sample within the margin `m`.
-    #[inline]
-    fn note(a: &mut Track, clearance: f32, k: usize, pair: (Body, Body), reason: Reason, margin: f32) {
-        if clearance < a.best || clearance.is_nan() {
-            a.best = clearance;
-            a.best_pair = Some(pair);
-        }
-        if !matches!(clearance.partial_cmp(&margin), Some(std::cmp::Ordering::Greater))
-            && (k < a.conflict_k || (k == a.conflict_k && clearance < a.conflict_clearance))
-        {
-            a.conflict_k = k;
-            a.conflict_clearance = clearance;
-            a.conflict_pair = Some(pair);
-            a.conflict_reason = reason;
-        }
-    }
-
-    /// Records the least clearance of a group of samples for its class
-    /// ([`class_of`]): called once per link pair, not per sample, off the
-    /// innermost loops.
-    #[inline]
-    fn note_class(a: &mut Track, c: usize, clearance: f32, pair: (Body, Body)) {
-        if clearance < a.class_best[c] || clearance.is_nan() {
-            a.class_best[c] = clearance;
-            a.class_pair[c] = Some(pair);
         }
     }
 }

@@ -14,6 +14,7 @@ impl Guard {
         a.scratch.n_cfg = 0;
         a.scratch.inflate = 0.0;
         a.scratch.present = a.state.est.count() > 0;
+        a.scratch.borne_out = false;
         let dof = a.model.decel.len();
         // A state refused since the last cycle names the stop; then the
         // refusal still standing (no state accepted since); then silence
@@ -60,6 +61,7 @@ impl Guard {
                 let seen = period + age.max(0.0);
                 a.scratch.t0 = mo.stamp_s;
                 let on = Self::follow_plan(&mut a.state.follow, mo.q, now_s);
+                a.scratch.borne_out = on.is_some() || mo.step_follows;
                 match on {
                     Some(s0) => Self::forecast_on_plan(
                         &a.model,

@@ -218,6 +218,7 @@ pub fn policy_of(p: &NodeParams) -> CommandPolicy {
     CommandPolicy {
         latch_stops: p.latch_stops,
         slow_down_m: p.slow_down_m,
+        escape_scaling: p.escape_speed_scaling,
         stop_heartbeat_s: p.stop_heartbeat_s,
         ..CommandPolicy::default()
     }

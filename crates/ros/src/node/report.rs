@@ -241,7 +241,7 @@ impl GuardNode {
             let n = slots.len();
             let ok = io.has_q && io.poser.pose(&io.q, &mut io.posed).is_ok();
             let (colour, pair) = match decisions[r] {
-                Decision::Continue { clearance_m, pair } => {
+                Decision::Continue { clearance_m, pair, .. } => {
                     (if (clearance_m as f64) > t.release_m { GREEN } else { AMBER }, pair)
                 }
                 Decision::Stop(s) => (if s.pair.is_some() { RED } else { AMBER }, s.pair),
