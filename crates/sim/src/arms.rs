@@ -24,8 +24,7 @@
 use workcell_guard_core::cell::{BodyRef, Obstacle, Workcell};
 use workcell_guard_core::field::DistanceField;
 use workcell_guard_core::frame::Frame;
-use workcell_guard_core::guard::PlanState;
-use workcell_guard_core::guard::{Command, Guard, GuardError, JointStateIn, Reason, Scope};
+use workcell_guard_core::guard::{Command, Decision, Guard, GuardError, JointStateIn, PlanState, Reason, Scope};
 use workcell_guard_core::model::coverage::Rng;
 use workcell_guard_core::model::{PosedSpheres, SpherePoser};
 
@@ -145,6 +144,10 @@ pub struct SimReport {
     pub stopped_s: f64,
     /// Arm-seconds slowed (speed scaling below 1, not stopped).
     pub slowed_s: f64,
+    /// Arm-seconds released to escape (moving away from what stopped it).
+    pub escaping_s: f64,
+    /// Times a stopped arm was released to escape.
+    pub escapes: usize,
     /// Episodes in which every arm reached every goal.
     pub finished: usize,
     /// Episodes cut off at their time limit (three times the unguarded
@@ -183,6 +186,8 @@ impl SimReport {
         }
         self.stopped_s += o.stopped_s;
         self.slowed_s += o.slowed_s;
+        self.escaping_s += o.escaping_s;
+        self.escapes += o.escapes;
         self.finished += o.finished;
         self.stalled += o.stalled;
         self.makespan_s += o.makespan_s;
@@ -539,13 +544,20 @@ impl Sim {
                 let _ = self.guard.ingest(t, &s);
             }
             // The node's cycle: the arms obey the published stop flags.
-            let commands: Vec<Command> = self.guard.cycle(t, Scope::All).commands.to_vec();
+            let out = self.guard.cycle(t, Scope::All);
+            let commands: Vec<Command> = out.commands.to_vec();
+            let escaping: Vec<bool> =
+                out.manipulators.iter().map(|d| matches!(d, Decision::Continue { escaping: true, .. })).collect();
             rep.guard_time_s += started.elapsed().as_secs_f64();
             rep.cycles += 1;
             for r in 0..n {
                 let stop = commands[r].stop;
                 arms[r].scaling = if self.opts.obey_scaling { commands[r].speed_scaling } else { 1.0 };
                 if moving {
+                    if escaping[r] {
+                        rep.escaping_s += dt;
+                        rep.escapes += usize::from(was_stopped[r]);
+                    }
                     if stop {
                         rep.stopped_s += dt;
                     } else if arms[r].scaling < 1.0 && !arms[r].done() {

@@ -54,10 +54,12 @@ impl SimReport {
         );
         let _ = writeln!(
             o,
-            "time stopped {:.1} s, slowed {:.1} s (arm-seconds); makespan {:.3} × unguarded over {} finished \
-             episodes, {} stalled",
+            "time stopped {:.1} s, slowed {:.1} s, escaping {:.1} s (arm-seconds; {} escapes); makespan {:.3} × \
+             unguarded over {} finished episodes, {} stalled",
             self.stopped_s,
             self.slowed_s,
+            self.escaping_s,
+            self.escapes,
             self.makespan_ratio(),
             self.finished,
             self.stalled
