@@ -31,6 +31,8 @@ pub(super) struct PairFinds {
     escape_a: [f32; 3],
     escape_b: [f32; 3],
     last: (usize, usize),
+    /// Either robot escapes from the other: the escape gaps are wanted.
+    watch: bool,
 }
 
 /// Takes a gap at sample `k` of a path whose last sample is `last` into
@@ -45,8 +47,12 @@ fn escape_gap(e: &mut [f32; 3], gap: f32, k: usize, last: usize) {
 }
 
 impl PairFinds {
-    /// Nothing found yet, for robots whose paths have `n_a` and `n_b` samples.
-    fn new(n_a: usize, n_b: usize) -> PairFinds {
+    /// Nothing found yet, for arms `ia` and `ib`.
+    fn new(arms: &[Arm], ia: usize, ib: usize) -> PairFinds {
+        let (a, b) = (&arms[ia].scratch, &arms[ib].scratch);
+        let (n_a, n_b) = (a.n_cfg, b.n_cfg);
+        let watch = a.track.escape.target == Some(Target::Robot(ib as u16))
+            || b.track.escape.target == Some(Target::Robot(ia as u16));
         PairFinds {
             best: Find::NONE,
             first_a: Find::NONE,
@@ -54,6 +60,7 @@ impl PairFinds {
             escape_a: [f32::INFINITY; 3],
             escape_b: [f32::INFINITY; 3],
             last: (n_a.saturating_sub(1), n_b.saturating_sub(1)),
+            watch,
         }
     }
 
@@ -63,8 +70,10 @@ impl PairFinds {
         if f.gap_m < self.best.gap_m {
             self.best = f;
         }
-        escape_gap(&mut self.escape_a, f.gap_m, f.sample_a, self.last.0);
-        escape_gap(&mut self.escape_b, f.gap_m, f.sample_b, self.last.1);
+        if self.watch {
+            escape_gap(&mut self.escape_a, f.gap_m, f.sample_a, self.last.0);
+            escape_gap(&mut self.escape_b, f.gap_m, f.sample_b, self.last.1);
+        }
         if f.gap_m <= margin_m {
             let (a, b) = (&mut self.first_a, &mut self.first_b);
             if f.sample_a < a.sample_a || (f.sample_a == a.sample_a && f.gap_m < a.gap_m) {
@@ -184,7 +193,7 @@ impl Guard {
                 if self.hash.is_empty() {
                     continue;
                 }
-                let mut finds = PairFinds::new(a.scratch.n_cfg, b.scratch.n_cfg);
+                let mut finds = PairFinds::new(&self.arms, ia, ib);
                 for bi in 0..b.scratch.n_cfg.div_ceil(BATCH) {
                     let batch = &b.scratch.batches[bi];
                     for sl in 0..b.model.slots {
@@ -248,7 +257,7 @@ impl Guard {
     pub(super) fn robots_all_pairs(&mut self, ia: usize, ib: usize, reach: f32, margin: f32) {
         let (a, b) = (&self.arms[ia], &self.arms[ib]);
         let nl = self.matrix.total_links();
-        let mut finds = PairFinds::new(a.scratch.n_cfg, b.scratch.n_cfg);
+        let mut finds = PairFinds::new(&self.arms, ia, ib);
         for bia in 0..a.scratch.n_cfg.div_ceil(BATCH) {
             let batch_a = &a.scratch.batches[bia];
             for sa in 0..a.model.slots {
