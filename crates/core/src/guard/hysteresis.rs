@@ -34,9 +34,10 @@ impl Guard {
             a.state.escaping = false;
             return stop(StopKind::Immediate, Reason::OtherRobotUnknown { other }, a);
         }
-        // Stopped for proximity (or escaping already), and the forecast
-        // takes it away from what stopped it: it goes, at once.
-        let escape = (a.state.stopped || a.state.escaping) && a.scratch.track.escape.ok();
+        // Stopped for proximity (or escaping already: only then does the
+        // escape have a target), and the forecast takes it away from what
+        // stopped it: it goes, at once.
+        let escape = a.scratch.track.escape.ok();
         let conflict = a.scratch.track.conflict_k != usize::MAX;
         if escape && (conflict || a.state.stopped) {
             a.state.stopped = false;
