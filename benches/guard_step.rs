@@ -74,6 +74,7 @@ fn main() {
     // 4 × 4 × 2 m at 2 cm; 7 intervals = 8 configurations per stopping path.
     cell.voxel_grid.dims = [200, 200, 100];
     cell.guard.max_path_samples = 7;
+    cell.guard.near_path_samples = 7;
     let cache = tempfile::tempdir().unwrap();
     let mut s = Sim::new(cell.clone(), SimOptions::default(), Some(cache.path())).unwrap();
     let start = s.clear_start(&mut Rng::new(3)).expect("a clear start for four arms");

@@ -141,6 +141,9 @@ struct SimulateArgs {
     /// Override guard.max_path_samples.
     #[arg(long)]
     max_path_samples: Option<usize>,
+    /// Override guard.near_path_samples (raised to the cap when below it).
+    #[arg(long)]
+    near_path_samples: Option<usize>,
     /// Platen episodes (when the cell has a platen): its units move to
     /// random poses under the allocator.
     #[arg(long, default_value_t = 20)]
@@ -224,6 +227,10 @@ fn simulate(a: &SimulateArgs) -> Result<(), AnyError> {
     if let Some(n) = a.max_path_samples {
         cell.guard.max_path_samples = n.clamp(1, 1024);
     }
+    if let Some(n) = a.near_path_samples {
+        cell.guard.near_path_samples = n.clamp(1, 1024);
+    }
+    cell.guard.near_path_samples = cell.guard.near_path_samples.max(cell.guard.max_path_samples);
     let opts = SimOptions {
         goals: a.goals,
         plans: a.plans,
@@ -390,8 +397,13 @@ fn check(path: &std::path::Path) -> Result<(), AnyError> {
     }
     let gs = &wc.guard;
     println!(
-        "\nguard: watchdog {} s, release after {} s clear by {} m, velocity filter window {}, at most {} samples per stopping path",
-        gs.watchdog_s, gs.release_hold_s, wc.margins.release_m, gs.velocity_filter_window, gs.max_path_samples
+        "\nguard: watchdog {} s, release after {} s clear by {} m, velocity filter window {}, at most {} samples per stopping path ({} near something)",
+        gs.watchdog_s,
+        gs.release_hold_s,
+        wc.margins.release_m,
+        gs.velocity_filter_window,
+        gs.max_path_samples,
+        gs.near_path_samples
     );
     let start = std::time::Instant::now();
     let cache = dds::default_cache_dir();

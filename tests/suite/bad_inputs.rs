@@ -349,3 +349,29 @@ fn acceleration_limits_stop_modes_and_the_fit_window_are_checked() {
     let (e, _) = workcell_error(&format!("{base}guard: {{velocity_fit_window_s: 2.0}}\n"));
     assert_eq!(invalid_key(&e).0, "guard.velocity_fit_window_s");
 }
+
+#[test]
+fn the_finer_sampling_near_something_is_checked_against_the_cap() {
+    let base = common::minimal_workcell(&arm7());
+    let dir = tempfile::tempdir().unwrap();
+    // Defaults: 64, and 512 near something.
+    let wc = workcell::load(&write(dir.path(), "ok.yaml", &base)).unwrap();
+    assert_eq!((wc.guard.max_path_samples, wc.guard.near_path_samples), (64, 512));
+    // A cap above the default near count raises it with the cap.
+    let wc =
+        workcell::load(&write(dir.path(), "cap.yaml", &format!("{base}guard: {{max_path_samples: 700}}\n"))).unwrap();
+    assert_eq!((wc.guard.max_path_samples, wc.guard.near_path_samples), (700, 700));
+    let wc = workcell::load(&write(
+        dir.path(),
+        "both.yaml",
+        &format!("{base}guard: {{max_path_samples: 16, near_path_samples: 128}}\n"),
+    ))
+    .unwrap();
+    assert_eq!((wc.guard.max_path_samples, wc.guard.near_path_samples), (16, 128));
+    // Fewer near something than the cap is refused, naming both.
+    let (e, _) = workcell_error(&format!("{base}guard: {{max_path_samples: 64, near_path_samples: 32}}\n"));
+    assert_eq!(invalid_key(&e), ("guard.near_path_samples", "32"));
+    assert!(e.to_string().contains("guard.max_path_samples (64)"), "{e}");
+    let (e, _) = workcell_error(&format!("{base}guard: {{near_path_samples: 5000}}\n"));
+    assert_eq!(invalid_key(&e).0, "guard.near_path_samples");
+}

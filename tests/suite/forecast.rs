@@ -320,3 +320,47 @@ fn a_fit_over_tens_of_milliseconds_tolerates_positions_that_lag_their_stamps() {
     }
     assert_eq!(e.motion().unwrap().a[0], 2.0);
 }
+
+#[test]
+fn a_fit_sees_a_joint_set_off_from_rest_at_once() {
+    // At rest for 0.2 s, then off at 7 rad/s² from the stamp of the last
+    // sample at rest. The fit's window still holds the rest; the estimate
+    // must not lag the start (it is what a released robot does).
+    let (a, dt, t_rest) = (7.0, 0.002, 0.2);
+    let mut e = Estimator::new(2, 1, false).with_fit_window(0.05);
+    e.set_accel_limits(&[10.0, 10.0]);
+    let mut k = 0;
+    let mut worst = 0.0f64;
+    loop {
+        let t = k as f64 * dt;
+        let u = (t - t_rest).max(0.0);
+        e.push(t, &[0.3 + 0.5 * a * u * u, -1.0], None).unwrap();
+        k += 1;
+        if t > t_rest + 0.03 {
+            break;
+        }
+        let Ok(m) = e.motion() else { continue };
+        // Joint 1 never moves: exactly still.
+        assert_eq!((m.v[1], m.a[1]), (0.0, 0.0));
+        if u > 0.0 {
+            let (v_true, v) = (a * u, m.v[0]);
+            assert!(v >= v_true - 1e-9, "at {u:.3} s after the start: {v} < {v_true}");
+            assert!(m.a[0] >= a - 1e-6, "at {u:.3} s: acceleration {} < {a}", m.a[0]);
+            worst = worst.max((v - v_true).abs());
+        } else {
+            assert_eq!(m.v[0], 0.0);
+        }
+    }
+    assert!(worst < 1e-9, "a start from rest at constant acceleration is exact: {worst}");
+    // Once the rest has left the window the fit alone stands (exact for
+    // constant acceleration too).
+    for _ in 0..40 {
+        let t = k as f64 * dt;
+        let u = t - t_rest;
+        e.push(t, &[0.3 + 0.5 * a * u * u, -1.0], None).unwrap();
+        k += 1;
+    }
+    let m = e.motion().unwrap();
+    let u = m.stamp_s - t_rest;
+    assert!((m.v[0] - a * u).abs() < 1e-6, "{} vs {}", m.v[0], a * u);
+}

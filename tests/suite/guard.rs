@@ -396,6 +396,22 @@ fn closed_loop_arms_never_touch_anything() {
     assert_eq!(total.contacts(), 0, "{total:?}");
 }
 
+/// Three arms, the episode where two arms stopped for each other were
+/// released in the same cycle and set off toward each other: the fitted
+/// velocity lagged their start from rest, and they met (1 mm deep) before
+/// their stops took hold. Estimated from the rest they left, they are
+/// stopped in time.
+#[test]
+fn arms_released_together_toward_each_other_are_stopped_in_time() {
+    let cell = sim::cell_with_arms(sample_cell(), 3);
+    let mut s = Sim::new(cell, SimOptions::default(), Some(cache_dir())).unwrap();
+    let r = s.episode(825);
+    assert_eq!(r.episodes, 1, "{r:?}");
+    assert!(r.stops > 0, "the episode stops arms: {r:?}");
+    assert_eq!(r.contacts(), 0, "{r:?}");
+    assert!(r.min_clearance_m > 0.01, "{r:?}");
+}
+
 #[test]
 fn an_arm_that_moves_on_after_holding_still_is_posed_anew() {
     // A still arm's poses are kept from cycle to cycle; once it stands

@@ -130,6 +130,12 @@ pub struct GuardSettings {
     /// Most configurations checked along one robot's stopping path per
     /// cycle; a path that needs more is checked with inflated spheres.
     pub max_path_samples: usize,
+    /// Most configurations for a robot that came near something: where
+    /// `max_path_samples` binds and the robot's least clearance last cycle
+    /// was within the release margin plus twice its inflation, its path is
+    /// sampled again at up to this many (finer samples, less inflation,
+    /// fewer stops for nothing). At least `max_path_samples`.
+    pub near_path_samples: usize,
     /// Random configurations sampled per robot (and per robot pair) for the
     /// automatic collision matrix.
     pub matrix_samples: usize,
@@ -146,6 +152,7 @@ impl Default for GuardSettings {
             velocity_filter_window: 1,
             velocity_fit_window_s: 0.05,
             max_path_samples: 64,
+            near_path_samples: 512,
             matrix_samples: 5000,
             matrix_never_slack_m: 0.05,
         }

@@ -31,6 +31,11 @@ pub struct WarmingUp {
     pub need: usize,
 }
 
+/// A joint's step between two joint states of at most this much (rad or m)
+/// counts as standing still: a fitted estimate starts over from the
+/// newest such step ([`Estimator::motion`]).
+pub const REST_STEP: f64 = 1e-6;
+
 /// Most samples a fitted estimate uses (the newest ones within its window).
 pub const FIT_CAP: usize = 128;
 
@@ -297,6 +302,7 @@ impl Estimator {
         if self.estimated != self.count {
             if self.fit_window_s > 0.0 {
                 self.fit();
+                self.onset();
             } else {
                 self.differences();
             }
@@ -321,6 +327,49 @@ impl Estimator {
             a: &self.out_a,
             step_follows,
         })
+    }
+
+    /// A fit lags a joint that sets off from rest: over its window it still
+    /// sees the samples at rest. Where the joint stood still (a step of at
+    /// most [`REST_STEP`]) within the window and has moved since, its
+    /// motion since that rest, taken as constant acceleration from it
+    /// (`v = 2Δq/Δt`, `a = 2Δq/Δt²`, exact for such a start), stands
+    /// instead of the fit wherever it is faster or speeds up harder. A
+    /// joint in motion all through the window keeps the fit (noise in
+    /// moving positions does not enter).
+    fn onset(&mut self) {
+        let d = self.dof;
+        let newest = self.count - 1;
+        let s0 = self.slot(newest);
+        let t0 = self.stamps[s0];
+        for j in 0..d {
+            let q0 = self.pos[s0 * d + j];
+            // The newest sample reached by a still step, within the window.
+            let mut k = newest;
+            let mut rest = None;
+            while k >= 1 && newest - k < self.cap - 1 && t0 - self.stamps[self.slot(k)] <= self.fit_window_s {
+                let (sk, sp) = (self.slot(k), self.slot(k - 1));
+                if (self.pos[sk * d + j] - self.pos[sp * d + j]).abs() <= REST_STEP {
+                    rest = Some(sk);
+                    break;
+                }
+                k -= 1;
+            }
+            let Some(r) = rest else { continue };
+            let (dq, dt) = (q0 - self.pos[r * d + j], t0 - self.stamps[r]);
+            if k == newest || dt <= 0.0 || dq == 0.0 {
+                continue;
+            }
+            let (v, a) = (2.0 * dq / dt, 2.0 * dq / (dt * dt));
+            let vf = self.out_v[j];
+            if v.abs() > vf.abs() || v * vf < 0.0 {
+                self.out_v[j] = v;
+            }
+            let af = self.out_a[j];
+            if a.abs() > af.abs() || a * af < 0.0 {
+                self.out_a[j] = a;
+            }
+        }
     }
 
     /// The running average of the five-point estimates into `out_v`, `out_a`.

@@ -10,7 +10,7 @@ impl Guard {
         let posers: Vec<SpherePoser> =
             cell.manipulators.iter().map(|spec| SpherePoser::new(&spec.robot, &spec.spheres, spec.base)).collect();
         let settings = cell.guard;
-        let max_cfg = (settings.max_path_samples + 1).div_ceil(BATCH) * BATCH;
+        let max_cfg = (settings.max_path_samples.max(settings.near_path_samples) + 1).div_ceil(BATCH) * BATCH;
         let mut arms = Vec::new();
         let mut r_max = 0.0f32;
         let mut max_items = 0;

@@ -174,6 +174,9 @@ impl Guard {
                 if !overlap {
                     continue;
                 }
+                self.arms[ia].scratch.track.robot_near = true;
+                self.arms[ib].scratch.track.robot_near = true;
+                let (a, b) = (&self.arms[ia], &self.arms[ib]);
                 if self.all_pairs {
                     self.robots_all_pairs(ia, ib, reach, margin);
                     continue;

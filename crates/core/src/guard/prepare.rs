@@ -8,7 +8,10 @@ impl Guard {
     pub(super) fn prepare(&mut self, ri: usize, now_s: f64) {
         let settings = self.settings;
         let step_m = self.margins.clearance_m;
+        let release = self.margins.release_m as f32;
         let a = &mut self.arms[ri];
+        // What last cycle found decides whether this one samples finer.
+        let (last_class, last_robot_near) = (a.scratch.track.class_best, a.scratch.track.robot_near);
         a.scratch.track = Track::NONE;
         a.scratch.problem = None;
         a.scratch.n_cfg = 0;
@@ -62,29 +65,24 @@ impl Guard {
                 a.scratch.t0 = mo.stamp_s;
                 let on = Self::follow_plan(&mut a.state.follow, mo.q, now_s);
                 a.scratch.borne_out = on.is_some() || mo.step_follows;
-                match on {
-                    Some(s0) => Self::forecast_on_plan(
-                        &a.model,
-                        &mut a.scratch,
-                        &a.state.follow,
-                        &mo,
-                        s0,
-                        react,
-                        seen,
-                        step_m,
-                        settings.max_path_samples,
-                    ),
-                    None => Self::forecast_extrapolated(
-                        &a.model,
-                        &mut a.scratch,
-                        &mo,
-                        react,
-                        seen,
-                        step_m,
-                        settings.max_path_samples,
-                    ),
+                let cap = settings.max_path_samples;
+                Self::forecast(&a.model, &mut a.scratch, &a.state.follow, &mo, on, react, seen, step_m, cap);
+                // Where the cap binds, a robot that came near something last
+                // cycle is sampled again, finer (less inflation): near the
+                // cell or a robot within the release margin plus this
+                // path's inflation, near its own links within the release
+                // margin, or within reach of another robot's path box.
+                // Judged from last cycle's outcome, so every way of
+                // splitting a cycle samples alike.
+                let near = settings.near_path_samples;
+                let [cell, own, robots] = last_class;
+                let close = last_robot_near
+                    || cell.min(robots) <= release + a.scratch.inflate
+                    || own <= release
+                    || own.is_nan();
+                if near > cap && a.scratch.n_cfg > cap && (close || cell.is_nan() || robots.is_nan()) {
+                    Self::forecast(&a.model, &mut a.scratch, &a.state.follow, &mo, on, react, seen, step_m, near);
                 }
-                Self::inflate_from_steps(&a.model, &mut a.scratch, dof);
             }
             other => {
                 if let Err(w) = other
@@ -113,6 +111,27 @@ impl Guard {
             }
         }
         Self::pose_path(a, dof);
+    }
+
+    /// The stopping path, on plan from plan time `on` or by extrapolation,
+    /// at most `cap` intervals, with its inflation.
+    #[allow(clippy::too_many_arguments)]
+    fn forecast(
+        model: &ArmModel,
+        sc: &mut ArmScratch,
+        follow: &Follow,
+        mo: &forecast::Motion<'_>,
+        on: Option<f64>,
+        react: f64,
+        seen: f64,
+        step_m: f64,
+        cap: usize,
+    ) {
+        match on {
+            Some(s0) => Self::forecast_on_plan(model, sc, follow, mo, s0, react, seen, step_m, cap),
+            None => Self::forecast_extrapolated(model, sc, mo, react, seen, step_m, cap),
+        }
+        Self::inflate_from_steps(model, sc, model.decel.len());
     }
 
     /// Tracks the robot along its plan from its newest configuration `q`:

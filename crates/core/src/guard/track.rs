@@ -30,6 +30,9 @@ pub(super) struct Track {
     pub(super) class_pair: [Option<(Body, Body)>; 3],
     /// The escape evidence (no target: not looked for).
     pub(super) escape: Escape,
+    /// Some of its spheres came within reach of another robot's path box
+    /// (a robot check looked at sphere pairs).
+    pub(super) robot_near: bool,
 }
 
 impl Track {
@@ -43,6 +46,7 @@ impl Track {
         class_best: [f32::INFINITY; 3],
         class_pair: [None; 3],
         escape: Escape::NONE,
+        robot_near: false,
     };
 }
 

@@ -268,6 +268,20 @@ fn guard_settings(cx: &Ctx, g: Option<&RawGuard>) -> Result<GuardSettings, Confi
     if let Some(v) = g.max_path_samples {
         s.max_path_samples = bounded(cx, "guard.max_path_samples", v, 1, 1024)?;
     }
+    match g.near_path_samples {
+        Some(v) => {
+            s.near_path_samples = bounded(cx, "guard.near_path_samples", v, 1, 1024)?;
+            if s.near_path_samples < s.max_path_samples {
+                return Err(cx.invalid(
+                    "guard.near_path_samples",
+                    v,
+                    format!("must be at least guard.max_path_samples ({})", s.max_path_samples),
+                ));
+            }
+        }
+        // Unset: the default, or the cap itself when that is higher.
+        None => s.near_path_samples = s.near_path_samples.max(s.max_path_samples),
+    }
     if let Some(v) = g.matrix_samples {
         s.matrix_samples = bounded(cx, "guard.matrix_samples", v, 100, 1_000_000)?;
     }

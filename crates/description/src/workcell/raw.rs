@@ -36,6 +36,8 @@ pub(crate) struct RawGuard {
     #[serde(default)]
     pub max_path_samples: Option<i64>,
     #[serde(default)]
+    pub near_path_samples: Option<i64>,
+    #[serde(default)]
     pub matrix_samples: Option<i64>,
     #[serde(default)]
     pub matrix_never_slack_m: Option<f64>,
