@@ -70,6 +70,10 @@ pub struct Estimator {
     /// `out_v` and `out_a` hold the estimate at this many samples (0: none),
     /// so a cycle with no new sample does not estimate again.
     estimated: usize,
+    /// Per joint, the stamp and position of the newest sample it reached by
+    /// a still step (at most [`REST_STEP`]); `-∞`: none since the reset.
+    rest_stamp: Vec<f64>,
+    rest_pos: Vec<f64>,
 }
 
 /// Derivative weights at `t[0]` of the polynomial through
@@ -117,6 +121,8 @@ impl Estimator {
             out_a: vec![0.0; dof],
             fit_r: vec![0.0; 3 * dof],
             estimated: 0,
+            rest_stamp: vec![f64::NEG_INFINITY; dof],
+            rest_pos: vec![0.0; dof],
         }
     }
 
@@ -162,6 +168,7 @@ impl Estimator {
     pub fn reset(&mut self) {
         self.count = 0;
         self.estimated = 0;
+        self.rest_stamp.fill(f64::NEG_INFINITY);
     }
 
     /// Samples accepted since the last reset.
@@ -241,6 +248,15 @@ impl Estimator {
         let i = self.count;
         let s = self.slot(i);
         let d = self.dof;
+        if i > 0 {
+            let p = self.slot(i - 1);
+            for (j, &x) in q.iter().enumerate() {
+                if (x - self.pos[p * d + j]).abs() <= REST_STEP {
+                    self.rest_stamp[j] = stamp_s;
+                    self.rest_pos[j] = x;
+                }
+            }
+        }
         self.stamps[s] = stamp_s;
         self.pos[s * d..(s + 1) * d].copy_from_slice(q);
         self.count += 1;
@@ -339,25 +355,16 @@ impl Estimator {
     /// moving positions does not enter).
     fn onset(&mut self) {
         let d = self.dof;
-        let newest = self.count - 1;
-        let s0 = self.slot(newest);
+        let s0 = self.slot(self.count - 1);
         let t0 = self.stamps[s0];
         for j in 0..d {
-            let q0 = self.pos[s0 * d + j];
-            // The newest sample reached by a still step, within the window.
-            let mut k = newest;
-            let mut rest = None;
-            while k >= 1 && newest - k < self.cap - 1 && t0 - self.stamps[self.slot(k)] <= self.fit_window_s {
-                let (sk, sp) = (self.slot(k), self.slot(k - 1));
-                if (self.pos[sk * d + j] - self.pos[sp * d + j]).abs() <= REST_STEP {
-                    rest = Some(sk);
-                    break;
-                }
-                k -= 1;
+            // At rest right now, or no rest within the window: the fit.
+            let (tr, qr) = (self.rest_stamp[j], self.rest_pos[j]);
+            if tr >= t0 || t0 - tr > self.fit_window_s {
+                continue;
             }
-            let Some(r) = rest else { continue };
-            let (dq, dt) = (q0 - self.pos[r * d + j], t0 - self.stamps[r]);
-            if k == newest || dt <= 0.0 || dq == 0.0 {
+            let (dq, dt) = (self.pos[s0 * d + j] - qr, t0 - tr);
+            if dq == 0.0 {
                 continue;
             }
             let (v, a) = (2.0 * dq / dt, 2.0 * dq / (dt * dt));
