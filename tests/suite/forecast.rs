@@ -364,3 +364,60 @@ fn a_fit_sees_a_joint_set_off_from_rest_at_once() {
     let u = m.stamp_s - t_rest;
     assert!((m.v[0] - a * u).abs() < 1e-6, "{} vs {}", m.v[0], a * u);
 }
+
+#[test]
+fn a_fit_told_to_expect_a_change_follows_a_braking_joint_set_going_again() {
+    // Braking at 6 rad/s² from −2 rad/s, then (released) speeding up
+    // again the same way at 6 rad/s² from `t_k`. Over its whole window the
+    // fit reads the joint as coasting for tens of milliseconds; told to
+    // expect the change, it follows from half a window on.
+    let (a, dt, t_k) = (6.0, 0.002, 0.2);
+    let v0 = -2.0;
+    let v_k = v0 + a * t_k;
+    let v_true = |t: f64| if t < t_k { v0 + a * t } else { v_k - a * (t - t_k) };
+    let q_true = |t: f64| {
+        if t < t_k {
+            v0 * t + 0.5 * a * t * t
+        } else {
+            v0 * t_k + 0.5 * a * t_k * t_k + v_k * (t - t_k) - 0.5 * a * (t - t_k) * (t - t_k)
+        }
+    };
+    let (window, until) = (0.05, t_k + 0.08);
+    let mut told = Estimator::new(1, 1, false).with_fit_window(window);
+    let mut plain = Estimator::new(1, 1, false).with_fit_window(window);
+    for e in [&mut told, &mut plain] {
+        e.set_accel_limits(&[10.0]);
+    }
+    let mut lag_seen = 0.0f64;
+    for k in 0..200 {
+        let t = k as f64 * dt;
+        for e in [&mut told, &mut plain] {
+            e.push(t, &[q_true(t)], None).unwrap();
+        }
+        if (t - t_k).abs() < 1e-9 {
+            told.expect_change(until);
+        }
+        let (Ok(m), Ok(p)) = (told.motion().map(|m| (m.v[0], m.a[0])), plain.motion().map(|m| (m.v[0], m.a[0]))) else {
+            continue;
+        };
+        let u = t - t_k;
+        if u >= NEWER + 1e-9 && t <= until {
+            // The newer half of the window lies after the change: exact.
+            assert!((m.0 - v_true(t)).abs() < 1e-6, "at {u:.3} s: {} vs {}", m.0, v_true(t));
+            assert!((m.1 + a).abs() < 1e-5, "at {u:.3} s: acceleration {}", m.1);
+            lag_seen = lag_seen.max(p.0 - v_true(t));
+        }
+        if u > 0.0 && u < NEWER {
+            // Between: never slower than the whole window's fit.
+            assert!(m.0 <= p.0 + 1e-12, "at {u:.3} s: {} slower than {}", m.0, p.0);
+        }
+        if t > until {
+            // No change expected any more: the whole window again.
+            assert_eq!(m, p, "at {t:.3} s");
+        }
+    }
+    assert!(lag_seen > 0.05, "the whole window's fit must lag here for the test to mean anything: {lag_seen}");
+}
+
+/// The newer part of a 50 ms window, s.
+const NEWER: f64 = 0.05 * forecast::NEWER_FRACTION;

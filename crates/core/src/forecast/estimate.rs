@@ -43,6 +43,12 @@ pub const FIT_CAP: usize = 128;
 /// rates the window stretches to hold them).
 pub const FIT_MIN: usize = 12;
 
+/// While a change of motion is expected ([`Estimator::expect_change`]), a
+/// fit is also made over this fraction of its window (the newest samples,
+/// at least [`FIT_MIN`]): it follows a change of acceleration in about
+/// this fraction of the time the whole window takes.
+pub const NEWER_FRACTION: f64 = 0.5;
+
 /// Ring buffer of one robot's joint states with the derivative estimates.
 #[derive(Clone, Debug)]
 pub struct Estimator {
@@ -67,6 +73,12 @@ pub struct Estimator {
     out_a: Vec<f64>,
     /// Scratch of the fit: three sums per joint.
     fit_r: Vec<f64>,
+    /// Up to this stamp the motion may change at any moment
+    /// ([`Estimator::expect_change`]); −∞: not expected.
+    change_until_s: f64,
+    /// The fit over the newer part of the window ([`NEWER_FRACTION`]).
+    newer_v: Vec<f64>,
+    newer_a: Vec<f64>,
     /// `out_v` and `out_a` hold the estimate at this many samples (0: none),
     /// so a cycle with no new sample does not estimate again.
     estimated: usize,
@@ -120,6 +132,9 @@ impl Estimator {
             out_v: vec![0.0; dof],
             out_a: vec![0.0; dof],
             fit_r: vec![0.0; 3 * dof],
+            change_until_s: f64::NEG_INFINITY,
+            newer_v: vec![0.0; dof],
+            newer_a: vec![0.0; dof],
             estimated: 0,
             rest_stamp: vec![f64::NEG_INFINITY; dof],
             rest_pos: vec![0.0; dof],
@@ -169,6 +184,20 @@ impl Estimator {
         self.count = 0;
         self.estimated = 0;
         self.rest_stamp.fill(f64::NEG_INFINITY);
+        self.change_until_s = f64::NEG_INFINITY;
+    }
+
+    /// Tells the estimator that the motion may change at any moment up to
+    /// the stamp `until_s` (the guard has just released the robot: its
+    /// controller goes on from braking or rest, after its own latency).
+    /// Until then a fitted estimate also fits the newer part of its window
+    /// and takes, per joint, whichever is the more dangerous
+    /// ([`NEWER_FRACTION`]); from then on, the whole window again.
+    pub fn expect_change(&mut self, until_s: f64) {
+        if until_s > self.change_until_s {
+            self.change_until_s = until_s;
+            self.estimated = 0;
+        }
     }
 
     /// Samples accepted since the last reset.
@@ -317,7 +346,16 @@ impl Estimator {
         }
         if self.estimated != self.count {
             if self.fit_window_s > 0.0 {
-                self.fit();
+                let watch = self.stamps[self.slot(self.count - 1)] <= self.change_until_s;
+                if watch {
+                    self.fit(NEWER_FRACTION * self.fit_window_s);
+                    self.newer_v.copy_from_slice(&self.out_v);
+                    self.newer_a.copy_from_slice(&self.out_a);
+                }
+                self.fit(self.fit_window_s);
+                if watch {
+                    self.newer();
+                }
                 self.onset();
             } else {
                 self.differences();
@@ -343,6 +381,31 @@ impl Estimator {
             a: &self.out_a,
             step_follows,
         })
+    }
+
+    /// A fit over the whole window lags a change of acceleration by about
+    /// half the window: a joint braking and then set going again reads as
+    /// coasting for tens of milliseconds while it speeds up. While a change
+    /// is expected, the fit over the newer part of the window stands
+    /// instead, per joint, wherever it is the more dangerous: faster (or
+    /// the other way), and then whichever acceleration speeds that velocity
+    /// up the more. Where the motion kept one acceleration all through the
+    /// window both fits agree (exactly, for exact stamps); the newer one's
+    /// extra noise only ever lengthens the stopping path, and only for as
+    /// long as the change is expected.
+    fn newer(&mut self) {
+        for j in 0..self.dof {
+            let (vf, vn) = (self.out_v[j], self.newer_v[j]);
+            if vn.abs() > vf.abs() || vn * vf < 0.0 {
+                self.out_v[j] = vn;
+            }
+            let (af, an) = (self.out_a[j], self.newer_a[j]);
+            let v = self.out_v[j];
+            let harder = if v == 0.0 { an.abs() > af.abs() } else { an * v.signum() > af * v.signum() };
+            if harder {
+                self.out_a[j] = an;
+            }
+        }
     }
 
     /// A fit lags a joint that sets off from rest: over its window it still
@@ -430,14 +493,14 @@ impl Estimator {
     /// reported and `a` the slope of a line through the reported ones.
     /// Differences from the newest sample keep a joint holding still at
     /// exactly zero. No allocation.
-    fn fit(&mut self) {
+    fn fit(&mut self, window_s: f64) {
         let d = self.dof;
         let newest = self.count - 1;
         let s0 = self.slot(newest);
         let t0 = self.stamps[s0];
         let avail = self.count.min(self.cap);
         let mut n = 0;
-        while n < avail && (n < FIT_MIN || t0 - self.stamps[self.slot(newest - n)] <= self.fit_window_s) {
+        while n < avail && (n < FIT_MIN || t0 - self.stamps[self.slot(newest - n)] <= window_s) {
             n += 1;
         }
         // τ scaled to about −1..0 for conditioning.

@@ -16,8 +16,12 @@
 //!   window ([`Estimator::with_fit_window`], what the guard uses by
 //!   default), a least-squares quadratic over the window replaces the
 //!   differences: stamps that are off by a fraction of the sample period no
-//!   longer multiply into the speed. Accelerations are bounded by the
-//!   joints' limits ([`Estimator::set_accel_limits`]).
+//!   longer multiply into the speed. A joint setting off from rest is
+//!   estimated from that rest; after a release the guard tells the
+//!   estimator to expect a change ([`Estimator::expect_change`]), and the
+//!   fit over the newer half of the window stands where it is the more
+//!   dangerous. Accelerations are bounded by the joints' limits
+//!   ([`Estimator::set_accel_limits`]).
 //! - Each sample is validated before it enters the buffer: a non-finite,
 //!   repeated or older stamp, a wrong count or a non-finite value is refused
 //!   with a [`SampleError`] and the buffer is left as it was.
@@ -41,7 +45,7 @@ mod estimate;
 pub mod track;
 
 use crate::model::{JointKind, Robot, SphereModel};
-pub use estimate::{Estimator, FIT_CAP, FIT_MIN, Motion, WarmingUp, backward_weights};
+pub use estimate::{Estimator, FIT_CAP, FIT_MIN, Motion, NEWER_FRACTION, WarmingUp, backward_weights};
 
 /// Samples in the backward-difference stencil.
 pub const STENCIL: usize = 5;

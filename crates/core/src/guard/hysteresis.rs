@@ -6,7 +6,26 @@
 use super::*;
 
 impl Guard {
+    /// Decides for one robot. A robot released (stopped, now not) goes on
+    /// from braking or rest after its controller's latency: its estimator
+    /// is told to expect that change for that latency plus one fit window
+    /// ([`Estimator::expect_change`]), so the estimate follows the new
+    /// acceleration at once instead of half a window late.
     pub(super) fn decide(&mut self, ri: usize, now_s: f64, release: f32, unknown: Option<u16>) -> Decision {
+        let was = self.arms[ri].state.stopped;
+        let d = self.decide_state(ri, now_s, release, unknown);
+        let a = &mut self.arms[ri];
+        if was
+            && !a.state.stopped
+            && let Some(last) = a.state.est.last_stamp()
+        {
+            let span = (now_s - last).max(0.0) + a.model.reaction_s + self.settings.velocity_fit_window_s;
+            a.state.est.expect_change(last + span);
+        }
+        d
+    }
+
+    fn decide_state(&mut self, ri: usize, now_s: f64, release: f32, unknown: Option<u16>) -> Decision {
         let hold = self.settings.release_hold_s;
         let a = &mut self.arms[ri];
         let stop = |kind, reason, a: &Arm| {
