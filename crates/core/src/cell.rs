@@ -130,10 +130,11 @@ pub struct GuardSettings {
     /// Most configurations checked along one robot's stopping path per
     /// cycle; a path that needs more is checked with inflated spheres.
     pub max_path_samples: usize,
-    /// Most configurations for a robot that came near something: where
-    /// `max_path_samples` binds and the robot's least clearance last cycle
-    /// was within the release margin plus twice its inflation, its path is
-    /// sampled again at up to this many (finer samples, less inflation,
+    /// Most configurations for a robot that came near something last cycle
+    /// (the cell or a robot within the release margin plus its inflation,
+    /// its own links within the release margin, or its path box within
+    /// reach of another robot's): where `max_path_samples` binds, its path
+    /// is sampled again at up to this many (finer samples, less inflation,
     /// fewer stops for nothing). At least `max_path_samples`.
     pub near_path_samples: usize,
     /// Random configurations sampled per robot (and per robot pair) for the

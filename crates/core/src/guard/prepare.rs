@@ -75,12 +75,13 @@ impl Guard {
                 // Judged from last cycle's outcome, so every way of
                 // splitting a cycle samples alike.
                 let near = settings.near_path_samples;
+                let within = |c: f32, reach: f32| c <= reach || c.is_nan();
                 let [cell, own, robots] = last_class;
                 let close = last_robot_near
-                    || cell.min(robots) <= release + a.scratch.inflate
-                    || own <= release
-                    || own.is_nan();
-                if near > cap && a.scratch.n_cfg > cap && (close || cell.is_nan() || robots.is_nan()) {
+                    || within(cell, release + a.scratch.inflate)
+                    || within(robots, release + a.scratch.inflate)
+                    || within(own, release);
+                if near > cap && a.scratch.n_cfg > cap && close {
                     Self::forecast(&a.model, &mut a.scratch, &a.state.follow, &mo, on, react, seen, step_m, near);
                 }
             }

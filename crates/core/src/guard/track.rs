@@ -30,8 +30,8 @@ pub(super) struct Track {
     pub(super) class_pair: [Option<(Body, Body)>; 3],
     /// The escape evidence (no target: not looked for).
     pub(super) escape: Escape,
-    /// Some of its spheres came within reach of another robot's path box
-    /// (a robot check looked at sphere pairs).
+    /// Its path box came within reach of another robot's (a robot check
+    /// went on to the spheres).
     pub(super) robot_near: bool,
 }
 
