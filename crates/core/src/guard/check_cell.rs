@@ -75,7 +75,10 @@ impl Guard {
         best
     }
 
-    pub(super) fn check_field(&mut self, margin: f32, release: f32, part: Part) {
+    with_avx2!(pub(super) fn check_field = check_field_avx2_fma / check_field_impl(margin: f32, release: f32, part: Part));
+
+    #[inline(always)]
+    fn check_field_impl(&mut self, margin: f32, release: f32, part: Part) {
         // Read once: the reference mode looks every sphere up.
         let every = self.every_sphere;
         let refine_ok = !self.field.has_sensed();

@@ -157,7 +157,10 @@ impl ArmScratch {
 }
 
 impl Guard {
-    pub(super) fn check_robots(&mut self, margin: f32, release: f32, part: Part) {
+    with_avx2!(pub(super) fn check_robots = check_robots_avx2_fma / check_robots_impl(margin: f32, release: f32, part: Part));
+
+    #[inline(always)]
+    fn check_robots_impl(&mut self, margin: f32, release: f32, part: Part) {
         let n = self.arms.len();
         for ia in 0..n {
             for ib in (ia + 1)..n {

@@ -4,7 +4,10 @@
 use super::*;
 
 impl Guard {
-    pub(super) fn check_self(&mut self, margin: f32, release: f32, part: Part) {
+    with_avx2!(pub(super) fn check_self = check_self_avx2_fma / check_self_impl(margin: f32, release: f32, part: Part));
+
+    #[inline(always)]
+    fn check_self_impl(&mut self, margin: f32, release: f32, part: Part) {
         let nl = self.matrix.total_links();
         for ri in 0..self.arms.len() {
             let a = &mut self.arms[ri];

@@ -42,6 +42,29 @@
 //!
 //! `cycle` allocates nothing; the same inputs give the same decisions.
 
+/// A method that runs its `#[inline(always)]` body compiled for AVX2 and
+/// FMA when the CPU has them (the lanes of a batch then fill one 256-bit
+/// register), else as compiled for the baseline. Floating-point results do
+/// not differ: Rust never contracts `a * b + c` into an FMA by itself.
+macro_rules! with_avx2 {
+    ($vis:vis fn $name:ident = $avx:ident / $body:ident($($arg:ident: $ty:ty),*)) => {
+        $vis fn $name(&mut self, $($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+                // SAFETY: the function only requires the CPU features checked just above.
+                return unsafe { self.$avx($($arg),*) };
+            }
+            self.$body($($arg),*)
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,fma")]
+        fn $avx(&mut self, $($arg: $ty),*) {
+            self.$body($($arg),*)
+        }
+    };
+}
+
 mod build;
 mod check_cell;
 mod check_robots;
