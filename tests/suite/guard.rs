@@ -403,13 +403,20 @@ fn closed_loop_arms_never_touch_anything() {
 /// stopped in time.
 #[test]
 fn arms_released_together_toward_each_other_are_stopped_in_time() {
-    let cell = sim::cell_with_arms(sample_cell(), 3);
-    let mut s = Sim::new(cell, SimOptions::default(), Some(cache_dir())).unwrap();
-    let r = s.episode(825);
-    assert_eq!(r.episodes, 1, "{r:?}");
+    let r = episode_without_contact(3, 825);
     assert!(r.stops > 0, "the episode stops arms: {r:?}");
-    assert_eq!(r.contacts(), 0, "{r:?}");
     assert!(r.min_clearance_m > 0.01, "{r:?}");
+}
+
+/// One simulated episode of the sample cell with `arms` arms: it ran, and
+/// no two bodies touched.
+fn episode_without_contact(arms: usize, seed: u64) -> sim::SimReport {
+    let cell = sim::cell_with_arms(sample_cell(), arms);
+    let mut s = Sim::new(cell, SimOptions::default(), Some(cache_dir())).unwrap();
+    let r = s.episode(seed);
+    assert_eq!(r.episodes, 1, "{r:?}");
+    assert_eq!(r.contacts(), 0, "{r:?}");
+    r
 }
 
 /// Found at 10,000 episodes (2 arms, seed 9269): arm 0, stopped for arm 1
@@ -420,12 +427,8 @@ fn arms_released_together_toward_each_other_are_stopped_in_time() {
 /// follows the new acceleration and the stop comes in time.
 #[test]
 fn an_arm_released_while_it_still_brakes_is_stopped_in_time_when_it_speeds_up_again() {
-    let cell = sim::cell_with_arms(sample_cell(), 2);
-    let mut s = Sim::new(cell, SimOptions::default(), Some(cache_dir())).unwrap();
-    let r = s.episode(9269);
-    assert_eq!(r.episodes, 1, "{r:?}");
+    let r = episode_without_contact(2, 9269);
     assert!(r.escapes > 0, "the episode releases an arm to escape: {r:?}");
-    assert_eq!(r.contacts(), 0, "{r:?}");
     assert!(r.min_clearance_m > 0.0, "{r:?}");
 }
 
