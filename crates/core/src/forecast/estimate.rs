@@ -395,16 +395,8 @@ impl Estimator {
     /// long as the change is expected.
     fn newer(&mut self) {
         for j in 0..self.dof {
-            let (vf, vn) = (self.out_v[j], self.newer_v[j]);
-            if vn.abs() > vf.abs() || vn * vf < 0.0 {
-                self.out_v[j] = vn;
-            }
-            let (af, an) = (self.out_a[j], self.newer_a[j]);
-            let v = self.out_v[j];
-            let harder = if v == 0.0 { an.abs() > af.abs() } else { an * v.signum() > af * v.signum() };
-            if harder {
-                self.out_a[j] = an;
-            }
+            let (vn, an) = (self.newer_v[j], self.newer_a[j]);
+            more_dangerous(&mut self.out_v[j], &mut self.out_a[j], vn, an);
         }
     }
 
@@ -413,8 +405,8 @@ impl Estimator {
     /// most [`REST_STEP`]) within the window and has moved since, its
     /// motion since that rest, taken as constant acceleration from it
     /// (`v = 2Δq/Δt`, `a = 2Δq/Δt²`, exact for such a start), stands
-    /// instead of the fit wherever it is faster or speeds up harder. A
-    /// joint in motion all through the window keeps the fit (noise in
+    /// instead of the fit wherever it is more dangerous
+    /// ([`more_dangerous`]; `v` and `a` share a sign here). A joint in motion all through the window keeps the fit (noise in
     /// moving positions does not enter).
     fn onset(&mut self) {
         let d = self.dof;
@@ -431,14 +423,7 @@ impl Estimator {
                 continue;
             }
             let (v, a) = (2.0 * dq / dt, 2.0 * dq / (dt * dt));
-            let vf = self.out_v[j];
-            if v.abs() > vf.abs() || v * vf < 0.0 {
-                self.out_v[j] = v;
-            }
-            let af = self.out_a[j];
-            if a.abs() > af.abs() || a * af < 0.0 {
-                self.out_a[j] = a;
-            }
+            more_dangerous(&mut self.out_v[j], &mut self.out_a[j], v, a);
         }
     }
 
@@ -548,6 +533,64 @@ impl Estimator {
                 self.out_v[j] = 0.0;
                 self.out_a[j] = 0.0;
             }
+        }
+    }
+}
+
+/// Replaces an estimate `(v, a)` of one joint by another, `(vn, an)`,
+/// wherever that is the more dangerous: its velocity where faster or the
+/// other way, then whichever acceleration speeds the chosen velocity up
+/// the more (the larger magnitude when it is 0). The velocity kept is
+/// never slower, and the acceleration kept never brakes it harder, than
+/// the first estimate's.
+fn more_dangerous(v: &mut f64, a: &mut f64, vn: f64, an: f64) {
+    if vn.abs() > v.abs() || vn * *v < 0.0 {
+        *v = vn;
+    }
+    let harder = if *v == 0.0 { an.abs() > a.abs() } else { an * v.signum() > *a * v.signum() };
+    if harder {
+        *a = an;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::more_dangerous;
+    use proptest::prelude::*;
+
+    fn pick(v: f64, a: f64, vn: f64, an: f64) -> (f64, f64) {
+        let (mut v, mut a) = (v, a);
+        more_dangerous(&mut v, &mut a, vn, an);
+        (v, a)
+    }
+
+    #[test]
+    fn the_faster_or_opposing_velocity_and_the_harder_acceleration_stand() {
+        // Faster wins; braking loses to speeding up along the chosen velocity.
+        assert_eq!(pick(0.2, -1.0, 0.3, 2.0), (0.3, 2.0));
+        // Slower loses, but its acceleration speeds the kept velocity up more.
+        assert_eq!(pick(0.3, -1.0, 0.2, 0.5), (0.3, 0.5));
+        // The other way round wins even when slower; of two accelerations
+        // that both brake it, the one braking it less stands.
+        assert_eq!(pick(0.3, 1.0, -0.1, 2.0), (-0.1, 1.0));
+        // At rest: the larger acceleration either way.
+        assert_eq!(pick(0.0, 0.5, 0.0, -2.0), (0.0, -2.0));
+        assert_eq!(pick(0.0, -3.0, 0.0, 2.0), (0.0, -3.0));
+    }
+
+    proptest! {
+        /// For an onset estimate (velocity and acceleration of one sign)
+        /// the rule is the one the onset estimate used before the two
+        /// shared it: each replaced where larger or the other way.
+        #[test]
+        fn for_a_start_from_rest_the_rule_is_per_quantity(
+            v in -3.0f64..3.0, a in -10.0f64..10.0, s in prop::sample::select(vec![-1.0f64, 1.0]),
+            m in 0.001f64..3.0, k in 0.1f64..100.0,
+        ) {
+            let (vn, an) = (s * m, s * m * k);
+            let ev = if vn.abs() > v.abs() || vn * v < 0.0 { vn } else { v };
+            let ea = if an.abs() > a.abs() || an * a < 0.0 { an } else { a };
+            prop_assert_eq!(pick(v, a, vn, an), (ev, ea));
         }
     }
 }
