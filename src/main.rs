@@ -223,7 +223,20 @@ fn simulate(a: &SimulateArgs) -> Result<(), AnyError> {
         return Err("--goals must be positive and --speed-fraction in (0, 1]".into());
     }
     let base = workcell::load(&a.workcell)?;
-    let mut cell = sim::cell_with_arms(&base, a.arms);
+    if base.manipulators.is_empty() {
+        println!("{}: no manipulators, so no arm episodes", a.workcell.display());
+    } else {
+        simulate_arms(a, &base)?;
+    }
+    if let (Some(p), true) = (&base.platen, a.platen_episodes > 0) {
+        simulate_platen(a, p)?;
+    }
+    Ok(())
+}
+
+/// Closed-loop episodes of the cell's arms (copies added up to `--arms`).
+fn simulate_arms(a: &SimulateArgs, base: &workcell::Workcell) -> Result<(), AnyError> {
+    let mut cell = sim::cell_with_arms(base, a.arms);
     if let Some(n) = a.max_path_samples {
         cell.guard.max_path_samples = n.clamp(1, 1024);
     }
@@ -249,38 +262,41 @@ fn simulate(a: &SimulateArgs) -> Result<(), AnyError> {
     if total.contacts() > 0 {
         return Err(format!("{} cycles with a contact", total.contacts()).into());
     }
-    if let (Some(p), true) = (&base.platen, a.platen_episodes > 0) {
-        if a.platen_duration_s.is_nan() || a.platen_duration_s <= 0.0 {
-            return Err("--platen-duration-s must be positive".into());
-        }
-        let dt = 0.01;
-        let mut t = workcell_guard_sim::platen::PlatenSimReport::default();
-        for k in 0..a.platen_episodes as u64 {
-            t.merge(&workcell_guard_sim::platen::episode(p, a.seed + k, a.platen_duration_s, dt)?);
-        }
-        let asked = t.granted + t.partial + t.denied;
-        println!(
-            "\nplaten: {} units, {} episodes of {} s, {} cycles at {} ms; pose updates every cycle",
-            p.units.len(),
-            t.episodes,
-            a.platen_duration_s,
-            t.cycles,
-            dt * 1e3
-        );
-        println!(
-            "requests {asked}: granted {}, partial {}, denied {} (refused {}); {} arrivals, {:.2} m travelled; {:.1} µs per decision on average",
-            t.granted,
-            t.partial,
-            t.denied,
-            t.refused,
-            t.arrivals,
-            t.travelled_m,
-            1e6 * t.decide_s / asked.max(1) as f64
-        );
-        println!("overlaps of real shapes (cycles × pairs): {}; cycles with a unit stopped: {}", t.overlaps, t.stops);
-        if t.overlaps > 0 || t.stops > 0 {
-            return Err(format!("platen: {} overlaps, {} stopped cycles", t.overlaps, t.stops).into());
-        }
+    Ok(())
+}
+
+/// Closed-loop episodes of the platen's units under the allocator.
+fn simulate_platen(a: &SimulateArgs, p: &workcell::Platen) -> Result<(), AnyError> {
+    if a.platen_duration_s.is_nan() || a.platen_duration_s <= 0.0 {
+        return Err("--platen-duration-s must be positive".into());
+    }
+    let dt = 0.01;
+    let mut t = workcell_guard_sim::platen::PlatenSimReport::default();
+    for k in 0..a.platen_episodes as u64 {
+        t.merge(&workcell_guard_sim::platen::episode(p, a.seed + k, a.platen_duration_s, dt)?);
+    }
+    let asked = t.granted + t.partial + t.denied;
+    println!(
+        "\nplaten: {} units, {} episodes of {} s, {} cycles at {} ms; pose updates every cycle",
+        p.units.len(),
+        t.episodes,
+        a.platen_duration_s,
+        t.cycles,
+        dt * 1e3
+    );
+    println!(
+        "requests {asked}: granted {}, partial {}, denied {} (refused {}); {} arrivals, {:.2} m travelled; {:.1} µs per decision on average",
+        t.granted,
+        t.partial,
+        t.denied,
+        t.refused,
+        t.arrivals,
+        t.travelled_m,
+        1e6 * t.decide_s / asked.max(1) as f64
+    );
+    println!("overlaps of real shapes (cycles × pairs): {}; cycles with a unit stopped: {}", t.overlaps, t.stops);
+    if t.overlaps > 0 || t.stops > 0 {
+        return Err(format!("platen: {} overlaps, {} stopped cycles", t.overlaps, t.stops).into());
     }
     Ok(())
 }

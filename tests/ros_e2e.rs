@@ -185,3 +185,35 @@ fn over_dds_a_plan_ending_short_is_not_stopped_one_meeting_the_other_arm_is_and_
     assert!(released <= cell.guard.release_hold_s, "released after {released} s, beyond release_hold_s");
     assert!(on_escape >= at_margin - 1e-4, "let closer while escaping: {on_escape} m from {at_margin} m");
 }
+
+/// A cell of platen units and no manipulator (config/platen_cell.yaml)
+/// runs as a node: over DDS, from a separate process, a unit slides past
+/// another's diagonal cord with 3 mm to spare and is granted the whole
+/// move; asked into the cord it is granted part of the way, the corded
+/// unit named (tests/peer/platen_cell.py).
+#[test]
+fn a_cell_of_platen_units_alone_grants_a_slide_past_a_diagonal_cord_over_dds() {
+    let repo = common::repo();
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let args = vec![
+        "--node".to_string(),
+        env!("CARGO_BIN_EXE_workcell_guard").to_string(),
+        "--params".to_string(),
+        repo.join("config/workcell_guard.yaml").display().to_string(),
+        "--workcell".to_string(),
+        repo.join("config/platen_cell.yaml").display().to_string(),
+        "--out".to_string(),
+        log.path().display().to_string(),
+    ];
+    let out = in_netns(&repo.join("tests/peer/platen_cell.py").display().to_string(), &args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    assert!(out.status.success(), "peer failed ({}):\n{stdout}\n{stderr}", out.status);
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(log.path()).unwrap()).unwrap();
+    let answers = v["answers"].as_array().unwrap();
+    assert_eq!(answers.len(), 2, "{answers:?}");
+    assert_eq!(answers[0]["result"], 0, "{answers:?}");
+    assert_eq!(answers[1]["result"], 1, "{answers:?}");
+    assert_eq!(answers[1]["blocker"], "corded");
+}

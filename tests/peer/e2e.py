@@ -344,18 +344,10 @@ def main():
     except Fail as e:
         log["failure"] = str(e)
     finally:
-        if node.poll() is None:
-            node.kill()
         log["samples"] = peer.samples
         log["stop_log"] = peer.stop_log
-        with open(a.out, "w") as f:
-            json.dump(log, f)
-        with open(node_log) as f:
-            tail = f.read()[-3000:]
-    if not log["ok"]:
-        print("FAILED:", log["failure"], file=sys.stderr)
-        print("node log tail:\n" + tail, file=sys.stderr)
-        sys.exit(1)
+        ros_types.stop_and_save(node, a.out, log)
+    ros_types.exit_on_failure(log, node_log)
     print("e2e: all expectations met;", json.dumps(log["phases"]))
 
 

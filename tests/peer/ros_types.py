@@ -4,6 +4,8 @@ layout): the DDS type names rosidl generates (`pkg::msg::dds_::Name_`),
 `final` extensibility, sent as XCDR1 (see QOS_* below), so that a ROS 2
 node — ours, or any other — reads them as its own."""
 
+import json
+import sys
 from dataclasses import dataclass, field
 
 import cyclonedds.idl as idl
@@ -443,3 +445,24 @@ def loopback(tmp, domain, rust_log):
 def stamp(t):
     sec = int(t // 1)
     return Time(sec=sec, nanosec=min(int(round((t - sec) * 1e9)), 999_999_999))
+
+
+def stop_and_save(node, out_path, log):
+    """Ends a peer's run: kills the node if it still runs and writes the
+    run's log (JSON) for the Rust test."""
+    if node.poll() is None:
+        node.kill()
+    with open(out_path, "w") as f:
+        json.dump(log, f)
+
+
+def exit_on_failure(log, node_log):
+    """Exits 1, saying which expectation failed, with the tail of the
+    node's log, unless the run went through."""
+    if log["ok"]:
+        return
+    with open(node_log) as f:
+        tail = f.read()[-3000:]
+    print("FAILED:", log.get("failure", "an unexpected error"), file=sys.stderr)
+    print("node log tail:\n" + tail, file=sys.stderr)
+    sys.exit(1)

@@ -288,6 +288,31 @@ fn a_valid_platen_section_loads_with_its_cords_obstacles_and_settings() {
 }
 
 #[test]
+fn a_cell_of_platen_units_alone_loads_and_a_cell_with_nothing_to_guard_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let head = "cell_frame: world\nmargins: {clearance_m: 0.005, release_m: 0.01}\n";
+    // Units alone: no manipulators, no voxel grid.
+    let wc = workcell::load(&write(dir.path(), "units.yaml", &format!("{head}{PLATEN}"))).unwrap();
+    assert!(wc.manipulators.is_empty());
+    assert_eq!(wc.platen.as_ref().unwrap().units.len(), 1);
+    assert_eq!(wc.voxel_grid.dims, [1, 1, 1]);
+    // The bundled sample of such a cell loads too.
+    let wc = workcell::load(&common::repo().join("config/platen_cell.yaml")).unwrap();
+    assert_eq!((wc.manipulators.len(), wc.platen.unwrap().units.len()), (0, 3));
+    // Nothing to guard.
+    let (e, _) = workcell_error(head);
+    assert_eq!(invalid_key(&e).0, "manipulators", "{e}");
+    assert!(e.to_string().contains("nothing to guard"), "{e}");
+    // Manipulators need the grid their field is built on.
+    let arm = common::minimal_workcell(&arm7());
+    let start = arm.find("voxel_grid:").unwrap();
+    let end = start + arm[start..].find('\n').unwrap() + 1;
+    let (e, _) = workcell_error(&format!("{}{}", &arm[..start], &arm[end..]));
+    assert_eq!(invalid_key(&e).0, "voxel_grid", "{e}");
+    assert!(e.to_string().contains("distance field"), "{e}");
+}
+
+#[test]
 fn bad_platen_cords_obstacles_and_settings_are_refused_by_key() {
     let cases: [(&str, &str, &str, &str); 5] = [
         ("width_m: 0.02", "width_m: 0.0", "platen.units[0].umbilical.width_m", "positive"),

@@ -25,5 +25,6 @@ mod model_batch;
 mod model_kinematics;
 mod platen;
 mod platen_alloc;
+mod platen_cells;
 mod ros_files;
 mod ros_node;

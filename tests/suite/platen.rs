@@ -10,11 +10,11 @@ use workcell_guard_core::platen::geom::{Pieces, place};
 use workcell_guard_core::platen::*;
 use workcell_guard_description::workcell::{self, AllocationSettings, Platen, PlatenObstacle, PlatenUnit, Umbilical};
 
-fn rect(w: f64, h: f64) -> Vec<[f64; 2]> {
+pub(crate) fn rect(w: f64, h: f64) -> Vec<[f64; 2]> {
     vec![[-w / 2.0, -h / 2.0], [w / 2.0, -h / 2.0], [w / 2.0, h / 2.0], [-w / 2.0, h / 2.0]]
 }
 
-fn unit(name: &str, fp: Vec<[f64; 2]>, at: [f64; 3], cord: Option<([f64; 2], f64)>) -> PlatenUnit {
+pub(crate) fn unit(name: &str, fp: Vec<[f64; 2]>, at: [f64; 3], cord: Option<([f64; 2], f64)>) -> PlatenUnit {
     PlatenUnit {
         name: name.into(),
         footprint_xy_m: fp,
@@ -29,7 +29,7 @@ fn unit(name: &str, fp: Vec<[f64; 2]>, at: [f64; 3], cord: Option<([f64; 2], f64
     }
 }
 
-fn platen(size: [f64; 2], cell_m: f64, units: Vec<PlatenUnit>, obstacles: Vec<PlatenObstacle>) -> Platen {
+pub(crate) fn platen(size: [f64; 2], cell_m: f64, units: Vec<PlatenUnit>, obstacles: Vec<PlatenObstacle>) -> Platen {
     Platen {
         pose: Frame::from_xyz_rpy([0.0; 3], [0.0; 3]),
         size_xy_m: size,

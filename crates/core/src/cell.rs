@@ -38,6 +38,18 @@ pub struct VoxelGrid {
     pub outside: Outside,
 }
 
+impl VoxelGrid {
+    /// The grid of a cell without manipulators, which nothing checks
+    /// against: one voxel of 1 m at the origin, free outside.
+    pub const UNUSED: VoxelGrid = VoxelGrid {
+        origin_m: [0.0; 3],
+        resolution_m: 1.0,
+        dims: [1, 1, 1],
+        max_distance_m: 1.0,
+        outside: Outside::Free,
+    };
+}
+
 /// Where a manipulator's spheres came from.
 #[derive(Clone, Debug)]
 pub enum SphereSource {

@@ -221,10 +221,14 @@ impl SimReport {
 }
 
 /// The bundled cell with `n` arms (2–4): its two arms, plus copies of them
-/// on pedestals behind and in front of the platen table.
+/// on pedestals behind and in front of the platen table (none added to a
+/// cell without arms).
 pub fn cell_with_arms(base: &Workcell, n: usize) -> Workcell {
     let mut cell = base.clone();
     cell.manipulators.truncate(n);
+    if base.manipulators.is_empty() {
+        return cell;
+    }
     let spots = [([0.0, 1.0, 0.6], -std::f64::consts::FRAC_PI_2), ([-0.1, -1.35, 0.6], std::f64::consts::FRAC_PI_2)];
     for (k, (xyz, yaw)) in spots.iter().enumerate().take(n.saturating_sub(base.manipulators.len())) {
         let src = base.manipulators[k % base.manipulators.len()].clone();

@@ -86,15 +86,20 @@ impl Pieces {
         self.ends.push(self.pts.len());
     }
 
-    /// Adds the convex hull of `points` grown by the square of half-edge
-    /// `pad` (which contains the disc of radius `pad`).
+    /// Adds the convex hull of `points` grown by the disc of radius `pad`,
+    /// as a regular polygon around that disc ([`pad_ring`]): it contains
+    /// the disc and reaches at most [`PAD_EXCESS_M`] or 2 % of `pad`
+    /// beyond it in any direction, whichever is more. A square would reach
+    /// `pad·(√2 − 1)` beyond it diagonally: 2.5 mm per side of a 12 mm cord
+    /// at 45°.
     fn push_hull(&mut self, points: impl Iterator<Item = [f64; 2]>, pad: f64, body: bool) {
         self.body.push(body);
         self.scratch.clear();
+        let (ring, sides) = if pad > 0.0 { pad_ring(pad) } else { ([[0.0; 2]; PAD_SIDES], 0) };
         for p in points {
             if pad > 0.0 {
-                for (dx, dy) in [(-pad, -pad), (pad, -pad), (pad, pad), (-pad, pad)] {
-                    self.scratch.push([p[0] + dx, p[1] + dy]);
+                for d in &ring[..sides] {
+                    self.scratch.push([p[0] + d[0], p[1] + d[1]]);
                 }
             } else {
                 self.scratch.push(p);
@@ -133,6 +138,33 @@ impl Pieces {
         self.pts.pop(); // the first point again
         self.ends.push(self.pts.len());
     }
+}
+
+/// Most sides of the polygon that stands for a disc when a hull is grown
+/// ([`Pieces`]).
+pub const PAD_SIDES: usize = 16;
+
+/// How far beyond the disc the polygon standing for it may reach, m (where
+/// [`PAD_SIDES`] sides allow).
+pub const PAD_EXCESS_M: f64 = 2.5e-4;
+
+/// The vertices of the regular polygon around the disc of radius `pad`
+/// (centred on the origin, one edge facing each axis) with the fewest of 4,
+/// 8 or 16 sides that reaches at most [`PAD_EXCESS_M`] beyond the disc, or
+/// 16; and how many there are.
+fn pad_ring(pad: f64) -> ([[f64; 2]; PAD_SIDES], usize) {
+    let sides = [4, 8, PAD_SIDES]
+        .into_iter()
+        .find(|&n| pad * (1.0 / (PI / n as f64).cos() - 1.0) <= PAD_EXCESS_M)
+        .unwrap_or(PAD_SIDES);
+    let step = 2.0 * PI / sides as f64;
+    let r = pad / (0.5 * step).cos();
+    let mut ring = [[0.0; 2]; PAD_SIDES];
+    for (k, v) in ring.iter_mut().enumerate().take(sides) {
+        let (s, c) = ((k as f64 + 0.5) * step).sin_cos();
+        *v = [r * c, r * s];
+    }
+    (ring, sides)
 }
 
 /// A unit's cord: fixed from its anchor through the guide points, then a
@@ -277,8 +309,50 @@ mod tests {
         assert_eq!(p.get(0).len(), 4);
         p.push_hull([[0.0, 0.0], [1.0, 0.0]].into_iter(), 0.1, false);
         let q = p.get(1);
-        assert_eq!(q.len(), 4, "{q:?}");
-        assert!(q.contains(&[-0.1, -0.1]) && q.contains(&[1.1, 0.1]));
+        // Two half 16-gons joined (16 vertices, give or take a nearly
+        // collinear one), the axis-facing edges at 0.1 from the segment.
+        assert!((16..=18).contains(&q.len()), "{q:?}");
+        let (lo, hi) = q.iter().fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), p| (l.min(p[0]), h.max(p[0])));
+        assert!((lo + 0.1).abs() < 1e-12 && (hi - 1.1).abs() < 1e-12, "{lo} {hi}");
+    }
+
+    /// Distance from `p` to the segment `a`–`b`.
+    fn to_segment(p: [f64; 2], a: [f64; 2], b: [f64; 2]) -> f64 {
+        let (dx, dy) = (b[0] - a[0], b[1] - a[1]);
+        let t = (((p[0] - a[0]) * dx + (p[1] - a[1]) * dy) / (dx * dx + dy * dy)).clamp(0.0, 1.0);
+        (p[0] - a[0] - t * dx).hypot(p[1] - a[1] - t * dy)
+    }
+
+    /// Whether `p` lies in the convex counter-clockwise polygon `q`.
+    fn inside(q: &[[f64; 2]], p: [f64; 2]) -> bool {
+        (0..q.len()).all(|i| {
+            let (a, b) = (q[i], q[(i + 1) % q.len()]);
+            (b[0] - a[0]) * (p[1] - a[1]) - (b[1] - a[1]) * (p[0] - a[0]) >= -1e-12
+        })
+    }
+
+    #[test]
+    fn a_grown_segment_covers_its_disc_sweep_and_hardly_more_in_any_direction() {
+        let hw = 0.006;
+        for deg in [0.0f64, 10.0, 22.5, 30.0, 45.0, 60.0, 80.0, 135.0] {
+            let (s, c) = deg.to_radians().sin_cos();
+            let (a, b) = ([0.1, 0.2], [0.1 + 0.3 * c, 0.2 + 0.3 * s]);
+            let mut p = Pieces::default();
+            p.push_hull([a, b].into_iter(), hw, false);
+            let q = p.get(0);
+            // Every vertex within 2 % of the half-width beyond it.
+            let worst = q.iter().map(|&v| to_segment(v, a, b)).fold(0.0, f64::max);
+            assert!(worst <= hw * 1.0197 && worst >= hw, "{deg}°: reaches {worst}");
+            // Every point within the half-width of the segment is inside.
+            for k in 0..=64 {
+                let t = k as f64 / 64.0;
+                for m in 0..32 {
+                    let (ms, mc) = (m as f64 * PI / 16.0).sin_cos();
+                    let pt = [a[0] + t * (b[0] - a[0]) + hw * mc, a[1] + t * (b[1] - a[1]) + hw * ms];
+                    assert!(inside(q, pt), "{deg}°: {pt:?} outside");
+                }
+            }
+        }
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! value and cross-reference and builds the core objects (URDFs loaded,
 //! sphere models fitted or read). Every error names the file, the key path
 //! and the bad value. Safety-relevant values (margins, decelerations,
-//! reaction times, priorities, the grid) have no defaults.
+//! reaction times, priorities, the grid where there are manipulators) have
+//! no defaults.
 //!
 //! Units are in the key names: `_m`, `_s`, `_rad`, `_mps`, `_radps2`,
 //! `_mps2`. Decelerations are per actuated joint, `max_decel_radps2` for
@@ -186,11 +187,27 @@ fn validate(cx: &Ctx, raw: RawWorkcell) -> Result<Workcell, ConfigError> {
             ),
         ));
     }
-    let voxel_grid = voxel_grid(cx, &raw.voxel_grid)?;
+    // The field is what the manipulators are checked against: a cell of
+    // platen units alone needs none, and gets one voxel nothing reads.
+    let voxel_grid = match (&raw.voxel_grid, raw.manipulators.is_empty()) {
+        (Some(g), _) => voxel_grid(cx, g)?,
+        (None, true) => VoxelGrid::UNUSED,
+        (None, false) => {
+            return Err(cx.invalid(
+                "voxel_grid",
+                "(missing)",
+                "required when the cell has manipulators: they are checked against its distance field",
+            ));
+        }
+    };
 
     let mut names = HashSet::new();
-    if raw.manipulators.is_empty() {
-        return Err(cx.invalid("manipulators", "[]", "a workcell needs at least one manipulator"));
+    if raw.manipulators.is_empty() && raw.platen.is_none() {
+        return Err(cx.invalid(
+            "manipulators",
+            "[]",
+            "a workcell needs a manipulator or a platen with units: there is nothing to guard",
+        ));
     }
     let mut manipulators = Vec::new();
     let mut priorities = BTreeMap::new();

@@ -10,7 +10,9 @@ use std::collections::BTreeMap;
 pub(crate) struct RawWorkcell {
     pub cell_frame: String,
     pub margins: RawMargins,
-    pub voxel_grid: RawVoxelGrid,
+    #[serde(default)]
+    pub voxel_grid: Option<RawVoxelGrid>,
+    #[serde(default)]
     pub manipulators: Vec<RawManipulator>,
     #[serde(default)]
     pub platen: Option<RawPlaten>,
