@@ -49,7 +49,7 @@ fn sample_platen() -> Platen {
 }
 
 /// Sends every unit a pose update where it stands.
-fn report_all<M: CellMap>(a: &mut Allocator<M>, now: f64) {
+pub(crate) fn report_all<M: CellMap>(a: &mut Allocator<M>, now: f64) {
     for u in 0..a.units() {
         let p = a.pose(u);
         assert!(!matches!(a.pose_update(now, u, now, p), UnitStatus::Stopped(_)));

@@ -3,7 +3,7 @@
 
 use crate::common;
 
-use crate::platen::{platen, rect, unit};
+use crate::platen::{platen, rect, report_all, unit};
 use workcell_guard_core::field::DistanceField;
 use workcell_guard_core::guard::{Inputs, MoveRequest, PlatenPoseIn};
 use workcell_guard_core::platen::*;
@@ -26,10 +26,7 @@ fn diagonal_cord(gap: f64) -> (BitAllocator, [f64; 2]) {
         vec![],
     );
     let mut a = BitAllocator::new(&p).unwrap();
-    for u in 0..a.units() {
-        let p = a.pose(u);
-        assert!(!matches!(a.pose_update(0.0, u, 0.0, p), UnitStatus::Stopped(_)));
-    }
+    report_all(&mut a, 0.0);
     (a, at)
 }
 

@@ -406,8 +406,9 @@ impl Estimator {
     /// motion since that rest, taken as constant acceleration from it
     /// (`v = 2Δq/Δt`, `a = 2Δq/Δt²`, exact for such a start), stands
     /// instead of the fit wherever it is more dangerous
-    /// ([`more_dangerous`]; `v` and `a` share a sign here). A joint in motion all through the window keeps the fit (noise in
-    /// moving positions does not enter).
+    /// ([`more_dangerous`]; `v` and `a` share a sign here). A joint in
+    /// motion all through the window keeps the fit (noise in moving
+    /// positions does not enter).
     fn onset(&mut self) {
         let d = self.dof;
         let s0 = self.slot(self.count - 1);

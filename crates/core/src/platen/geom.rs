@@ -95,14 +95,10 @@ impl Pieces {
     fn push_hull(&mut self, points: impl Iterator<Item = [f64; 2]>, pad: f64, body: bool) {
         self.body.push(body);
         self.scratch.clear();
-        let (ring, sides) = if pad > 0.0 { pad_ring(pad) } else { ([[0.0; 2]; PAD_SIDES], 0) };
+        let (ring, sides) = if pad > 0.0 { pad_ring(pad) } else { ([[0.0; 2]; PAD_SIDES], 1) };
         for p in points {
-            if pad > 0.0 {
-                for d in &ring[..sides] {
-                    self.scratch.push([p[0] + d[0], p[1] + d[1]]);
-                }
-            } else {
-                self.scratch.push(p);
+            for d in &ring[..sides] {
+                self.scratch.push([p[0] + d[0], p[1] + d[1]]);
             }
         }
         self.scratch.sort_unstable_by(|a, b| a[0].total_cmp(&b[0]).then(a[1].total_cmp(&b[1])));
