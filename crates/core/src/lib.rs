@@ -21,10 +21,13 @@
 //! - [`hash`]: the spatial hash for robot-vs-robot checks.
 //! - [`guard`]: the cycle, from joint states to per-robot commands, with
 //!   the automatic collision matrix and allowed contacts.
+//! - [`arbiter`]: priority arbitration over increments of the robots'
+//!   plans (the rule; not yet fed by the cycle).
 //! - [`platen`]: allocation of the shared platen surface to its planar
 //!   units from bitmap world maps.
 #![warn(missing_docs)]
 
+pub mod arbiter;
 pub mod cell;
 pub mod field;
 pub mod forecast;

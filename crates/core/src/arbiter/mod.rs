@@ -1,0 +1,217 @@
+//! Priority arbitration: robots take turns in increments of their plans.
+//!
+//! Method text: `priority-incremental-segments.txt`. Each cycle every robot
+//! on plan offers its *increment*: the next stretch of its plan from where
+//! it is, at least as long as its stopping path at the plan's own pace plus
+//! one cycle, sampled at up to [`MAX_SAMPLES`] configurations (sample 0
+//! where it is). Of those samples the first `committed + 1` are the ones it
+//! cannot avoid any more: its stopping path braking now. A robot without a
+//! plan (or off it) offers only its stopping path, all of it committed.
+//!
+//! Who interferes with whom is given as a [`Conflicts`] table (which sample
+//! of one robot comes within the margin of which sample of another); this
+//! module decides on it alone, so the rule can be tested exhaustively apart
+//! from the geometry.
+//!
+//! The rule, robots taken in order of priority (highest first, ties to the
+//! lower index):
+//! - a robot's grant is the longest prefix of its increment that meets
+//!   neither what any robot is committed to nor what a robot above it
+//!   claims;
+//! - a robot claims its whole increment while no robot above it cuts its
+//!   grant (it has the right of way, even where a robot below still is);
+//!   one held by a robot above claims only its grant and its committed
+//!   samples;
+//! - the whole increment granted: **proceed**; less: **hold** (pause on the
+//!   path at the grant's end), naming the robot whose region cut it;
+//! - a robot that stands still, on plan, in the increment of one above it
+//!   **backs away** along the path it came by, naming that robot.
+//!
+//! A held robot stays within its grant as long as the grant reaches its
+//! committed samples; where it does not, two committed regions meet and
+//! only the stop (the guard's check) can act: the grant says hold and
+//! the stop decides. Nothing here allocates after [`Arbiter::new`].
+
+/// Most samples of one increment (a pair's conflicts fit one `u64`).
+pub const MAX_SAMPLES: usize = 8;
+
+/// What a robot offers the arbiter this cycle.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Offer {
+    /// Its priority (higher goes first), boosts included.
+    pub priority: i64,
+    /// Samples of its increment, 1..=[`MAX_SAMPLES`] (0: it offers nothing
+    /// and is left out: no joint state yet).
+    pub samples: usize,
+    /// Index of the last sample it cannot avoid (its stopping path's end),
+    /// `< samples`.
+    pub committed: usize,
+    /// On a plan: it takes grants. Otherwise its samples are its stopping
+    /// path, all committed, and it is only an obstacle to the others.
+    pub planned: bool,
+    /// It stands still (a robot that stands in another's way backs away).
+    pub still: bool,
+}
+
+/// A robot's grant state, as `ManipulatorGrant.state` names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GrantState {
+    /// Its whole increment is granted.
+    Proceed,
+    /// Granted less than its increment: pause on the path at the grant's end.
+    Hold,
+    /// Stands in the way of a higher robot: retreat along the path it came by.
+    BackAway,
+    /// No plan: not arbitrated (an obstacle to the others only).
+    NoPlan,
+}
+
+/// The arbiter's answer for one robot.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Grant {
+    /// What it may do.
+    pub state: GrantState,
+    /// Index of the last sample of its increment inside the grant (`None`:
+    /// none of it: backing away, or where it is meets another's region).
+    pub last_sample: Option<usize>,
+    /// The robot whose region cut its grant, or that it backs away from.
+    pub held_by: Option<u16>,
+}
+
+impl Grant {
+    /// No plan, nothing granted.
+    pub const NONE: Grant = Grant { state: GrantState::NoPlan, last_sample: None, held_by: None };
+}
+
+/// Which samples of which robots interfere: for each ordered pair `(a, b)`,
+/// bit `8·i + j` says sample `i` of `a` comes within the margin of sample
+/// `j` of `b`. Kept symmetric by [`Conflicts::set`].
+#[derive(Clone, Debug)]
+pub struct Conflicts {
+    n: usize,
+    bits: Vec<u64>,
+}
+
+/// The mask of samples `0..=m` of the second robot, in every row.
+#[inline]
+fn prefix_columns(m: usize) -> u64 {
+    let row = if m + 1 >= MAX_SAMPLES { 0xFF } else { (1u64 << (m + 1)) - 1 };
+    row * 0x0101_0101_0101_0101
+}
+
+impl Conflicts {
+    /// No conflicts among `n` robots.
+    pub fn new(n: usize) -> Conflicts {
+        Conflicts { n, bits: vec![0; n * n] }
+    }
+
+    /// Robots.
+    pub fn robots(&self) -> usize {
+        self.n
+    }
+
+    /// Forgets every conflict.
+    pub fn clear(&mut self) {
+        self.bits.fill(0);
+    }
+
+    /// Sample `i` of `a` and sample `j` of `b` interfere (`a != b`).
+    pub fn set(&mut self, a: usize, i: usize, b: usize, j: usize) {
+        debug_assert!(a != b && i < MAX_SAMPLES && j < MAX_SAMPLES);
+        self.bits[a * self.n + b] |= 1 << (MAX_SAMPLES * i + j);
+        self.bits[b * self.n + a] |= 1 << (MAX_SAMPLES * j + i);
+    }
+
+    /// Whether sample `i` of `a` and sample `j` of `b` interfere.
+    pub fn get(&self, a: usize, i: usize, b: usize, j: usize) -> bool {
+        self.bits[a * self.n + b] >> (MAX_SAMPLES * i + j) & 1 == 1
+    }
+
+    /// The first sample of `a` that meets any of samples `0..=m` of `b`.
+    #[inline]
+    pub fn first_meeting(&self, a: usize, b: usize, m: usize) -> Option<usize> {
+        let x = self.bits[a * self.n + b] & prefix_columns(m);
+        (x != 0).then(|| x.trailing_zeros() as usize / MAX_SAMPLES)
+    }
+}
+
+/// The arbiter's buffers.
+#[derive(Clone, Debug)]
+pub struct Arbiter {
+    order: Vec<u16>,
+    /// Per robot: decided this cycle, and the last sample it may occupy
+    /// (granted or committed, whichever is farther).
+    decided: Vec<bool>,
+    reach: Vec<usize>,
+    back_from: Vec<Option<u16>>,
+}
+
+impl Arbiter {
+    /// Buffers for `n` robots.
+    pub fn new(n: usize) -> Arbiter {
+        Arbiter { order: Vec::with_capacity(n), decided: vec![false; n], reach: vec![0; n], back_from: vec![None; n] }
+    }
+
+    /// Decides every robot's grant from its offer and the conflicts
+    /// (`offers`, `out` and `conflicts` over the same robots).
+    pub fn decide(&mut self, offers: &[Offer], conflicts: &Conflicts, out: &mut [Grant]) {
+        let n = offers.len();
+        assert!(out.len() == n && conflicts.robots() == n && self.decided.len() >= n, "one offer and grant per robot");
+        self.order.clear();
+        self.order.extend((0..n as u16).filter(|&r| offers[r as usize].samples > 0));
+        // Highest priority first; ties to the lower index (a stable sort).
+        self.order.sort_by(|&a, &b| offers[b as usize].priority.cmp(&offers[a as usize].priority));
+        for r in 0..n {
+            self.decided[r] = false;
+            self.back_from[r] = None;
+            self.reach[r] = offers[r].committed.min(offers[r].samples.saturating_sub(1));
+            out[r] = Grant::NONE;
+        }
+        for k in 0..self.order.len() {
+            let r = self.order[k] as usize;
+            let me = offers[r];
+            if !me.planned {
+                // All of its samples are committed: nothing to grant.
+                self.decided[r] = true;
+                continue;
+            }
+            let mut limit = me.samples as isize - 1;
+            let mut cut_by = None;
+            let mut yields = false;
+            for (o, other) in offers.iter().enumerate() {
+                if o == r || other.samples == 0 {
+                    continue;
+                }
+                if let Some(i) = conflicts.first_meeting(r, o, self.reach[o]) {
+                    let cut = i as isize - 1;
+                    if cut < limit {
+                        limit = cut;
+                        cut_by = Some(o as u16);
+                    }
+                    if self.decided[o] {
+                        yields = true;
+                    } else if other.still && other.planned && self.back_from[o].is_none() {
+                        // Below it, standing in its way: backs away.
+                        self.back_from[o] = Some(r as u16);
+                    }
+                }
+            }
+            self.decided[r] = true;
+            let last = (limit >= 0).then_some(limit as usize);
+            // What the robots after it must keep out of: its whole
+            // increment while nothing above it holds it (it has the right
+            // of way, even where a robot below is still in it); else as far
+            // as it may go or must.
+            let full = me.samples - 1;
+            self.reach[r] = if yields { self.reach[r].max(last.unwrap_or(0)) } else { full };
+            out[r] = match self.back_from[r] {
+                Some(h) => Grant { state: GrantState::BackAway, last_sample: None, held_by: Some(h) },
+                None if last == Some(full) => Grant { state: GrantState::Proceed, last_sample: last, held_by: None },
+                None => Grant { state: GrantState::Hold, last_sample: last, held_by: cut_by },
+            };
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,160 @@
+use super::*;
+use proptest::prelude::*;
+
+fn offer(priority: i64, committed: usize) -> Offer {
+    Offer { priority, samples: MAX_SAMPLES, committed, planned: true, still: committed == 0 }
+}
+
+fn decide(offers: &[Offer], c: &Conflicts) -> Vec<Grant> {
+    let mut a = Arbiter::new(offers.len());
+    let mut out = vec![Grant::NONE; offers.len()];
+    a.decide(offers, c, &mut out);
+    out
+}
+
+#[test]
+fn robots_that_meet_nobody_all_proceed_to_their_increments_end() {
+    let offers = [offer(1, 2), offer(5, 3), offer(3, 0)];
+    let g = decide(&offers, &Conflicts::new(3));
+    for x in g {
+        assert_eq!(x, Grant { state: GrantState::Proceed, last_sample: Some(MAX_SAMPLES - 1), held_by: None });
+    }
+}
+
+#[test]
+fn where_two_increments_cross_the_higher_proceeds_and_the_lower_holds_before_the_crossing() {
+    let mut c = Conflicts::new(2);
+    // Robot 0's sample 5 meets robot 1's sample 4: beyond both stopping paths.
+    c.set(0, 5, 1, 4);
+    let g = decide(&[offer(1, 2), offer(9, 2)], &c);
+    assert_eq!(g[1].state, GrantState::Proceed);
+    assert_eq!(g[0], Grant { state: GrantState::Hold, last_sample: Some(4), held_by: Some(1) });
+    // Swapped priorities swap the roles.
+    let g = decide(&[offer(9, 2), offer(1, 2)], &c);
+    assert_eq!(g[0].state, GrantState::Proceed);
+    assert_eq!(g[1], Grant { state: GrantState::Hold, last_sample: Some(3), held_by: Some(0) });
+    // A tie goes to the lower index.
+    let g = decide(&[offer(4, 2), offer(4, 2)], &c);
+    assert_eq!((g[0].state, g[1].state), (GrantState::Proceed, GrantState::Hold));
+}
+
+#[test]
+fn a_still_robot_in_the_way_of_a_higher_one_backs_away_and_the_higher_waits_short_of_it() {
+    let mut c = Conflicts::new(2);
+    // Robot 1 (high) would reach robot 0 where it stands at its sample 4.
+    c.set(1, 4, 0, 0);
+    let g = decide(&[offer(1, 0), offer(9, 2)], &c);
+    assert_eq!(g[1], Grant { state: GrantState::Hold, last_sample: Some(3), held_by: Some(0) });
+    assert_eq!(g[0], Grant { state: GrantState::BackAway, last_sample: None, held_by: Some(1) });
+    // Moving, with its stopping path (to its sample 2) in the higher one's
+    // way: the higher one waits short of it; it is held, and told so even
+    // though it cannot stop short of the higher one's increment (the stop
+    // decides that).
+    let mut c = Conflicts::new(2);
+    c.set(1, 4, 0, 2);
+    let g = decide(&[offer(1, 2), offer(9, 2)], &c);
+    assert_eq!(g[1], Grant { state: GrantState::Hold, last_sample: Some(3), held_by: Some(0) });
+    assert_eq!(g[0], Grant { state: GrantState::Hold, last_sample: Some(1), held_by: Some(1) });
+}
+
+#[test]
+fn a_robot_without_a_plan_is_an_obstacle_its_stopping_path_long() {
+    let mut c = Conflicts::new(2);
+    c.set(0, 6, 1, 2);
+    let unplanned = Offer { priority: 100, samples: 4, committed: 3, planned: false, still: false };
+    let g = decide(&[offer(1, 2), unplanned], &c);
+    assert_eq!(g[1], Grant::NONE);
+    assert_eq!(g[0], Grant { state: GrantState::Hold, last_sample: Some(5), held_by: Some(1) });
+}
+
+#[test]
+fn one_held_by_a_higher_robot_claims_only_its_grant_so_a_lower_one_may_pass_behind_it() {
+    // 2 > 1 > 0. 2 cuts 1 at its sample 3; 0 crosses 1's path at 1's
+    // sample 6, beyond 1's grant: 0 proceeds.
+    let mut c = Conflicts::new(3);
+    c.set(1, 4, 2, 4);
+    c.set(0, 5, 1, 6);
+    let g = decide(&[offer(1, 2), offer(5, 2), offer(9, 2)], &c);
+    assert_eq!(g[2].state, GrantState::Proceed);
+    assert_eq!(g[1], Grant { state: GrantState::Hold, last_sample: Some(3), held_by: Some(2) });
+    assert_eq!(g[0].state, GrantState::Proceed);
+    // Within 1's grant (its sample 2) it holds.
+    c.set(0, 3, 1, 2);
+    let g = decide(&[offer(1, 2), offer(5, 2), offer(9, 2)], &c);
+    assert_eq!(g[0], Grant { state: GrantState::Hold, last_sample: Some(2), held_by: Some(1) });
+}
+
+#[test]
+fn committed_regions_that_meet_leave_no_grant_to_the_lower_one() {
+    let mut c = Conflicts::new(2);
+    c.set(0, 1, 1, 1);
+    let g = decide(&[offer(1, 2), offer(9, 2)], &c);
+    assert_eq!(g[1], Grant { state: GrantState::Hold, last_sample: Some(0), held_by: Some(0) });
+    assert_eq!(g[0], Grant { state: GrantState::Hold, last_sample: Some(0), held_by: Some(1) });
+    c.set(0, 0, 1, 0);
+    let g = decide(&[offer(1, 2), offer(9, 2)], &c);
+    assert_eq!(g[0].last_sample, None);
+}
+
+fn arb_case() -> impl Strategy<Value = (Vec<Offer>, Vec<(usize, usize, usize, usize)>)> {
+    (2usize..6).prop_flat_map(|n| {
+        let offer = (0i64..4, 1usize..=MAX_SAMPLES, 0usize..MAX_SAMPLES, any::<bool>(), any::<bool>()).prop_map(
+            |(priority, samples, c, planned, still)| {
+                let committed = if still { 0 } else { c.min(samples - 1) };
+                Offer { priority, samples, committed, planned, still }
+            },
+        );
+        let pair = (0..n, 0..MAX_SAMPLES, 0..n, 0..MAX_SAMPLES);
+        (prop::collection::vec(offer, n), prop::collection::vec(pair, 0..12))
+    })
+}
+
+proptest! {
+    /// What two robots may occupy (granted, or committed where the grant
+    /// falls short) meets only where both are committed: the arbiter never
+    /// grants its way into a conflict. The highest robot whose increment
+    /// meets nobody's committed samples proceeds. The same input gives the
+    /// same answer.
+    #[test]
+    fn grants_never_meet_beyond_what_is_committed((offers, pairs) in arb_case()) {
+        let n = offers.len();
+        let mut c = Conflicts::new(n);
+        for (a, i, b, j) in pairs {
+            if a != b && i < offers[a].samples && j < offers[b].samples {
+                c.set(a, i, b, j);
+            }
+        }
+        let g = decide(&offers, &c);
+        prop_assert_eq!(&g, &decide(&offers, &c));
+        let occupied = |r: usize| -> usize {
+            if !offers[r].planned || g[r].state == GrantState::BackAway {
+                return offers[r].committed;
+            }
+            g[r].last_sample.map_or(offers[r].committed, |l| l.max(offers[r].committed))
+        };
+        for a in 0..n {
+            for b in 0..n {
+                if a == b {
+                    continue;
+                }
+                for i in 0..=occupied(a) {
+                    for j in 0..=occupied(b) {
+                        if c.get(a, i, b, j) {
+                            prop_assert!(i <= offers[a].committed && j <= offers[b].committed,
+                                "{a}:{i} meets {b}:{j} outside what both are committed to: {g:?}");
+                        }
+                    }
+                }
+            }
+        }
+        let top = (0..n)
+            .filter(|&r| offers[r].planned)
+            .max_by(|&x, &y| offers[x].priority.cmp(&offers[y].priority).then(y.cmp(&x)));
+        if let Some(t) = top {
+            let clear = (0..n).filter(|&o| o != t).all(|o| c.first_meeting(t, o, offers[o].committed).is_none());
+            if clear {
+                prop_assert_eq!(g[t].state, GrantState::Proceed);
+            }
+        }
+    }
+}
