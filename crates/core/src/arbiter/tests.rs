@@ -96,7 +96,10 @@ fn committed_regions_that_meet_leave_no_grant_to_the_lower_one() {
     assert_eq!(g[0].last_sample, None);
 }
 
-fn arb_case() -> impl Strategy<Value = (Vec<Offer>, Vec<(usize, usize, usize, usize)>)> {
+/// Sample `i` of robot `a` meets sample `j` of robot `b`.
+type Meeting = (usize, usize, usize, usize);
+
+fn arb_case() -> impl Strategy<Value = (Vec<Offer>, Vec<Meeting>)> {
     (2usize..6).prop_flat_map(|n| {
         let offer = (0i64..4, 1usize..=MAX_SAMPLES, 0usize..MAX_SAMPLES, any::<bool>(), any::<bool>()).prop_map(
             |(priority, samples, c, planned, still)| {
