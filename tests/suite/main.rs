@@ -9,6 +9,7 @@
 mod common;
 
 mod alloc;
+mod arbitration;
 
 mod bad_inputs;
 mod cli;

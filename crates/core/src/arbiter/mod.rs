@@ -25,7 +25,8 @@
 //! - the whole increment granted: **proceed**; less: **hold** (pause on the
 //!   path at the grant's end), naming the robot whose region cut it;
 //! - a robot that stands still, on plan, in the increment of one above it
-//!   **backs away** along the path it came by, naming that robot.
+//!   **backs away** along the path it came by, naming that robot, and goes
+//!   on backing away (moving) until it is out of that increment.
 //!
 //! A held robot stays within its grant as long as the grant reaches its
 //! committed samples; where it does not, two committed regions meet and
@@ -144,12 +145,20 @@ pub struct Arbiter {
     decided: Vec<bool>,
     reach: Vec<usize>,
     back_from: Vec<Option<u16>>,
+    /// Per robot: told to back away last time (it goes on until clear).
+    backing: Vec<bool>,
 }
 
 impl Arbiter {
     /// Buffers for `n` robots.
     pub fn new(n: usize) -> Arbiter {
-        Arbiter { order: Vec::with_capacity(n), decided: vec![false; n], reach: vec![0; n], back_from: vec![None; n] }
+        Arbiter {
+            order: Vec::with_capacity(n),
+            decided: vec![false; n],
+            reach: vec![0; n],
+            back_from: vec![None; n],
+            backing: vec![false; n],
+        }
     }
 
     /// Decides every robot's grant from its offer and the conflicts
@@ -159,8 +168,9 @@ impl Arbiter {
         assert!(out.len() == n && conflicts.robots() == n && self.decided.len() >= n, "one offer and grant per robot");
         self.order.clear();
         self.order.extend((0..n as u16).filter(|&r| offers[r as usize].samples > 0));
-        // Highest priority first; ties to the lower index (a stable sort).
-        self.order.sort_by(|&a, &b| offers[b as usize].priority.cmp(&offers[a as usize].priority));
+        // Highest priority first; ties to the lower index.
+        self.order
+            .sort_unstable_by(|&a, &b| offers[b as usize].priority.cmp(&offers[a as usize].priority).then(a.cmp(&b)));
         for r in 0..n {
             self.decided[r] = false;
             self.back_from[r] = None;
@@ -173,6 +183,7 @@ impl Arbiter {
             if !me.planned {
                 // All of its samples are committed: nothing to grant.
                 self.decided[r] = true;
+                self.backing[r] = false;
                 continue;
             }
             let mut limit = me.samples as isize - 1;
@@ -190,7 +201,7 @@ impl Arbiter {
                     }
                     if self.decided[o] {
                         yields = true;
-                    } else if other.still && other.planned && self.back_from[o].is_none() {
+                    } else if (other.still || self.backing[o]) && other.planned && self.back_from[o].is_none() {
                         // Below it, standing in its way: backs away.
                         self.back_from[o] = Some(r as u16);
                     }
@@ -204,6 +215,7 @@ impl Arbiter {
             // as it may go or must.
             let full = me.samples - 1;
             self.reach[r] = if yields { self.reach[r].max(last.unwrap_or(0)) } else { full };
+            self.backing[r] = self.back_from[r].is_some();
             out[r] = match self.back_from[r] {
                 Some(h) => Grant { state: GrantState::BackAway, last_sample: None, held_by: Some(h) },
                 None if last == Some(full) => Grant { state: GrantState::Proceed, last_sample: last, held_by: None },

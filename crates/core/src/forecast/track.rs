@@ -200,6 +200,8 @@ pub struct PlanTracker {
     time_s: f64,
     /// How far ahead of `time_s` the search looks, s of plan time.
     window_s: f64,
+    /// How far behind it the search looks (0: progress never goes back).
+    back_s: f64,
 }
 
 impl PlanTracker {
@@ -209,7 +211,13 @@ impl PlanTracker {
     pub fn new(tolerance: &[f64], window_s: f64) -> PlanTracker {
         let tolerance =
             tolerance.iter().map(|&t| if t.is_finite() && t > 0.0 { t } else { f64::MIN_POSITIVE }).collect();
-        PlanTracker { tolerance, plan: None, time_s: 0.0, window_s: window_s.max(0.0) }
+        PlanTracker { tolerance, plan: None, time_s: 0.0, window_s: window_s.max(0.0), back_s: 0.0 }
+    }
+
+    /// Lets progress go back by up to `back_s` of plan time (a robot told
+    /// to back away along its plan); 0, the default, never goes back.
+    pub fn set_back_window(&mut self, back_s: f64) {
+        self.back_s = if back_s.is_finite() { back_s.max(0.0) } else { 0.0 };
     }
 
     /// Replaces the plan (a new plan replaces the old; `None` drops it).
@@ -244,8 +252,10 @@ impl PlanTracker {
         }
         let (mut best_t, mut best_l2, mut best_inf) = (self.time_s, f64::INFINITY, f64::INFINITY);
         let horizon = self.time_s + self.window_s;
-        // The segment holding the last progress, then on while in the window.
-        let first = plan.times.partition_point(|&x| x <= self.time_s).saturating_sub(1);
+        let from = (self.time_s - self.back_s).max(0.0);
+        // The segment holding the last progress (less the back window), then
+        // on while in the window.
+        let first = plan.times.partition_point(|&x| x <= from).saturating_sub(1);
         if last == 0 {
             let d = self.deviation(q, plan.point(0));
             return if d <= 1.0 { Progress::Done } else { Progress::Off { time_s: 0.0, deviation: d } };
@@ -265,8 +275,9 @@ impl PlanTracker {
                 den += ab * ab;
             }
             let mut u = if den > 0.0 { (num / den).clamp(0.0, 1.0) } else { 0.0 };
-            // Not behind the last progress, nor past the window.
-            let lo = ((self.time_s - t0) / (t1 - t0)).clamp(0.0, 1.0);
+            // Not behind the last progress (less the back window), nor past
+            // the window.
+            let lo = ((from - t0) / (t1 - t0)).clamp(0.0, 1.0);
             let hi = ((horizon - t0) / (t1 - t0)).clamp(0.0, 1.0);
             u = u.clamp(lo, hi.max(lo));
             let (mut l2, mut inf) = (0.0, 0.0f64);

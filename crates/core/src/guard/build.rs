@@ -78,7 +78,10 @@ impl Guard {
             policy: CommandPolicy::default(),
             supervision: vec![Supervision::START; cell.manipulators.len()],
             commands: vec![Command::START; cell.manipulators.len()],
+            arbitration: increments::Arbitration::new(cell, &[]),
         };
+        let posers: Vec<&SpherePoser> = guard.arms.iter().map(|a| &a.model.poser).collect();
+        guard.arbitration = increments::Arbitration::new(cell, &posers);
         let n_arms = guard.arms.len();
         for ia in 0..n_arms {
             for ib in 0..n_arms {
@@ -199,6 +202,7 @@ fn build_arm(
             bounds: [0.0; 6],
             present: false,
             borne_out: false,
+            at_rest: false,
             problem: None,
             track: Track::NONE,
         },

@@ -73,6 +73,7 @@ pub mod command;
 mod contacts;
 mod decision;
 mod hysteresis;
+mod increments;
 pub mod matrix;
 mod plans;
 mod prepare;
@@ -199,6 +200,8 @@ struct ArmScratch {
     /// An escape may be judged: on plan, or the newest step bears out the
     /// velocity estimate ([`forecast::Motion::step_follows`]).
     borne_out: bool,
+    /// Every joint's estimated speed is within [`increments::REST_SPEED`].
+    at_rest: bool,
     problem: Option<(Reason, StopKind)>,
     track: Track,
 }
@@ -275,6 +278,8 @@ pub struct Guard {
     policy: CommandPolicy,
     supervision: Vec<Supervision>,
     commands: Vec<Command>,
+    /// Increments, conflicts and grants (work in progress).
+    arbitration: increments::Arbitration,
 }
 
 /// Which arms, and which pairs of arms, a check covers.
@@ -498,6 +503,7 @@ impl Guard {
     fn decide_part(&mut self, now_s: f64, part: Part) {
         let (margin, release) = (self.margins.clearance_m as f32, self.margins.release_m as f32);
         let unknown = self.prepare_all(now_s);
+        self.arbitrate(now_s);
         self.check(margin, release, part);
         for ri in (0..self.arms.len()).filter(|&ri| part.arm(ri)) {
             self.decisions[ri] = self.decide(ri, now_s, release, unknown);

@@ -18,6 +18,7 @@ impl Guard {
         a.scratch.inflate = 0.0;
         a.scratch.present = a.state.est.count() > 0;
         a.scratch.borne_out = false;
+        a.scratch.at_rest = false;
         let dof = a.model.decel.len();
         // A state refused since the last cycle names the stop; then the
         // refusal still standing (no state accepted since); then silence
@@ -63,6 +64,7 @@ impl Guard {
                 let react = a.model.reaction_s + age.max(0.0) + period;
                 let seen = period + age.max(0.0);
                 a.scratch.t0 = mo.stamp_s;
+                a.scratch.at_rest = mo.v.iter().all(|v| v.abs() <= increments::REST_SPEED);
                 let on = Self::follow_plan(&mut a.state.follow, mo.q, now_s);
                 a.scratch.borne_out = on.is_some() || mo.step_follows;
                 let cap = settings.max_path_samples;
