@@ -41,6 +41,8 @@ pub(super) struct Increment {
     inflated_r: Vec<f32>,
     /// Per sample: the box around every inflated sphere.
     boxes: [[f32; 6]; MAX_SAMPLES],
+    /// The largest inflation of any link, m.
+    widest: f32,
     /// Scratch per joint: a travel, the plan's velocity.
     travel: Vec<f64>,
     half_step: Vec<f64>,
@@ -75,6 +77,7 @@ impl Arbitration {
                     inflated_r: batch.r.clone(),
                     batch,
                     boxes: [[0.0; 6]; MAX_SAMPLES],
+                    widest: 0.0,
                     travel: vec![0.0; dof],
                     half_step: vec![0.0; dof],
                 }
@@ -193,6 +196,7 @@ impl Guard {
             inc.inflated_r[s] = inc.batch.r[s] + e as f32;
             widest = widest.max(e as f32);
         }
+        inc.widest = widest;
         for (lane, bx) in inc.boxes.iter_mut().enumerate() {
             *bx =
                 [f32::INFINITY, f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY];
@@ -245,71 +249,114 @@ impl Guard {
     }
 
     /// Whether sample `i` of robot `a` and sample `j` of robot `b` come
-    /// within `margin` (checked link pairs only).
+    /// within `margin` (checked link pairs only): robot boxes, then per
+    /// configuration the boxes of each link pair, then their spheres.
     fn samples_meet(&self, a: usize, i: usize, b: usize, j: usize, margin: f32) -> bool {
         let (ba, bb) = (self.sample_box(a, i), self.sample_box(b, j));
-        if (0..3).any(|c| ba[c] > bb[3 + c] + margin || bb[c] > ba[3 + c] + margin) {
+        if apart(&ba, &bb, margin) {
             return false;
         }
-        let mut hit = false;
-        self.for_each_sphere(a, i, &bb, margin, |la, xa, ra| {
-            if hit {
-                return;
+        for ca in 0..self.views(a) {
+            let va = self.view(a, i, ca);
+            if apart(&va.bounds(&self.arms[a].model), &bb, margin + va.grow) {
+                continue;
             }
-            self.for_each_sphere(b, j, &ba, margin, |lb, xb, rb| {
-                if hit || !self.pair_matters(a, la, b, lb) {
-                    return;
+            for cb in 0..self.views(b) {
+                let vb = self.view(b, j, cb);
+                if self.views_meet(a, &va, b, &vb, margin) {
+                    return true;
                 }
-                let d2 = (xa[0] - xb[0]).powi(2) + (xa[1] - xb[1]).powi(2) + (xa[2] - xb[2]).powi(2);
-                let reach = ra + rb + margin;
-                hit = d2 <= reach * reach;
-            });
-        });
-        hit
+            }
+        }
+        false
     }
 
-    /// Calls `f(link, centre, inflated radius)` for every sphere of robot
-    /// `r`'s sample `k`: its increment's, or every sample of its stopping
-    /// path when it offers one (those whose box, grown by `margin`, meets
-    /// `other` only).
-    fn for_each_sphere(
-        &self,
-        r: usize,
-        k: usize,
-        other: &[f32; 6],
-        margin: f32,
-        mut f: impl FnMut(usize, [f32; 3], f32),
-    ) {
+    /// How many configurations stand for one sample of robot `r`: 1 on plan,
+    /// its whole stopping path otherwise.
+    fn views(&self, r: usize) -> usize {
+        if self.arbitration.offers[r].planned { 1 } else { self.arms[r].scratch.n_cfg }
+    }
+
+    /// Configuration `c` of robot `r`'s sample `k` ([`Guard::views`]).
+    fn view(&self, r: usize, k: usize, c: usize) -> View<'_> {
         let arm = &self.arms[r];
         if self.arbitration.offers[r].planned {
             let inc = &self.arbitration.inc[r];
-            for s in 0..arm.model.slots {
-                let at = s * BATCH + k;
-                f(inc.batch.link[s] as usize, [inc.batch.x[at], inc.batch.y[at], inc.batch.z[at]], inc.inflated_r[s]);
-            }
-            return;
-        }
-        let sc = &arm.scratch;
-        let grow = sc.inflate + margin;
-        for c in 0..sc.n_cfg {
-            let (bi, lane) = (c / BATCH, c % BATCH);
-            let batch = &sc.batches[bi];
-            let mut bx =
-                [f32::INFINITY, f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY];
-            for &(l, _, _) in &arm.model.ranges {
-                let lb = &batch.boxes[l as usize];
-                for q in 0..3 {
-                    bx[q] = bx[q].min(lb[q][lane]);
-                    bx[3 + q] = bx[3 + q].max(lb[3 + q][lane]);
-                }
-            }
-            if (0..3).any(|q| bx[q] - grow > other[3 + q] || other[q] > bx[3 + q] + grow) {
-                continue;
-            }
-            for s in 0..arm.model.slots {
-                let at = s * BATCH + lane;
-                f(batch.link[s] as usize, [batch.x[at], batch.y[at], batch.z[at]], sc.inflated_r[s]);
-            }
+            View { batch: &inc.batch, lane: k, r: &inc.inflated_r, grow: inc.widest }
+        } else {
+            let sc = &arm.scratch;
+            View { batch: &sc.batches[c / BATCH], lane: c % BATCH, r: &sc.inflated_r, grow: sc.inflate }
         }
     }
+
+    /// Whether two posed configurations of robots `a` and `b` come within
+    /// `margin`: each pair of checked links whose boxes do, sphere by sphere.
+    fn views_meet(&self, a: usize, va: &View<'_>, b: usize, vb: &View<'_>, margin: f32) -> bool {
+        let (ma, mb) = (&self.arms[a].model, &self.arms[b].model);
+        for &(la, sa0, sa1) in &ma.ranges {
+            let xa = va.link_box(la as usize);
+            for &(lb, sb0, sb1) in &mb.ranges {
+                if apart(&xa, &vb.link_box(lb as usize), margin + va.grow + vb.grow)
+                    || !self.pair_matters(a, la as usize, b, lb as usize)
+                {
+                    continue;
+                }
+                for sa in sa0 as usize..sa1 as usize {
+                    let pa = va.centre(sa);
+                    for sb in sb0 as usize..sb1 as usize {
+                        let pb = vb.centre(sb);
+                        let d2 = (pa[0] - pb[0]).powi(2) + (pa[1] - pb[1]).powi(2) + (pa[2] - pb[2]).powi(2);
+                        let reach = va.r[sa] + vb.r[sb] + margin;
+                        if d2 <= reach * reach {
+                            return true;
+                        }
+                    }
+                }
+            }
+        }
+        false
+    }
+}
+
+/// One posed configuration of a robot as the conflict check reads it.
+struct View<'a> {
+    batch: &'a PosedBatch,
+    lane: usize,
+    /// Per slot, radius plus inflation.
+    r: &'a [f32],
+    /// The largest inflation of any link, m.
+    grow: f32,
+}
+
+impl View<'_> {
+    fn centre(&self, s: usize) -> [f32; 3] {
+        let at = s * BATCH + self.lane;
+        [self.batch.x[at], self.batch.y[at], self.batch.z[at]]
+    }
+
+    /// Link `l`'s box (spheres without inflation).
+    fn link_box(&self, l: usize) -> [f32; 6] {
+        let b = &self.batch.boxes[l];
+        std::array::from_fn(|c| b[c][self.lane])
+    }
+
+    /// The box of every link of `model`.
+    fn bounds(&self, model: &ArmModel) -> [f32; 6] {
+        let mut bx =
+            [f32::INFINITY, f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY];
+        for &(l, _, _) in &model.ranges {
+            let lb = self.link_box(l as usize);
+            for c in 0..3 {
+                bx[c] = bx[c].min(lb[c]);
+                bx[3 + c] = bx[3 + c].max(lb[3 + c]);
+            }
+        }
+        bx
+    }
+}
+
+/// Whether two boxes are farther apart than `gap` along some axis (boxes
+/// without anything, at ±∞, are apart from everything).
+fn apart(x: &[f32; 6], y: &[f32; 6], gap: f32) -> bool {
+    (0..3).any(|c| x[c] > y[3 + c] + gap || y[c] > x[3 + c] + gap) || (0..3).any(|c| x[c] > x[3 + c] || y[c] > y[3 + c])
 }
