@@ -217,3 +217,43 @@ fn a_cell_of_platen_units_alone_grants_a_slide_past_a_diagonal_cord_over_dds() {
     assert_eq!(answers[1]["result"], 1, "{answers:?}");
     assert_eq!(answers[1]["blocker"], "corded");
 }
+
+/// Two arms with crossing plans, over DDS from a separate process: each
+/// moves only as far as its `<robot>/grant` allows; both finish, arm_left
+/// (priority 20) first, arm_right yielding to it, and they never touch
+/// (exact geometry over every published configuration;
+/// tests/peer/arbitration.py).
+#[test]
+fn two_arms_with_crossing_plans_take_turns_by_their_grants_over_dds() {
+    let repo = common::repo();
+    let log = tempfile::NamedTempFile::new().unwrap();
+    let args = vec![
+        "--node".to_string(),
+        env!("CARGO_BIN_EXE_workcell_guard").to_string(),
+        "--params".to_string(),
+        repo.join("config/workcell_guard.yaml").display().to_string(),
+        "--out".to_string(),
+        log.path().display().to_string(),
+    ];
+    let out = in_netns(&repo.join("tests/peer/arbitration.py").display().to_string(), &args);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    println!("{stdout}");
+    assert!(out.status.success(), "peer failed ({}):\n{stdout}\n{stderr}", out.status);
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(log.path()).unwrap()).unwrap();
+    let cell = workcell::load(&repo.join("config/workcell.yaml")).unwrap();
+    let arms = Arms::new(&cell);
+    let q = |x: &serde_json::Value| -> Vec<f64> { x.as_array().unwrap().iter().map(|a| a.as_f64().unwrap()).collect() };
+    let samples = v["samples"].as_array().unwrap();
+    let least = samples.iter().map(|s| arms.gap(&q(&s[1]), &q(&s[2]))).fold(f64::INFINITY, f64::min);
+    // Unguarded, at the same plan time, they meet.
+    let met = (0..=100).map(|k| k as f64 * 0.02).map(|s| {
+        let u = (s / 2.0_f64).min(1.0);
+        let e = u * u * (3.0 - 2.0 * u);
+        arms.gap(&q_left(1.5 - 3.0 * e), &q_right(-1.5 + 3.0 * e))
+    });
+    let unguarded = met.fold(f64::INFINITY, f64::min);
+    println!("finished at {} s; least exact gap {least:.4} m; unguarded {unguarded:.4} m", v["finished"]);
+    assert_eq!(unguarded, 0.0, "the scenario must lead to contact without arbitration");
+    assert!(least > 0.0, "the arms touched (least exact gap {least} m)");
+}

@@ -273,6 +273,19 @@ class PlatenGrant(idl.IdlStruct, typename=_name("workcell_guard_msgs", "msg", "P
 
 @dataclass
 @annotate.final
+class ManipulatorGrant(idl.IdlStruct, typename=_name("workcell_guard_msgs", "msg", "ManipulatorGrant")):
+    header: Header = field(default_factory=Header)
+    robot: str = ""
+    plan_stamp: Time = field(default_factory=Time)
+    state: uint8 = 0
+    granted_until: Duration = field(default_factory=Duration)
+    granted_point: uint32 = 0
+    held_by: str = ""
+    reason: str = ""
+
+
+@dataclass
+@annotate.final
 class Trigger_Request(idl.IdlStruct, typename=_name("std_srvs", "srv", "Trigger_Request")):
     structure_needs_at_least_one_member: uint8 = 0
 

@@ -6,7 +6,7 @@ use crate::common;
 use common::cell::{feed, guard};
 use workcell_guard_core::arbiter::{GrantState, MAX_SAMPLES};
 use workcell_guard_core::forecast::track::JointPlan;
-use workcell_guard_core::guard::PlanState;
+use workcell_guard_core::guard::{Command, CommandPolicy, StopSource};
 
 const DT: f64 = 0.002;
 
@@ -31,21 +31,23 @@ fn turn(at: fn(f64) -> Vec<f64>, from: f64, to: f64, secs: f64) -> JointPlan {
     JointPlan::new(at(0.0).len(), times, positions).unwrap()
 }
 
-/// An arm following its plan at a pace (plan seconds per second) that
-/// obeys its grant: it slows, its first joint within its deceleration, so
-/// as to stop by the grant's end after its reaction time; it speeds up
-/// again when granted more; a stop brakes it.
+/// An arm whose controller follows its plan the way a trajectory
+/// controller with a speed-scaling input does: its plan time advances at
+/// the commanded speed scaling (reached within its first joint's
+/// deceleration), never past its grant; the stop flag brakes it; a
+/// retreat runs it back along its plan at the plan's pace to the grant's
+/// retreat point.
 struct Follower {
     plan: JointPlan,
     s: f64,
     pace: f64,
     decel: f64,
-    react_s: f64,
+    back_to: Option<f64>,
 }
 
 impl Follower {
-    fn new(plan: JointPlan, decel: f64, react_s: f64) -> Follower {
-        Follower { plan, s: 0.0, pace: 0.0, decel, react_s }
+    fn new(plan: JointPlan, decel: f64) -> Follower {
+        Follower { plan, s: 0.0, pace: 0.0, decel, back_to: None }
     }
 
     /// Plan seconds per second per second its first joint (the one that
@@ -56,20 +58,28 @@ impl Follower {
         if w > 0.0 { self.decel / w } else { f64::INFINITY }
     }
 
-    /// One cycle: towards the pace that stops it by plan time `until`;
-    /// backwards at a fifth of the pace when told to back away.
-    fn step(&mut self, until: f64, stop: bool, back: bool, q: &mut [f64]) {
-        let room = (until - self.s).max(0.0);
-        let (b, r) = (self.rate().min(1e3), self.react_s);
-        let want = if stop {
-            0.0
-        } else if back {
-            -0.2
-        } else {
-            (b * (-r + (r * r + 2.0 * room / b).sqrt())).min(1.0)
+    /// One cycle under command `c`.
+    fn step(&mut self, c: &Command, q: &mut [f64]) {
+        if c.retreat {
+            self.back_to = Some(c.grant.until_s);
+        }
+        if c.grant.state != GrantState::BackAway || c.stop {
+            self.back_to = None;
+        }
+        let b = self.rate().min(1e3);
+        let want = match self.back_to {
+            Some(to) if self.s > to => -1.0,
+            Some(_) => 0.0,
+            None if c.stop => 0.0,
+            None => c.speed_scaling,
         };
         self.pace = if want < self.pace { (self.pace - b * DT).max(want) } else { (self.pace + b * DT).min(want) };
-        self.s = (self.s + self.pace * DT).clamp(0.0, self.plan.duration_s());
+        let mut s = (self.s + self.pace * DT).clamp(0.0, self.plan.duration_s());
+        if matches!(c.grant.state, GrantState::Proceed | GrantState::Hold) && s > c.grant.until_s.max(self.s) {
+            // A controller that runs past its grant: what the stop is for.
+            s = c.grant.until_s.max(self.s);
+        }
+        self.s = s;
         self.plan.at_time(self.s, q);
     }
 
@@ -82,6 +92,9 @@ impl Follower {
 fn where_two_plans_cross_the_lower_priority_arm_waits_for_the_higher_and_both_finish() {
     let cell = common::cell::sample_cell();
     let mut g = guard();
+    // The speed scaling from the grants alone (the slow-down by clearance
+    // would crawl arm_left, 37 mm from the cell where it starts).
+    g.set_command_policy(CommandPolicy { slow_down_m: 1e-3, ..g.command_policy() });
     let mut qs = vec![q_left(1.5), q_right(-1.5)];
     let mut t = 0.0;
     for _ in 0..100 {
@@ -89,52 +102,53 @@ fn where_two_plans_cross_the_lower_priority_arm_waits_for_the_higher_and_both_fi
         feed(&mut g, &qs, t);
     }
     let plans = [turn(q_left, 1.5, -1.5, 2.0), turn(q_right, -1.5, 1.5, 2.0)];
-    let mut arms: Vec<Follower> = plans
-        .iter()
-        .zip(&cell.manipulators)
-        .map(|(p, m)| Follower::new(p.clone(), m.max_decel[0], m.reaction_time_s + 2.0 * DT))
-        .collect();
+    let mut arms: Vec<Follower> =
+        plans.iter().zip(&cell.manipulators).map(|(p, m)| Follower::new(p.clone(), m.max_decel[0])).collect();
     for (r, p) in plans.iter().enumerate() {
         g.set_plan(r, Some(p.clone())).unwrap();
     }
     let (mut held, mut finished, mut least, mut stops) = (0usize, [None; 2], f32::INFINITY, [0usize; 2]);
-    while t < 20.0 && finished.iter().any(Option::is_none) {
+    let mut disagreements = 0usize;
+    let start = t;
+    while t < start + 20.0 && finished.iter().any(Option::is_none) {
         t += DT;
-        let d = feed(&mut g, &qs, t);
-        let grants = g.grants().to_vec();
+        feed(&mut g, &qs, t);
+        let commands = g.commands().to_vec();
         for (r, arm) in arms.iter_mut().enumerate() {
-            let gr = grants[r];
-            // Off its plan (backing away) it is not granted anything: it
-            // stops and waits to be tracked on it again.
-            let until = match (gr.state, gr.last_sample) {
-                (GrantState::Proceed, _) => f64::INFINITY,
-                (GrantState::Hold, Some(k)) => g.increment_time(r, k),
-                _ => arm.s,
-            };
-            if gr.state == GrantState::Hold && r == 1 && gr.held_by == Some(0) {
+            let c = commands[r];
+            if r == 1 && c.grant.held_by == Some(0) && c.speed_scaling < 1.0 {
                 held += 1;
             }
-            stops[r] += usize::from(d[r].is_stop());
-            arm.step(until, d[r].is_stop(), gr.state == GrantState::BackAway, &mut qs[r]);
-            let plan_done = g.plan_state(r) == Some(PlanState::Finished);
-            if (arm.done() || plan_done) && finished[r].is_none() {
-                finished[r] = Some(t);
+            if c.grant.state == GrantState::Hold && !c.stop {
+                disagreements += 1;
+            }
+            stops[r] += usize::from(c.stop && c.source != StopSource::Grant);
+            arm.step(&c, &mut qs[r]);
+            if arm.done() && finished[r].is_none() {
+                finished[r] = Some(t - start);
             }
         }
         let c = g.clearances(0).map_or(f32::INFINITY, |c| c.other_robots_m);
         least = least.min(c);
     }
     println!(
-        "finished at {finished:?} s; arm_right held by arm_left for {held} cycles; stopped cycles {stops:?}; least sphere clearance {least:.4} m"
+        "finished at {finished:?} s; arm_right held by arm_left for {held} cycles; stopped (not by a grant) {stops:?} cycles; least sphere clearance {least:.4} m"
     );
     let [Some(f0), Some(f1)] = finished else { panic!("an arm did not finish: {finished:?}") };
     assert!(f0 < f1, "the higher arm goes first: {f0} vs {f1}");
     assert!(held > 0, "the lower arm was never held");
+    assert_eq!(disagreements, 0, "a held arm was told to go on by its stop flag");
     assert!(least > 0.0, "the arms' spheres met: {least}");
-    // Work in progress: today the lower arm creeps back into the higher
-    // one's path and is sent back several times; one at a time would take
-    // 4 s. The bound only catches a deadlock.
-    assert!(f1 < 15.0, "took {f1} s");
+    // One at a time would take 4 s (each plan 2 s).
+    assert!(f1 < 4.0, "took {f1} s");
+    // Standing at their plans' ends, both are done (and stay so).
+    for _ in 0..50 {
+        t += DT;
+        feed(&mut g, &qs, t);
+    }
+    let states: Vec<GrantState> = g.commands().iter().map(|c| c.grant.state).collect();
+    assert_eq!(states, [GrantState::Done, GrantState::Done]);
+    assert!(g.commands().iter().all(|c| !c.stop && c.grant.until_s == 2.0), "{:?}", g.commands());
 }
 
 #[test]
@@ -182,4 +196,67 @@ fn where_two_plans_cross_the_higher_priority_arm_proceeds_and_the_lower_is_held_
     // Its grant still holds its stopping path: it can stop within it.
     assert!(last >= g.offers()[1].committed, "{:?} vs {:?}", gr[1], g.offers()[1]);
     assert!(g.increment_time(1, last) > s - 1e-9);
+}
+
+#[test]
+fn a_lower_priority_arm_stopped_in_the_path_of_a_higher_one_backs_away_then_both_finish() {
+    let cell = common::cell::sample_cell();
+    let mut g = guard();
+    g.set_command_policy(CommandPolicy { slow_down_m: 1e-3, ..g.command_policy() });
+    let mut qs = vec![q_left(1.5), q_right(-1.5)];
+    let mut t = 0.0;
+    for _ in 0..100 {
+        t += DT;
+        feed(&mut g, &qs, t);
+    }
+    // arm_right (priority 10) sets off across the front and is paused by
+    // its operator half-way, in arm_left's way.
+    let right = turn(q_right, -1.5, 1.5, 2.0);
+    g.set_plan(1, Some(right.clone())).unwrap();
+    let mut arms: Vec<Follower> = [turn(q_left, 1.5, -1.5, 2.0), right]
+        .into_iter()
+        .zip(&cell.manipulators)
+        .map(|(p, m)| Follower::new(p, m.max_decel[0]))
+        .collect();
+    let start = t;
+    let paused = |arm: &Follower| arm.s >= 1.0;
+    while !(paused(&arms[1]) && arms[1].pace == 0.0) && t < start + 5.0 {
+        t += DT;
+        feed(&mut g, &qs, t);
+        let mut c = g.commands()[1];
+        if paused(&arms[1]) {
+            c.speed_scaling = 0.0;
+        }
+        arms[1].step(&c, &mut qs[1]);
+    }
+    let pause_at = arms[1].s;
+    assert!((1.0..1.3).contains(&pause_at), "arm_right paused at plan time {pause_at}");
+    // Standing there, it is in the way of arm_left's plan across the front.
+    g.set_plan(0, Some(arms[0].plan.clone())).unwrap();
+    let (mut backed, mut retreats, mut finished, mut least_back) = (0usize, 0usize, [None; 2], f64::INFINITY);
+    let start = t;
+    while t < start + 20.0 && finished.iter().any(Option::is_none) {
+        t += DT;
+        feed(&mut g, &qs, t);
+        let commands = g.commands().to_vec();
+        if commands[1].grant.state == GrantState::BackAway {
+            backed += 1;
+            assert_eq!(commands[1].grant.held_by, Some(0));
+        }
+        retreats += usize::from(commands[1].retreat);
+        for (r, arm) in arms.iter_mut().enumerate() {
+            arm.step(&commands[r], &mut qs[r]);
+            if arm.done() && finished[r].is_none() {
+                finished[r] = Some(t - start);
+            }
+        }
+        least_back = least_back.min(arms[1].s);
+    }
+    println!(
+        "arm_right paused at plan time {pause_at:.2} s, backed away for {backed} cycles ({retreats} retreats) to {least_back:.2} s; finished at {finished:?} s"
+    );
+    assert!(backed > 0 && retreats > 0, "arm_right was never told to back away");
+    assert!(least_back < pause_at - 0.05, "arm_right did not go back along its plan: {least_back} vs {pause_at}");
+    let [Some(f0), Some(f1)] = finished else { panic!("an arm did not finish: {finished:?}") };
+    assert!(f0 < f1, "the higher arm completes first: {f0} vs {f1}");
 }

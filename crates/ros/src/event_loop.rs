@@ -16,8 +16,9 @@
 
 use crate::convert::to_time;
 use crate::msg::{
-    Bool, DiagnosticArray, DisplayTrajectory, Float64, JointState, JointTrajectory, MarkerArray, PlatenGrant,
-    PlatenMoveRequest, PointCloud2, PoseStamped, SetContactRequest, SetContactResponse, Time, TriggerResponse,
+    Bool, DiagnosticArray, DisplayTrajectory, Float64, JointState, JointTrajectory, ManipulatorGrant, MarkerArray,
+    PlatenGrant, PlatenMoveRequest, PointCloud2, PoseStamped, SetContactRequest, SetContactResponse, Time,
+    TriggerResponse,
 };
 use crate::node::GuardNode;
 use serde_json::Value;
@@ -85,6 +86,11 @@ pub trait Transport {
     /// Cancels every goal of robot `robot`'s trajectory action (where the
     /// workcell names it).
     fn cancel_goals(&mut self, robot: usize);
+    /// Sends a trajectory (a back-away's retreat) on robot `robot`'s
+    /// controller command topic (where the workcell names it).
+    fn send_trajectory(&mut self, robot: usize, trajectory: &JointTrajectory);
+    /// Robot `robot`'s grant.
+    fn publish_arm_grant(&mut self, robot: usize, grant: &ManipulatorGrant);
     /// Platen unit `unit`'s grant.
     fn publish_grant(&mut self, unit: usize, grant: &PlatenGrant);
     /// The diagnostics.
@@ -170,7 +176,8 @@ impl Timers {
 }
 
 /// Publishes what the last cycle decided: every due stop but `done`'s
-/// (out already), speed scalings, controller holds and cancels, grants.
+/// (out already), speed scalings, controller holds, cancels and retreats,
+/// manipulator grants, platen grants.
 fn publish_cycle<T: Transport>(t: &mut T, core: &GuardNode, now_s: f64, done: Option<usize>) {
     let stops = core.stops();
     for r in (0..stops.len()).filter(|&r| Some(r) != done && core.stop_due(r)) {
@@ -187,6 +194,14 @@ fn publish_cycle<T: Transport>(t: &mut T, core: &GuardNode, now_s: f64, done: Op
         if a.cancel {
             t.cancel_goals(r);
         }
+        if a.retreat
+            && let Some(tr) = core.retreat(r)
+        {
+            t.send_trajectory(r, &tr);
+        }
+    }
+    for (r, g) in core.arm_grants().iter().enumerate() {
+        t.publish_arm_grant(r, g);
     }
     for (unit, g) in core.grants() {
         t.publish_grant(*unit, g);

@@ -418,6 +418,41 @@ impl PlatenGrant {
     pub const REFUSED: u8 = 3;
 }
 
+/// `workcell_guard_msgs/ManipulatorGrant` (interfaces/workcell_guard_msgs).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ManipulatorGrant {
+    /// Stamp (the cycle's).
+    pub header: Header,
+    /// The manipulator.
+    pub robot: String,
+    /// The plan's header stamp (zero if none).
+    pub plan_stamp: Time,
+    /// [`ManipulatorGrant::PROCEED`] and friends.
+    pub state: u8,
+    /// Time from the plan's start up to which it may move.
+    pub granted_until: Duration,
+    /// Index of the last plan point inside the grant.
+    pub granted_point: u32,
+    /// The robot it yields to, empty if none.
+    pub held_by: String,
+    /// Why.
+    pub reason: String,
+}
+ros_message!(ManipulatorGrant, "workcell_guard_msgs", "ManipulatorGrant");
+
+impl ManipulatorGrant {
+    /// Move along the plan up to `granted_until`.
+    pub const PROCEED: u8 = 0;
+    /// Pause on the path.
+    pub const HOLD: u8 = 1;
+    /// Go back along the plan.
+    pub const BACK_AWAY: u8 = 2;
+    /// The plan is finished.
+    pub const DONE: u8 = 3;
+    /// Not arbitrated.
+    pub const NO_PLAN: u8 = 4;
+}
+
 /// `workcell_guard_msgs/SetContact` request.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct SetContactRequest {

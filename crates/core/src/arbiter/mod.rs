@@ -63,6 +63,8 @@ pub enum GrantState {
     Hold,
     /// Stands in the way of a higher robot: retreat along the path it came by.
     BackAway,
+    /// Its plan is finished (it reached the end).
+    Done,
     /// No plan: not arbitrated (an obstacle to the others only).
     NoPlan,
 }
@@ -136,6 +138,11 @@ impl Conflicts {
     }
 }
 
+/// Whether a robot's region reaches beyond what it is committed to.
+fn o_claims_beyond(o: Offer, reach: usize) -> bool {
+    reach > o.committed
+}
+
 /// The arbiter's buffers.
 #[derive(Clone, Debug)]
 pub struct Arbiter {
@@ -194,7 +201,11 @@ impl Arbiter {
                     continue;
                 }
                 if let Some(i) = conflicts.first_meeting(r, o, self.reach[o]) {
-                    let cut = i as isize - 1;
+                    // Short of a higher robot's claim by one sample more:
+                    // samples shift from cycle to cycle, and a grant that
+                    // ends right at the claim would be cut back and forth.
+                    let slack = if self.decided[o] && o_claims_beyond(offers[o], self.reach[o]) { 2 } else { 1 };
+                    let cut = i as isize - slack;
                     if cut < limit {
                         limit = cut;
                         cut_by = Some(o as u16);

@@ -10,15 +10,26 @@
 //! - whether the stop is due on the wire: on change, and every
 //!   [`CommandPolicy::stop_heartbeat_s`] while unchanged;
 //! - the speed scaling: 0 when stopped, rising to 1 over
-//!   [`CommandPolicy::slow_down_m`] of clearance beyond the release margin;
-//!   at least [`CommandPolicy::escape_scaling`] while escaping;
+//!   [`CommandPolicy::slow_down_m`] of clearance to the cell and the other
+//!   robots beyond the release margin (not to its own links: a gripper's
+//!   fingers stay as near each other at any speed);
+//!   at least [`CommandPolicy::escape_scaling`] while escaping; never above
+//!   what the robot's grant allows ([`ArmGrant::scaling`]), and at least
+//!   the escape scaling while it backs away (its retreat must run);
+//! - the grant itself, and the stop flag under it: a robot whose grant says
+//!   hold is stopped ([`StopSource::Grant`]), so the flag never tells a
+//!   held robot to go on;
 //! - the controller's hold (an empty trajectory) and the cancel of its
 //!   action goals: on each new stop and every [`CommandPolicy::hold_period_s`]
-//!   / [`CommandPolicy::cancel_period_s`] while stopped.
+//!   / [`CommandPolicy::cancel_period_s`] while stopped, but not for a
+//!   grant's hold (the robot pauses on its path, its goal kept, and resumes
+//!   when granted); the cancel also on each retreat of a back-away.
 //!
 //! Allocates nothing.
 
+use super::increments::{ArmGrant, RETREAT_S};
 use super::{Decision, Reason, Stop};
+use crate::arbiter::GrantState;
 
 /// How decisions become commands; set with [`super::Guard::set_command_policy`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -65,6 +76,8 @@ pub enum StopSource {
     RefusedInput,
     /// A latched proximity stop: the decision lets go, the latch holds.
     Latched,
+    /// Its grant says hold: it pauses on its path until granted more.
+    Grant,
 }
 
 /// What goes out for one robot after a cycle.
@@ -73,7 +86,7 @@ pub struct Command {
     /// The published stop flag.
     pub stop: bool,
     /// What holds it (refused input first, then the decision, then a
-    /// latch).
+    /// latch, then the grant).
     pub source: StopSource,
     /// The stop that started the current (or last) stop, kept while the
     /// robot holds; `None` before any.
@@ -87,6 +100,13 @@ pub struct Command {
     pub hold: bool,
     /// Cancel every goal of the robot's trajectory action.
     pub cancel: bool,
+    /// Its grant.
+    pub grant: ArmGrant,
+    /// Send a retreat along its plan back to `grant.until_s` (after the
+    /// cancel): the first cycle of a back-away it is not stopped in (after
+    /// a stop, again), and each time it gets to the last retreat's end
+    /// still in the way.
+    pub retreat: bool,
 }
 
 impl Command {
@@ -99,6 +119,8 @@ impl Command {
         speed_scaling: 0.0,
         hold: false,
         cancel: false,
+        grant: ArmGrant::NONE,
+        retreat: false,
     };
 }
 
@@ -109,6 +131,8 @@ pub(crate) struct Supervision {
     pub(crate) latched: bool,
     last_hold_s: f64,
     last_cancel_s: f64,
+    /// Backing away: where its last retreat goes, plan time, s.
+    retreat_to: Option<f64>,
     /// The flag last handed out for publishing, and when.
     sent: Option<(bool, f64)>,
 }
@@ -119,20 +143,22 @@ impl Supervision {
         latched: false,
         last_hold_s: f64::NEG_INFINITY,
         last_cancel_s: f64::NEG_INFINITY,
+        retreat_to: None,
         sent: None,
     };
 
-    /// The command after decision `d` at `now_s`; `prev` is the last one
-    /// and `release_m` the release margin.
+    /// The command after decision `d` and grant `grant` at `now_s`, with
+    /// `clear_m` the least clearance to the cell and the other robots;
+    /// `prev` is the last command and `release_m` the release margin.
     pub(crate) fn command(
         &mut self,
         p: &CommandPolicy,
         prev: &Command,
-        d: &Decision,
+        (d, grant, clear_m): (&Decision, &ArmGrant, f32),
         now_s: f64,
         release_m: f64,
     ) -> Command {
-        let mut c = Command { cause: prev.cause, ..Command::START };
+        let mut c = Command { cause: prev.cause, grant: *grant, ..Command::START };
         if let Decision::Stop(st) = d
             && !matches!(st.reason, Reason::Holding { .. })
         {
@@ -147,6 +173,8 @@ impl Supervision {
             StopSource::Decision
         } else if self.latched {
             StopSource::Latched
+        } else if grant.state == GrantState::Hold {
+            StopSource::Grant
         } else {
             StopSource::None
         };
@@ -159,14 +187,16 @@ impl Supervision {
         if c.publish_stop {
             self.sent = Some((c.stop, now_s));
         }
+        let escape = p.escape_scaling.clamp(0.0, 1.0);
         c.speed_scaling = match d {
-            Decision::Continue { clearance_m, escaping, .. } if !c.stop => {
-                let s = ((f64::from(*clearance_m) - release_m) / p.slow_down_m).clamp(0.0, 1.0);
-                if *escaping { s.max(p.escape_scaling.clamp(0.0, 1.0)) } else { s }
+            Decision::Continue { escaping, .. } if !c.stop => {
+                let s = ((f64::from(clear_m) - release_m) / p.slow_down_m).clamp(0.0, 1.0);
+                let s = if *escaping { s.max(escape) } else { s };
+                if grant.state == GrantState::BackAway { s.max(escape) } else { s.min(grant.scaling) }
             }
             _ => 0.0,
         };
-        if c.stop {
+        if c.stop && c.source != StopSource::Grant {
             let new = !prev.stop;
             let due = |last: f64, period: f64| new || now_s - last >= period || now_s < last;
             if due(self.last_hold_s, p.hold_period_s) {
@@ -174,6 +204,19 @@ impl Supervision {
                 self.last_hold_s = now_s;
             }
             if due(self.last_cancel_s, p.cancel_period_s) {
+                c.cancel = true;
+                self.last_cancel_s = now_s;
+            }
+        }
+        if grant.state != GrantState::BackAway || c.stop {
+            // A stop ends the retreat under way (the controller holds): the
+            // next cycle it may move, a new one is sent.
+            self.retreat_to = None;
+        } else {
+            let again = self.retreat_to.is_none_or(|t| grant.at_s <= t + RETREAT_S / 20.0);
+            if again {
+                self.retreat_to = Some(grant.until_s);
+                c.retreat = true;
                 c.cancel = true;
                 self.last_cancel_s = now_s;
             }

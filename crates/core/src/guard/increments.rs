@@ -1,6 +1,6 @@
-//! Increments of the robots' plans, their conflicts, and the grants the
-//! arbiter ([`crate::arbiter`]) decides from them (work in progress: the
-//! grants are not yet published nor acted on).
+//! Increments of the robots' plans, their conflicts, the grants the
+//! arbiter ([`crate::arbiter`]) decides from them, and what each grant
+//! tells its robot ([`ArmGrant`]).
 //!
 //! A robot on plan offers the next stretch of its plan from where it is:
 //! as far as its stopping path at the plan's own pace reaches (reaction
@@ -18,6 +18,7 @@
 
 use super::*;
 use crate::arbiter::{Arbiter, Conflicts, Grant, GrantState, MAX_SAMPLES, Offer};
+use crate::forecast::track::JointPlan;
 
 /// A robot whose every joint is estimated slower than this stands still
 /// (rad/s or m/s): if it stands in the way of a higher one, it backs away.
@@ -27,6 +28,52 @@ pub const REST_SPEED: f64 = 1e-3;
 /// reaches (in time at that pace), s: a robot is told to hold early enough
 /// to slow down, instead of being stopped when the stopping paths meet.
 pub const LOOKAHEAD_S: f64 = 0.5;
+
+/// How far back along its plan a robot backing away is sent at a time, in
+/// plan time, s (a further retreat follows when it gets there still in the
+/// way, within a twentieth of this).
+pub const RETREAT_S: f64 = 1.0;
+
+/// What a robot's grant tells it this cycle, as `ManipulatorGrant`
+/// carries it.
+///
+/// - **Proceed**: it may move along its plan up to `until_s`. Where that
+///   is short of its increment (a robot above it claims the rest), its
+///   speed scaling falls from 1, [`LOOKAHEAD_S`] of plan time beyond where
+///   its stopping path ends, to 0 where its stopping path reaches
+///   `until_s`: it slows down to pause there.
+/// - **Hold**: its stopping path already reaches its grant's end (or where
+///   it stands meets another's region): it pauses on its path, speed
+///   scaling 0, and its stop flag says stop.
+/// - **BackAway**: it stands in the increment of a robot above it: it goes
+///   back along its plan, towards plan time `until_s`.
+/// - **Done**: it reached its plan's end (`until_s` is the plan's length).
+/// - **NoPlan**: no plan, off it, or no trustworthy joint state: not
+///   arbitrated (an obstacle to the others; its stop flag still guards it).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ArmGrant {
+    /// What it may do.
+    pub state: GrantState,
+    /// Plan time up to which it may move (Proceed, Hold), the plan time a
+    /// retreat sent now goes back to (BackAway: [`RETREAT_S`] back, or the
+    /// plan's start), the plan's length (Done); 0 without a plan, s.
+    pub until_s: f64,
+    /// Index of the last plan point at or before `until_s`.
+    pub point: u32,
+    /// The robot it yields to or backs away from.
+    pub held_by: Option<u16>,
+    /// The speed scaling the grant allows, 0..=1 (1 but for Proceed short
+    /// of its increment and Hold).
+    pub scaling: f64,
+    /// Plan time where it is, s (0 without a plan).
+    pub at_s: f64,
+}
+
+impl ArmGrant {
+    /// No plan.
+    pub const NONE: ArmGrant =
+        ArmGrant { state: GrantState::NoPlan, until_s: 0.0, point: 0, held_by: None, scaling: 1.0, at_s: 0.0 };
+}
 
 /// One robot's increment, sized once.
 #[derive(Clone, Debug)]
@@ -43,6 +90,8 @@ pub(super) struct Increment {
     boxes: [[f32; 6]; MAX_SAMPLES],
     /// The largest inflation of any link, m.
     widest: f32,
+    /// Plan time where its stopping path ends (braking now), s.
+    s_stop: f64,
     /// Scratch per joint: a travel, the plan's velocity.
     travel: Vec<f64>,
     half_step: Vec<f64>,
@@ -56,6 +105,10 @@ pub(super) struct Arbitration {
     pub(super) conflicts: Conflicts,
     arbiter: Arbiter,
     pub(super) grants: Vec<Grant>,
+    /// Per robot, what its grant tells it.
+    pub(super) out: Vec<ArmGrant>,
+    /// Per robot, its plan's length and last point index (kept for Done).
+    plan_end: Vec<(f64, u32)>,
     /// Per robot, its priority (the workcell's).
     pub(super) priority: Vec<i64>,
 }
@@ -78,6 +131,7 @@ impl Arbitration {
                     batch,
                     boxes: [[0.0; 6]; MAX_SAMPLES],
                     widest: 0.0,
+                    s_stop: 0.0,
                     travel: vec![0.0; dof],
                     half_step: vec![0.0; dof],
                 }
@@ -89,16 +143,28 @@ impl Arbitration {
             conflicts: Conflicts::new(n),
             arbiter: Arbiter::new(n),
             grants: vec![Grant::NONE; n],
+            out: vec![ArmGrant::NONE; n],
+            plan_end: vec![(0.0, 0); n],
             priority: cell.manipulators.iter().map(|m| m.priority).collect(),
         }
     }
 }
 
 impl Guard {
-    /// This cycle's grant per manipulator (work in progress: not yet acted
-    /// on by the commands).
+    /// This cycle's arbiter answer per manipulator (in samples of its
+    /// increment; [`Guard::arm_grants`] says what it tells the robot).
     pub fn grants(&self) -> &[Grant] {
         &self.arbitration.grants
+    }
+
+    /// This cycle's grant per manipulator, in plan time.
+    pub fn arm_grants(&self) -> &[ArmGrant] {
+        &self.arbitration.out
+    }
+
+    /// `robot`'s planned trajectory, while it has one.
+    pub fn joint_plan(&self, robot: usize) -> Option<&JointPlan> {
+        self.arms.get(robot).and_then(|a| a.state.follow.tracker.plan())
     }
 
     /// This cycle's offer per manipulator.
@@ -109,6 +175,13 @@ impl Guard {
     /// Plan time of sample `k` of `robot`'s increment, s.
     pub fn increment_time(&self, robot: usize, k: usize) -> f64 {
         self.arbitration.inc[robot].times[k]
+    }
+
+    /// Runs the arbitration again on this cycle's stopping paths, as the
+    /// cycle at `now_s` did (what a cycle spends on it; for measuring):
+    /// the grants it decides replace this cycle's.
+    pub fn rearbitrate(&mut self, now_s: f64) {
+        self.arbitrate(now_s);
     }
 
     /// Builds every robot's offer and increment (after [`Guard::prepare`]),
@@ -126,6 +199,45 @@ impl Guard {
             let back = if g.state == GrantState::BackAway { PLAN_WINDOW_S } else { 0.0 };
             a.state.follow.tracker.set_back_window(back);
         }
+        for ri in 0..self.arms.len() {
+            self.arbitration.out[ri] = self.arm_grant(ri);
+        }
+    }
+
+    /// What robot `ri`'s grant tells it ([`ArmGrant`]).
+    fn arm_grant(&mut self, ri: usize) -> ArmGrant {
+        let a = &self.arms[ri];
+        let ar = &mut self.arbitration;
+        let g = ar.grants[ri];
+        let plan = a.state.follow.tracker.plan();
+        if let Some(p) = plan {
+            ar.plan_end[ri] = (p.duration_s(), p.len().saturating_sub(1) as u32);
+        }
+        let (Some(plan), true) = (plan, ar.offers[ri].planned) else {
+            if a.state.follow.state == PlanState::Finished {
+                let (until_s, point) = ar.plan_end[ri];
+                return ArmGrant { state: GrantState::Done, until_s, point, ..ArmGrant::NONE };
+            }
+            return ArmGrant::NONE;
+        };
+        let inc = &ar.inc[ri];
+        let (s0, end) = (inc.times[0], plan.duration_s());
+        let point = |t: f64| if t >= end - 1e-9 { plan.len() - 1 } else { plan.segment(t) } as u32;
+        let (state, until_s, scaling) = match (g.state, g.last_sample) {
+            (GrantState::BackAway, _) => (GrantState::BackAway, (s0 - RETREAT_S).max(0.0), 1.0),
+            (GrantState::Proceed | GrantState::Hold, Some(k)) => {
+                let until = inc.times[k];
+                let scaling = if g.state == GrantState::Proceed || until >= end - 1e-9 {
+                    1.0
+                } else {
+                    ((until - inc.s_stop) / LOOKAHEAD_S).clamp(0.0, 1.0)
+                };
+                let state = if scaling > 0.0 { GrantState::Proceed } else { GrantState::Hold };
+                (state, until, scaling)
+            }
+            _ => (GrantState::Hold, s0, 0.0),
+        };
+        ArmGrant { state, until_s, point: point(until_s), held_by: g.held_by, scaling, at_s: s0 }
     }
 
     /// Robot `ri`'s offer, and its increment when it is on plan.
@@ -146,6 +258,7 @@ impl Guard {
         let inc = &mut ar.inc[ri];
         let s0 = sc.plan_s[0];
         let s_stop = sc.plan_s[sc.n_cfg - 1].max(s0);
+        inc.s_stop = s_stop;
         // The stopping path at the plan's own pace: the plan's velocity
         // there, through the same reaction.
         let k = plan.segment(s0);
@@ -182,8 +295,11 @@ impl Guard {
         for (h, &acc) in inc.half_step.iter_mut().zip(&a.model.accel) {
             *h += forecast::along::departure(acc, seen, a.model.reaction_s);
         }
+        // Each sample stands for the path half-way to its neighbours (its
+        // spheres are inflated by that): the stopping path's end is covered
+        // by the sample nearest it.
         let committed =
-            if span > 0.0 { (((s_stop - s0) / span) * last as f64 - 1e-9).ceil().clamp(0.0, last as f64) } else { 0.0 };
+            if span > 0.0 { (((s_stop - s0) / span) * last as f64 - 0.5).ceil().clamp(0.0, last as f64) } else { 0.0 };
         let qs: [&[f64]; BATCH] = std::array::from_fn(|k| &inc.q[k * dof..(k + 1) * dof]);
         if a.model.poser.pose_batch(&qs, &mut inc.batch).is_err() {
             ar.offers[ri] = Offer { priority, samples: 0, committed: 0, planned: false, still };
@@ -208,6 +324,9 @@ impl Guard {
                 }
             }
         }
+        // Stopped, for the rule: it cannot brake out of where it stands
+        // (joint-state noise keeps a standing robot's estimate from 0).
+        let still = still || committed == 0.0;
         ar.offers[ri] = Offer { priority, samples: MAX_SAMPLES, committed: committed as usize, planned: true, still };
     }
 

@@ -82,6 +82,7 @@ mod track;
 use command::Supervision;
 pub use command::{Command, CommandPolicy, StopSource};
 pub use decision::*;
+pub use increments::{ArmGrant, LOOKAHEAD_S, REST_SPEED, RETREAT_S};
 
 use crate::cell::{BodyRef, GuardSettings, Margins, Workcell};
 use crate::field::{DistanceField, Outside};
@@ -517,8 +518,9 @@ impl Guard {
     /// Robot `ri`'s command from its decision.
     fn command(&mut self, ri: usize, now_s: f64) {
         let release = self.margins.release_m;
-        self.commands[ri] =
-            self.supervision[ri].command(&self.policy, &self.commands[ri], &self.decisions[ri], now_s, release);
+        let c = self.arms[ri].scratch.track.class_best;
+        let input = (&self.decisions[ri], &self.arbitration.out[ri], c[0].min(c[2]));
+        self.commands[ri] = self.supervision[ri].command(&self.policy, &self.commands[ri], input, now_s, release);
     }
 
     /// Applies the platen pose updates and answers the move requests taken

@@ -150,6 +150,16 @@ impl Transport for DdsIo<'_> {
         }
     }
 
+    fn send_trajectory(&mut self, robot: usize, trajectory: &JointTrajectory) {
+        if let Some(p) = &self.topics.commands[robot] {
+            warn("retreat", p.publish(trajectory.clone()));
+        }
+    }
+
+    fn publish_arm_grant(&mut self, robot: usize, grant: &ManipulatorGrant) {
+        warn("manipulator grant", self.topics.arm_grants[robot].publish(grant.clone()));
+    }
+
     fn publish_grant(&mut self, unit: usize, grant: &PlatenGrant) {
         warn("grant", self.topics.grants[unit].publish(grant.clone()));
     }

@@ -42,8 +42,8 @@ use crate::args::RosArgs;
 use crate::event_loop::{self, Incoming, LoopContext, Transport, Trigger};
 use crate::msg::{
     Bool, CancelGoalRequest, CancelGoalResponse, DiagnosticArray, DisplayTrajectory, Float64, JointState,
-    JointTrajectory, MarkerArray, PlatenGrant, PlatenMoveRequest, PointCloud2, PoseStamped, RosMessage,
-    SetContactRequest, SetContactResponse, TriggerRequest, TriggerResponse,
+    JointTrajectory, ManipulatorGrant, MarkerArray, PlatenGrant, PlatenMoveRequest, PointCloud2, PoseStamped,
+    RosMessage, SetContactRequest, SetContactResponse, TriggerRequest, TriggerResponse,
 };
 use crate::node::{GuardNode, check_param};
 use crate::params::{NodeParams, ParamError};
@@ -239,6 +239,8 @@ struct Topics {
     unit_poses: Vec<Subscription<PoseStamped>>,
     move_requests: Vec<Subscription<PlatenMoveRequest>>,
     grants: Vec<Publisher<PlatenGrant>>,
+    /// Per robot, `<robot>/grant`.
+    arm_grants: Vec<Publisher<ManipulatorGrant>>,
     reset_stop: Server<TriggerRequest, TriggerResponse>,
     reload: Server<TriggerRequest, TriggerResponse>,
     set_contact: Server<SetContactRequest, SetContactResponse>,
@@ -306,6 +308,7 @@ fn create_topics(
         unit_poses: Vec::new(),
         move_requests: Vec::new(),
         grants: Vec::new(),
+        arm_grants: Vec::new(),
         reset_stop: node
             .create_server(
                 ServiceMapping::Enhanced,
@@ -348,6 +351,8 @@ fn create_topics(
         let st = topic::<Bool>(node, &name(ros, node_name, ns, &format!("{}/stop", m.name))?, &LATCHED)?;
         t.stops.push(node.create_publisher(&st, None).map_err(dds)?);
         t.stop_topics.push(st);
+        let gr = topic::<ManipulatorGrant>(node, &name(ros, node_name, ns, &format!("{}/grant", m.name))?, &LATCHED)?;
+        t.arm_grants.push(node.create_publisher(&gr, None).map_err(dds)?);
         t.commands.push(match &m.controller_command_topic {
             Some(c) => {
                 let tp = topic::<JointTrajectory>(node, &name(ros, node_name, ns, c)?, &reliable)?;

@@ -10,16 +10,18 @@
 //! cycle, and its diagnostic names the problem until a good message
 //! arrives. The node keeps running.
 
+mod grants;
 mod plans;
 mod platen;
 mod report;
 mod sensing;
 
-use crate::convert::{CloudError, cloud_points};
+use crate::convert::{CloudError, cloud_points, to_time};
 use crate::convert::{JointMap, JointStateError, Names, time_s};
 use crate::msg::{
-    Bool, ColorRGBA, DiagnosticArray, DiagnosticStatus, Float64, Header, JointState, JointTrajectory, KeyValue, Marker,
-    MarkerArray, PlatenGrant, PlatenMoveRequest, Point, PointCloud2, Pose2D, PoseStamped, Time,
+    Bool, ColorRGBA, DiagnosticArray, DiagnosticStatus, Float64, Header, JointState, JointTrajectory, KeyValue,
+    ManipulatorGrant, Marker, MarkerArray, PlatenGrant, PlatenMoveRequest, Point, PointCloud2, Pose2D, PoseStamped,
+    Time,
 };
 use crate::params::{NodeParams, ParamError};
 use platen::{blocker_name, fill_grant};
@@ -151,6 +153,8 @@ struct RobotIo {
     /// text, and the stop it was written from.
     cause: String,
     cause_of: Option<Stop>,
+    /// The header stamp of its last accepted plan.
+    plan_stamp: Time,
 }
 
 /// Counters since start.
@@ -192,6 +196,7 @@ pub struct GuardNode {
     unit_status: Vec<UnitStatus>,
     speed: Vec<Float64>,
     actuate: Vec<Actuate>,
+    arm_grants: Vec<ManipulatorGrant>,
     /// A joint state whose frame_id is this makes the node panic (fault
     /// injection, for testing what a panic leaves on the wire).
     panic_frame_id: Option<String>,
@@ -209,8 +214,11 @@ pub struct Actuate {
     /// overridden.
     pub hold: bool,
     /// Cancel every goal of the FollowJointTrajectory action: on each new
-    /// stop and every `cancel_period_s` while stopped.
+    /// stop and every `cancel_period_s` while stopped, and before each
+    /// retreat of a back-away.
     pub cancel: bool,
+    /// Send [`GuardNode::retreat`] on the command topic (after the cancel).
+    pub retreat: bool,
 }
 
 /// How the core turns decisions into commands, from `params`.
@@ -291,6 +299,7 @@ impl GuardNode {
                     refused: 0,
                     cause: String::with_capacity(128),
                     cause_of: None,
+                    plan_stamp: Time::default(),
                 }
             })
             .collect();
@@ -317,6 +326,15 @@ impl GuardNode {
             unit_status: Vec::new(),
             speed: vec![Float64 { data: 0.0 }; n],
             actuate: vec![Actuate::default(); n],
+            arm_grants: cell
+                .manipulators
+                .iter()
+                .map(|m| ManipulatorGrant {
+                    robot: m.name.clone(),
+                    state: ManipulatorGrant::NO_PLAN,
+                    ..Default::default()
+                })
+                .collect(),
             panic_frame_id: None,
             sensing: None,
             cloud_error: None,
@@ -450,7 +468,7 @@ impl GuardNode {
         let start = std::time::Instant::now();
         self.take_sensed_field();
         self.guard.cycle(now_s, Scope::First(robot));
-        self.settle(robot);
+        self.settle(robot, to_time(now_s).unwrap_or_default());
         self.first = Some((robot, start));
         self.first_s = start.elapsed().as_secs_f64();
         Some(self.stops[robot])
@@ -485,7 +503,7 @@ impl GuardNode {
         }
         for r in 0..self.stops.len() {
             if Some(r) != done {
-                self.settle(r);
+                self.settle(r, to_time(now_s).unwrap_or_default());
             }
         }
         if done.is_none() {
@@ -499,7 +517,7 @@ impl GuardNode {
 
     /// Robot `r`'s messages from the core's command: stop flag, speed
     /// scaling, actuation, and the cause's text.
-    fn settle(&mut self, r: usize) {
+    fn settle(&mut self, r: usize, stamp: Time) {
         let c = self.guard.commands()[r];
         let io = &mut self.io[r];
         if let Some(st) = c.cause
@@ -518,7 +536,8 @@ impl GuardNode {
         }
         self.stops[r].data = c.stop;
         self.speed[r].data = c.speed_scaling;
-        self.actuate[r] = Actuate { hold: c.hold, cancel: c.cancel };
+        self.actuate[r] = Actuate { hold: c.hold, cancel: c.cancel, retreat: c.retreat };
+        self.fill_arm_grant(r, stamp);
     }
 
     /// Speed scalings of the last cycle, 0..1 per robot.

@@ -60,6 +60,7 @@ impl GuardNode {
                     io.fault = None;
                 }
                 io.trajectory = (info.points > 0).then_some(info);
+                io.plan_stamp = msg.header.stamp;
                 let plan = if info.points > 0 { self.joint_plan(robot, msg) } else { None };
                 let _ = self.guard.set_plan(robot, plan);
                 Ok(())

@@ -79,6 +79,28 @@ pub fn trajectory_in(m: r2::trajectory_msgs::msg::JointTrajectory) -> msg::Joint
     }
 }
 
+/// A trajectory (a back-away's retreat) as r2r's.
+pub fn trajectory_out(m: &msg::JointTrajectory) -> r2::trajectory_msgs::msg::JointTrajectory {
+    r2::trajectory_msgs::msg::JointTrajectory {
+        header: header_out(&m.header),
+        joint_names: m.joint_names.clone(),
+        points: m
+            .points
+            .iter()
+            .map(|p| r2::trajectory_msgs::msg::JointTrajectoryPoint {
+                positions: p.positions.clone(),
+                velocities: p.velocities.clone(),
+                accelerations: p.accelerations.clone(),
+                effort: p.effort.clone(),
+                time_from_start: r2::builtin_interfaces::msg::Duration {
+                    sec: p.time_from_start.sec,
+                    nanosec: p.time_from_start.nanosec,
+                },
+            })
+            .collect(),
+    }
+}
+
 /// A stop flag as r2r's.
 pub fn bool_out(b: msg::Bool) -> r2::std_msgs::msg::Bool {
     r2::std_msgs::msg::Bool { data: b.data }
@@ -221,6 +243,11 @@ pub fn move_request_in(v: Value) -> Result<msg::PlatenMoveRequest, serde_json::E
 
 /// A grant as JSON for r2r's untyped publisher.
 pub fn grant_out(g: &msg::PlatenGrant) -> Value {
+    serde_json::to_value(g).unwrap_or(Value::Null)
+}
+
+/// A manipulator grant as JSON for r2r's untyped publisher.
+pub fn arm_grant_out(g: &msg::ManipulatorGrant) -> Value {
     serde_json::to_value(g).unwrap_or(Value::Null)
 }
 
@@ -397,6 +424,7 @@ fn make_io(node: &mut r2::Node, core: &crate::node::GuardNode, clock: r2::Clock)
     let mut joint_states = Vec::new();
     let mut trajectories = Vec::new();
     let mut stops = Vec::new();
+    let mut arm_grants = Vec::new();
     let mut outs = Outputs { commands: Vec::new(), speed: Vec::new(), cancels: Vec::new() };
     for m in &core.cell().manipulators {
         joint_states.push(
@@ -409,6 +437,14 @@ fn make_io(node: &mut r2::Node, core: &crate::node::GuardNode, clock: r2::Clock)
         );
         stops.push(
             node.create_publisher::<r2::std_msgs::msg::Bool>(&format!("{}/stop", m.name), latched()).map_err(r2err)?,
+        );
+        arm_grants.push(
+            node.create_publisher_untyped(
+                &format!("{}/grant", m.name),
+                &type_name::<msg::ManipulatorGrant>(),
+                latched(),
+            )
+            .map_err(r2err)?,
         );
         outs.commands.push(match &m.controller_command_topic {
             Some(t) => Some(
@@ -497,6 +533,7 @@ fn make_io(node: &mut r2::Node, core: &crate::node::GuardNode, clock: r2::Clock)
         stops,
         outs,
         grants,
+        arm_grants,
         diagnostics,
         markers,
         clock: std::cell::RefCell::new(clock),
@@ -524,6 +561,7 @@ struct R2rIo {
     stops: Vec<r2::Publisher<r2::std_msgs::msg::Bool>>,
     outs: Outputs,
     grants: Vec<r2::PublisherUntyped>,
+    arm_grants: Vec<r2::PublisherUntyped>,
     diagnostics: r2::Publisher<r2::diagnostic_msgs::msg::DiagnosticArray>,
     markers: r2::Publisher<r2::visualization_msgs::msg::MarkerArray>,
     clock: std::cell::RefCell<r2::Clock>,
@@ -590,6 +628,20 @@ impl Transport for R2rIo {
             && let Err(e) = c.request(&cancel_all())
         {
             tracing::warn!("goal cancel not sent: {e}");
+        }
+    }
+
+    fn send_trajectory(&mut self, robot: usize, trajectory: &msg::JointTrajectory) {
+        if let Some(p) = &self.outs.commands[robot]
+            && let Err(e) = p.publish(&trajectory_out(trajectory))
+        {
+            tracing::warn!("retreat not sent to the controller: {e}");
+        }
+    }
+
+    fn publish_arm_grant(&mut self, robot: usize, grant: &msg::ManipulatorGrant) {
+        if let Err(e) = self.arm_grants[robot].publish(arm_grant_out(grant)) {
+            tracing::warn!("manipulator grant not published: {e}");
         }
     }
 

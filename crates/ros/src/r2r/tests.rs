@@ -171,6 +171,24 @@ fn move_requests_and_grants_carry_the_interface_packages_field_names() {
     assert_eq!(j["result"], 1);
     assert_eq!(j["goal"]["x"], 0.3);
     assert_eq!(j["blocker"], "mover_b");
+
+    let g = msg::ManipulatorGrant {
+        robot: "arm_right".into(),
+        state: msg::ManipulatorGrant::HOLD,
+        granted_until: msg::Duration { sec: 1, nanosec: 500_000_000 },
+        granted_point: 12,
+        held_by: "arm_left".into(),
+        ..msg::ManipulatorGrant::default()
+    };
+    let j = arm_grant_out(&g);
+    let mut keys: Vec<String> = j.as_object().unwrap().keys().cloned().collect();
+    keys.sort();
+    let mut want = msg_fields("ManipulatorGrant.msg");
+    want.sort();
+    assert_eq!(keys, want);
+    assert_eq!(j["state"], 1);
+    assert_eq!(j["granted_until"]["nanosec"], 500_000_000);
+    assert_eq!(j["held_by"], "arm_left");
 }
 
 #[test]

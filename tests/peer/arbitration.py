@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""End-to-end peer for priority arbitration (config/workcell.yaml).
+
+Run only inside a network namespace of its own (tests/ros_e2e.rs does
+`unshare -n` and brings up loopback only); Cyclone is configured for
+loopback too, and the node is started here with ROS_LOCALHOST_ONLY=1.
+
+It starts the node on the sample cell and, on Eclipse Cyclone DDS, plays
+both arms' drivers and executors:
+  1. both arms report their joint states at rest, facing away from each
+     other, until the node's grants say NO_PLAN for both;
+  2. each publishes a plan on `<robot>/planned_trajectory` turning it
+     across the front of the cell, so that the two cross (arm_left has
+     priority 20, arm_right 10);
+  3. each moves along its plan only as far as `<robot>/grant` allows
+     (PROCEED up to granted_until, slowing to pause there; HOLD pauses;
+     BACK_AWAY goes back along the plan; the stop flag brakes), within its
+     first joint's deceleration, until both finish;
+  4. a late-joining reader of `arm_right/grant` gets its latest grant
+     (DONE), not an old HOLD.
+Exits non-zero, saying why, on the first failed expectation; writes every
+published configuration and the grants seen to --out (JSON), from which
+the Rust test checks the arms never touched (exact geometry).
+"""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+ARMS = [
+    {"name": "arm_left", "joints": ["shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3", "finger_left"],
+     "rest": [0.7, 1.1, 0.0, 0.0, 0.0, 0.02], "from": 1.5, "to": -1.5, "decel": 6.0},
+    {"name": "arm_right", "joints": ["j1", "j2", "j3", "j4", "j5", "j6", "j7", "finger_a_joint"],
+     "rest": [1.2, 0.0, -0.3, 0.0, 0.0, 0.0, 0.0], "from": -1.5, "to": 1.5, "decel": 5.0},
+]
+PLAN_S = 2.0
+STEP_S = 0.02
+DT = 0.004
+PROCEED, HOLD, BACK_AWAY, DONE, NO_PLAN = 0, 1, 2, 3, 4
+
+
+class Fail(Exception):
+    pass
+
+
+def expect(cond, what):
+    if not cond:
+        raise Fail(what)
+
+
+def pan_at(arm, s):
+    u = min(max(s / PLAN_S, 0.0), 1.0)
+    return arm["from"] + (arm["to"] - arm["from"]) * u * u * (3.0 - 2.0 * u)
+
+
+def q_at(arm, s):
+    return [pan_at(arm, s)] + arm["rest"]
+
+
+class Executor:
+    """An arm's executor: plan time `s` advances at `pace` (plan seconds
+    per second), changed within the first joint's deceleration."""
+
+    def __init__(self, arm):
+        self.arm, self.s, self.pace = arm, 0.0, 0.0
+
+    def rate(self):
+        # Plan seconds per second per second the first joint allows here.
+        ds = 1e-3
+        w = abs(pan_at(self.arm, self.s + ds) - pan_at(self.arm, self.s)) / ds
+        return min(self.arm["decel"] / w, 1e3) if w > 1e-9 else 1e3
+
+    def step(self, grant, stop):
+        b, react = self.rate(), 0.05
+        until = grant.granted_until.sec + grant.granted_until.nanosec * 1e-9 if grant else 0.0
+        state = grant.state if grant else NO_PLAN
+        if stop or state == HOLD:
+            want = 0.0
+        elif state == BACK_AWAY:
+            want = -0.5 if self.s > until else 0.0
+        elif state == PROCEED:
+            room = max(until - self.s, 0.0)
+            want = min(1.0, b * (-react + math.sqrt(react * react + 2.0 * room / b)))
+        else:
+            want = 1.0
+        if want < self.pace:
+            self.pace = max(self.pace - b * DT, want)
+        else:
+            self.pace = min(self.pace + b * DT, want)
+        s = min(max(self.s + self.pace * DT, 0.0), PLAN_S)
+        if state in (PROCEED, HOLD) and s > max(until, self.s):
+            s = max(until, self.s)
+        self.s = s
+
+    def done(self):
+        return self.s >= PLAN_S - 1e-9
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--node", required=True)
+    ap.add_argument("--params", required=True)
+    ap.add_argument("--out", required=True)
+    a = ap.parse_args()
+
+    from cyclonedds.domain import DomainParticipant
+    from cyclonedds.pub import DataWriter
+    from cyclonedds.sub import DataReader
+    from cyclonedds.topic import Topic
+    import ros_types as t
+
+    tmp = tempfile.mkdtemp(prefix="wg_arbitration_")
+    domain = 21
+    env = t.loopback(tmp, domain, "warn,rustdds=off,ros2_client=error")
+    node_log = os.path.join(tmp, "node.log")
+    node = subprocess.Popen([a.node, "--ros-args", "--params-file", a.params], env=env,
+                            stdout=open(node_log, "w"), stderr=subprocess.STDOUT)
+    dp = DomainParticipant(domain)
+    topics = {}
+
+    def topic(name, typ, qos):
+        if name not in topics:
+            topics[name] = Topic(dp, name, typ, qos=qos)
+        return topics[name]
+
+    js = [DataWriter(dp, topic(f"rt/{m['name']}/joint_states", t.JointState, t.QOS_SENSOR), qos=t.QOS_SENSOR) for m in ARMS]
+    plans = [DataWriter(dp, topic(f"rt/{m['name']}/planned_trajectory", t.JointTrajectory, t.QOS_RELIABLE), qos=t.QOS_RELIABLE)
+             for m in ARMS]
+    grant_readers = [DataReader(dp, topic(f"rt/{m['name']}/grant", t.ManipulatorGrant, t.QOS_LATCHED), qos=t.QOS_LATCHED)
+                     for m in ARMS]
+    stop_readers = [DataReader(dp, topic(f"rt/{m['name']}/stop", t.Bool, t.QOS_LATCHED), qos=t.QOS_LATCHED) for m in ARMS]
+    ex = [Executor(m) for m in ARMS]
+    grants, stops = [None, None], [True, True]
+    log = {"samples": [], "grants": [[], []], "ok": False}
+    held_since = None
+
+    def poll():
+        for i in range(2):
+            for g in grant_readers[i].take(N=100):
+                if type(g).__name__ == "InvalidSample":
+                    continue
+                grants[i] = g
+            for s in stop_readers[i].take(N=100):
+                if type(s).__name__ == "InvalidSample":
+                    continue
+                stops[i] = s.data
+
+    def publish(now):
+        for i, m in enumerate(ARMS):
+            js[i].write(t.JointState(header=t.Header(stamp=t.stamp(now)), name=m["joints"], position=q_at(m, ex[i].s)))
+
+    def note(i, now):
+        g = grants[i]
+        row = [round(now, 4), g.state, round(g.granted_until.sec + g.granted_until.nanosec * 1e-9, 4), g.held_by]
+        past = log["grants"][i]
+        if not past or past[-1][1:] != row[1:]:
+            past.append(row)
+
+    try:
+        # 1. At rest until both arms have grants, NO_PLAN, and no stop.
+        end = time.time() + 15
+        while time.time() < end:
+            expect(node.poll() is None, f"the node died (exit {node.poll()})")
+            publish(time.time())
+            poll()
+            if all(g is not None and g.state == NO_PLAN for g in grants) and not any(stops):
+                break
+            time.sleep(DT)
+        expect(all(g is not None for g in grants), "no grant from the node on <robot>/grant")
+        expect(all(g.state == NO_PLAN for g in grants), f"grants at rest without plans: {[g.state for g in grants]}")
+        expect([g.robot for g in grants] == [m["name"] for m in ARMS], f"grants name {[g.robot for g in grants]}")
+        # 2. The plans.
+        plan_stamp = t.stamp(time.time())
+        for i, m in enumerate(ARMS):
+            n = int(round(PLAN_S / STEP_S)) + 1
+            pts = []
+            for k in range(n):
+                s = k * STEP_S
+                pts.append(t.JointTrajectoryPoint(positions=q_at(m, s), time_from_start=t.Duration(sec=int(s), nanosec=int(round((s % 1) * 1e9)))))
+            plans[i].write(t.JointTrajectory(header=t.Header(stamp=plan_stamp), joint_names=m["joints"], points=pts))
+        # 3. Move as granted.
+        start = time.time()
+        finished = [None, None]
+        stamps_seen = set()
+        next_tick = time.time()
+        while time.time() < start + 20 and None in finished:
+            expect(node.poll() is None, f"the node died (exit {node.poll()})")
+            now = time.time()
+            poll()
+            for i in range(2):
+                note(i, now - start)
+                if grants[i].state in (PROCEED, HOLD, BACK_AWAY):
+                    stamps_seen.add((grants[i].plan_stamp.sec, grants[i].plan_stamp.nanosec))
+                ex[i].step(grants[i], stops[i])
+                if ex[i].done() and finished[i] is None:
+                    finished[i] = round(now - start, 3)
+            g1 = grants[1]
+            if g1.state == HOLD:
+                held_since = held_since if held_since is not None else now
+                expect(stops[1] or now - held_since < 0.1, "arm_right held for 0.1 s with its stop flag false")
+            else:
+                held_since = None
+            publish(now)
+            log["samples"].append([round(now - start, 4), q_at(ARMS[0], ex[0].s), q_at(ARMS[1], ex[1].s)])
+            next_tick += DT
+            time.sleep(max(0.0, next_tick - time.time()))
+        log["finished"] = finished
+        log["s_end"] = [e.s for e in ex]
+        expect(None not in finished, f"an arm did not finish within 20 s: {finished}")
+        expect(finished[0] < finished[1], f"arm_left (priority 20) did not finish first: {finished}")
+        expect(stamps_seen == {(plan_stamp.sec, plan_stamp.nanosec)}, f"plan stamps in the grants {stamps_seen}")
+        yielded = [r for r in log["grants"][1] if r[3] == "arm_left" and r[1] in (PROCEED, HOLD, BACK_AWAY)]
+        expect(yielded, "arm_right's grant never named arm_left as the robot it yields to")
+        # 4. A late joiner gets the latest grant.
+        for _ in range(50):
+            publish(time.time())
+            time.sleep(0.01)
+        late = DataReader(dp, topics["rt/arm_right/grant"], qos=t.QOS_LATCHED)
+        got = []
+        end = time.time() + 5
+        while time.time() < end and not (got and time.time() > end - 4):
+            # (A transient-local writer may replay its history first: read
+            # for a second and keep the newest.)
+            got += [g for g in late.take(N=100) if type(g).__name__ != "InvalidSample"]
+            publish(time.time())
+            time.sleep(0.01)
+        expect(got, "a late joiner got no grant on arm_right/grant")
+        expect(got[-1].state == DONE, f"a late joiner got state {got[-1].state} ({got[-1].reason}), not DONE")
+        log["ok"] = True
+    except Fail as e:
+        log["failure"] = str(e)
+    finally:
+        t.stop_and_save(node, a.out, log)
+    for i, m in enumerate(ARMS):
+        print(f"{m['name']}: {len(log['grants'][i])} grant changes; the last:", log["grants"][i][-6:])
+    t.exit_on_failure(log, node_log)
+    print("arbitration: finished at", log["finished"], "s")
+
+
+if __name__ == "__main__":
+    main()
