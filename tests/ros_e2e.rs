@@ -80,10 +80,10 @@ fn in_netns(script: &str, args: &[String]) -> std::process::Output {
     Command::new("unshare").args(["-n", "sh", "-c", &inner]).output().expect("unshare runs")
 }
 
-/// Runs the peer (tests/peer/e2e.py, with `extra` arguments) against the
-/// node in a network namespace of their own; asserts it succeeded and
-/// returns its log (phases and every published configuration).
-fn run_peer(extra: &[String]) -> serde_json::Value {
+/// Runs peer `script` (in tests/peer, with the node, the parameter file,
+/// an output file and `extra` arguments) against the node in a network
+/// namespace of their own; asserts it succeeded and returns its log.
+fn run_script(script: &str, extra: &[String]) -> serde_json::Value {
     let repo = common::repo();
     let log = tempfile::NamedTempFile::new().unwrap();
     let mut args = vec![
@@ -95,12 +95,18 @@ fn run_peer(extra: &[String]) -> serde_json::Value {
         log.path().display().to_string(),
     ];
     args.extend_from_slice(extra);
-    let out = in_netns(&repo.join("tests/peer/e2e.py").display().to_string(), &args);
+    let out = in_netns(&repo.join("tests/peer").join(script).display().to_string(), &args);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     println!("{stdout}");
     assert!(out.status.success(), "peer failed ({}):\n{stdout}\n{stderr}", out.status);
     serde_json::from_str(&std::fs::read_to_string(log.path()).unwrap()).unwrap()
+}
+
+/// Runs tests/peer/e2e.py with `extra` arguments ([`run_script`]): its
+/// log holds phases and every published configuration.
+fn run_peer(extra: &[String]) -> serde_json::Value {
+    run_script("e2e.py", extra)
 }
 
 #[test]
@@ -193,24 +199,8 @@ fn over_dds_a_plan_ending_short_is_not_stopped_one_meeting_the_other_arm_is_and_
 /// unit named (tests/peer/platen_cell.py).
 #[test]
 fn a_cell_of_platen_units_alone_grants_a_slide_past_a_diagonal_cord_over_dds() {
-    let repo = common::repo();
-    let log = tempfile::NamedTempFile::new().unwrap();
-    let args = vec![
-        "--node".to_string(),
-        env!("CARGO_BIN_EXE_workcell_guard").to_string(),
-        "--params".to_string(),
-        repo.join("config/workcell_guard.yaml").display().to_string(),
-        "--workcell".to_string(),
-        repo.join("config/platen_cell.yaml").display().to_string(),
-        "--out".to_string(),
-        log.path().display().to_string(),
-    ];
-    let out = in_netns(&repo.join("tests/peer/platen_cell.py").display().to_string(), &args);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    println!("{stdout}");
-    assert!(out.status.success(), "peer failed ({}):\n{stdout}\n{stderr}", out.status);
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(log.path()).unwrap()).unwrap();
+    let workcell = common::repo().join("config/platen_cell.yaml").display().to_string();
+    let v = run_script("platen_cell.py", &["--workcell".to_string(), workcell]);
     let answers = v["answers"].as_array().unwrap();
     assert_eq!(answers.len(), 2, "{answers:?}");
     assert_eq!(answers[0]["result"], 0, "{answers:?}");
@@ -226,21 +216,7 @@ fn a_cell_of_platen_units_alone_grants_a_slide_past_a_diagonal_cord_over_dds() {
 #[test]
 fn two_arms_with_crossing_plans_take_turns_by_their_grants_over_dds() {
     let repo = common::repo();
-    let log = tempfile::NamedTempFile::new().unwrap();
-    let args = vec![
-        "--node".to_string(),
-        env!("CARGO_BIN_EXE_workcell_guard").to_string(),
-        "--params".to_string(),
-        repo.join("config/workcell_guard.yaml").display().to_string(),
-        "--out".to_string(),
-        log.path().display().to_string(),
-    ];
-    let out = in_netns(&repo.join("tests/peer/arbitration.py").display().to_string(), &args);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    println!("{stdout}");
-    assert!(out.status.success(), "peer failed ({}):\n{stdout}\n{stderr}", out.status);
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(log.path()).unwrap()).unwrap();
+    let v = run_script("arbitration.py", &[]);
     let cell = workcell::load(&repo.join("config/workcell.yaml")).unwrap();
     let arms = Arms::new(&cell);
     let q = |x: &serde_json::Value| -> Vec<f64> { x.as_array().unwrap().iter().map(|a| a.as_f64().unwrap()).collect() };

@@ -23,13 +23,9 @@ published configuration and the grants seen to --out (JSON), from which
 the Rust test checks the arms never touched (exact geometry).
 """
 
-import argparse
-import json
 import math
 import os
-import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -105,24 +101,16 @@ class Executor:
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--node", required=True)
-    ap.add_argument("--params", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
+    import ros_types as t
 
+    a = t.peer_args()
     from cyclonedds.domain import DomainParticipant
     from cyclonedds.pub import DataWriter
     from cyclonedds.sub import DataReader
     from cyclonedds.topic import Topic
-    import ros_types as t
 
-    tmp = tempfile.mkdtemp(prefix="wg_arbitration_")
     domain = 21
-    env = t.loopback(tmp, domain, "warn,rustdds=off,ros2_client=error")
-    node_log = os.path.join(tmp, "node.log")
-    node = subprocess.Popen([a.node, "--ros-args", "--params-file", a.params], env=env,
-                            stdout=open(node_log, "w"), stderr=subprocess.STDOUT)
+    node, node_log = t.start_node(a, domain, "wg_arbitration_")
     dp = DomainParticipant(domain)
     topics = {}
 

@@ -19,13 +19,10 @@ Exits non-zero, saying why, on the first failed expectation; writes the
 answers it got to --out (JSON).
 """
 
-import argparse
 import json
 import math
 import os
-import subprocess
 import sys
-import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -45,25 +42,16 @@ def expect(cond, what):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--node", required=True)
-    ap.add_argument("--params", required=True)
-    ap.add_argument("--workcell", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
+    import ros_types as t
 
+    a = t.peer_args(workcell=True)
     from cyclonedds.domain import DomainParticipant
     from cyclonedds.pub import DataWriter
     from cyclonedds.sub import DataReader
     from cyclonedds.topic import Topic
-    import ros_types as t
 
-    tmp = tempfile.mkdtemp(prefix="wg_platen_")
     domain = 19
-    env = t.loopback(tmp, domain, "warn,rustdds=off,ros2_client=error")
-    node_log = os.path.join(tmp, "node.log")
-    node = subprocess.Popen([a.node, "--ros-args", "--params-file", a.params, "-p", f"workcell_file:={a.workcell}"],
-                            env=env, stdout=open(node_log, "w"), stderr=subprocess.STDOUT)
+    node, node_log = t.start_node(a, domain, "wg_platen_", ["-p", f"workcell_file:={a.workcell}"])
     dp = DomainParticipant(domain)
 
     def topic(name, typ, qos):

@@ -460,6 +460,36 @@ def stamp(t):
     return Time(sec=sec, nanosec=min(int(round((t - sec) * 1e9)), 999_999_999))
 
 
+def peer_args(workcell=False):
+    """A peer's command line: the node's binary, its parameter file, the
+    output file (and a workcell file)."""
+    import argparse
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--node", required=True)
+    ap.add_argument("--params", required=True)
+    if workcell:
+        ap.add_argument("--workcell", required=True)
+    ap.add_argument("--out", required=True)
+    return ap.parse_args()
+
+
+def start_node(args, domain, prefix, extra=()):
+    """Starts the node (`args.node` with `args.params` and `extra` ROS
+    arguments) on `domain`, loopback only, logging to a file in a fresh
+    temporary directory; returns the process and the log's path."""
+    import os
+    import subprocess
+    import tempfile
+
+    tmp = tempfile.mkdtemp(prefix=prefix)
+    env = loopback(tmp, domain, "warn,rustdds=off,ros2_client=error")
+    node_log = os.path.join(tmp, "node.log")
+    node = subprocess.Popen([args.node, "--ros-args", "--params-file", args.params, *extra], env=env,
+                            stdout=open(node_log, "w"), stderr=subprocess.STDOUT)
+    return node, node_log
+
+
 def stop_and_save(node, out_path, log):
     """Ends a peer's run: kills the node if it still runs and writes the
     run's log (JSON) for the Rust test."""

@@ -6,7 +6,7 @@ use crate::common;
 use common::cell::{feed, guard};
 use workcell_guard_core::arbiter::{GrantState, MAX_SAMPLES};
 use workcell_guard_core::forecast::track::JointPlan;
-use workcell_guard_core::guard::{Command, CommandPolicy, StopSource};
+use workcell_guard_core::guard::{Command, CommandPolicy, Guard, StopSource};
 
 const DT: f64 = 0.002;
 
@@ -88,19 +88,26 @@ impl Follower {
     }
 }
 
-#[test]
-fn where_two_plans_cross_the_lower_priority_arm_waits_for_the_higher_and_both_finish() {
-    let cell = common::cell::sample_cell();
+/// The guard after 0.2 s of both arms standing facing away from each
+/// other, its speed scaling from the grants alone (the slow-down by
+/// clearance would crawl arm_left, 37 mm from the cell where it starts);
+/// their configurations and the clock.
+fn at_rest_facing_away() -> (Guard, Vec<Vec<f64>>, f64) {
     let mut g = guard();
-    // The speed scaling from the grants alone (the slow-down by clearance
-    // would crawl arm_left, 37 mm from the cell where it starts).
     g.set_command_policy(CommandPolicy { slow_down_m: 1e-3, ..g.command_policy() });
-    let mut qs = vec![q_left(1.5), q_right(-1.5)];
+    let qs = vec![q_left(1.5), q_right(-1.5)];
     let mut t = 0.0;
     for _ in 0..100 {
         t += DT;
         feed(&mut g, &qs, t);
     }
+    (g, qs, t)
+}
+
+#[test]
+fn where_two_plans_cross_the_lower_priority_arm_waits_for_the_higher_and_both_finish() {
+    let cell = common::cell::sample_cell();
+    let (mut g, mut qs, mut t) = at_rest_facing_away();
     let plans = [turn(q_left, 1.5, -1.5, 2.0), turn(q_right, -1.5, 1.5, 2.0)];
     let mut arms: Vec<Follower> =
         plans.iter().zip(&cell.manipulators).map(|(p, m)| Follower::new(p.clone(), m.max_decel[0])).collect();
@@ -201,14 +208,7 @@ fn where_two_plans_cross_the_higher_priority_arm_proceeds_and_the_lower_is_held_
 #[test]
 fn a_lower_priority_arm_stopped_in_the_path_of_a_higher_one_backs_away_then_both_finish() {
     let cell = common::cell::sample_cell();
-    let mut g = guard();
-    g.set_command_policy(CommandPolicy { slow_down_m: 1e-3, ..g.command_policy() });
-    let mut qs = vec![q_left(1.5), q_right(-1.5)];
-    let mut t = 0.0;
-    for _ in 0..100 {
-        t += DT;
-        feed(&mut g, &qs, t);
-    }
+    let (mut g, mut qs, mut t) = at_rest_facing_away();
     // arm_right (priority 10) sets off across the front and is paused by
     // its operator half-way, in arm_left's way.
     let right = turn(q_right, -1.5, 1.5, 2.0);

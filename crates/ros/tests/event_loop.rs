@@ -17,7 +17,8 @@ use tokio::time::Instant;
 use workcell_guard_ros::dds::build_from;
 use workcell_guard_ros::event_loop::{Incoming, LoopContext, Transport, Trigger, serve};
 use workcell_guard_ros::msg::{
-    Bool, DiagnosticArray, Float64, MarkerArray, PlatenGrant, SetContactResponse, Time, TriggerResponse,
+    Bool, DiagnosticArray, Float64, JointTrajectory, ManipulatorGrant, MarkerArray, PlatenGrant, SetContactResponse,
+    Time, TriggerResponse,
 };
 use workcell_guard_ros::params::NodeParams;
 
@@ -29,6 +30,8 @@ enum Out {
     CellMarkers,
     Hold(usize),
     Cancel(usize),
+    Retreat(usize),
+    Grant(usize),
     Answer,
 }
 
@@ -62,6 +65,14 @@ impl Transport for Fake {
     }
     fn cancel_goals(&mut self, robot: usize) {
         self.record(Out::Cancel(robot));
+    }
+    fn send_trajectory(&mut self, robot: usize, _: &JointTrajectory) {
+        self.record(Out::Retreat(robot));
+    }
+    fn publish_arm_grant(&mut self, robot: usize, g: &ManipulatorGrant) {
+        // No joint states, no plans: nothing to arbitrate.
+        assert_eq!(g.state, ManipulatorGrant::NO_PLAN, "{g:?}");
+        self.record(Out::Grant(robot));
     }
     fn publish_grant(&mut self, _: usize, _: &PlatenGrant) {}
     fn publish_diagnostics(&mut self, _: &DiagnosticArray) {
@@ -159,6 +170,14 @@ async fn every_timer_follows_its_rate_and_the_loop_ends_with_the_transport() {
     // (Cycles 0.1 s apart meet the 0.1 s period or just miss it.)
     assert!((20..=41).contains(&holds), "holds every 0.1–0.2 s for 4 s: {holds}");
     assert!((3..=5).contains(&cancels), "cancels at 1 Hz for 4 s: {cancels}");
+    // Every robot's grant goes out every cycle (as its stop does, with a
+    // heartbeat of 0); no retreat without a back-away.
+    for r in 0..robots {
+        let grants = count(&log, 0.0, 11.0, |o| *o == Out::Grant(r));
+        assert_eq!(grants, count(&log, 0.0, 11.0, |o| *o == Out::Stop(r)), "robot {r}'s grants and stops");
+        assert!(grants > 100, "{grants} grants");
+    }
+    assert_eq!(count(&log, 0.0, 11.0, |o| matches!(o, Out::Retreat(_))), 0);
     let last = log.last().map_or(0.0, |(t, _)| *t);
     assert!(last < 10.6, "nothing after the transport closed (last at {last} s)");
 }

@@ -14,7 +14,9 @@
 //! actual stopping path ends.
 //!
 //! Any other robot (no plan, off it, or with a data problem) offers one
-//! sample standing for its whole stopping path, all of it committed.
+//! sample standing for its whole stopping path, all of it committed, and is
+//! not arbitrated: no conflicts are looked for with it (the stop check
+//! guards every pair with such a robot, on a finer sampling of its path).
 
 use super::*;
 use crate::arbiter::{Arbiter, Conflicts, Grant, GrantState, MAX_SAMPLES, Offer};
@@ -340,8 +342,9 @@ impl Guard {
         for a in 0..n {
             for b in a + 1..n {
                 let (oa, ob) = (self.arbitration.offers[a], self.arbitration.offers[b]);
-                // Two robots without grants: nothing to decide between them.
-                if oa.samples == 0 || ob.samples == 0 || !(oa.planned || ob.planned) {
+                // Only robots on plans take turns: one without (or off it)
+                // is left to the stop check, which samples its path finer.
+                if !(oa.planned && ob.planned) {
                     continue;
                 }
                 for i in 0..oa.samples {
@@ -355,57 +358,18 @@ impl Guard {
         }
     }
 
-    /// The box of robot `r`'s sample `k` (its increment's, or its whole
-    /// stopping path's when it offers one sample).
-    fn sample_box(&self, r: usize, k: usize) -> [f32; 6] {
-        if self.arbitration.offers[r].planned {
-            return self.arbitration.inc[r].boxes[k];
-        }
-        let sc = &self.arms[r].scratch;
-        let w = sc.inflate;
-        let b = sc.bounds;
-        [b[0] - w, b[1] - w, b[2] - w, b[3] + w, b[4] + w, b[5] + w]
-    }
-
-    /// Whether sample `i` of robot `a` and sample `j` of robot `b` come
-    /// within `margin` (checked link pairs only): robot boxes, then per
-    /// configuration the boxes of each link pair, then their spheres.
+    /// Whether sample `i` of robot `a`'s increment and sample `j` of robot
+    /// `b`'s come within `margin` (checked link pairs only): sample boxes,
+    /// then the robot's box against the other's sample, then link boxes
+    /// and spheres.
     fn samples_meet(&self, a: usize, i: usize, b: usize, j: usize, margin: f32) -> bool {
-        let (ba, bb) = (self.sample_box(a, i), self.sample_box(b, j));
-        if apart(&ba, &bb, margin) {
+        let (ia, ib) = (&self.arbitration.inc[a], &self.arbitration.inc[b]);
+        if apart(&ia.boxes[i], &ib.boxes[j], margin) {
             return false;
         }
-        for ca in 0..self.views(a) {
-            let va = self.view(a, i, ca);
-            if apart(&va.bounds(&self.arms[a].model), &bb, margin + va.grow) {
-                continue;
-            }
-            for cb in 0..self.views(b) {
-                let vb = self.view(b, j, cb);
-                if self.views_meet(a, &va, b, &vb, margin) {
-                    return true;
-                }
-            }
-        }
-        false
-    }
-
-    /// How many configurations stand for one sample of robot `r`: 1 on plan,
-    /// its whole stopping path otherwise.
-    fn views(&self, r: usize) -> usize {
-        if self.arbitration.offers[r].planned { 1 } else { self.arms[r].scratch.n_cfg }
-    }
-
-    /// Configuration `c` of robot `r`'s sample `k` ([`Guard::views`]).
-    fn view(&self, r: usize, k: usize, c: usize) -> View<'_> {
-        let arm = &self.arms[r];
-        if self.arbitration.offers[r].planned {
-            let inc = &self.arbitration.inc[r];
-            View { batch: &inc.batch, lane: k, r: &inc.inflated_r, grow: inc.widest }
-        } else {
-            let sc = &arm.scratch;
-            View { batch: &sc.batches[c / BATCH], lane: c % BATCH, r: &sc.inflated_r, grow: sc.inflate }
-        }
+        let va = View { batch: &ia.batch, lane: i, r: &ia.inflated_r, grow: ia.widest };
+        let vb = View { batch: &ib.batch, lane: j, r: &ib.inflated_r, grow: ib.widest };
+        self.views_meet(a, &va, b, &vb, margin)
     }
 
     /// Whether two posed configurations of robots `a` and `b` come within
@@ -457,20 +421,6 @@ impl View<'_> {
     fn link_box(&self, l: usize) -> [f32; 6] {
         let b = &self.batch.boxes[l];
         std::array::from_fn(|c| b[c][self.lane])
-    }
-
-    /// The box of every link of `model`.
-    fn bounds(&self, model: &ArmModel) -> [f32; 6] {
-        let mut bx =
-            [f32::INFINITY, f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY];
-        for &(l, _, _) in &model.ranges {
-            let lb = self.link_box(l as usize);
-            for c in 0..3 {
-                bx[c] = bx[c].min(lb[c]);
-                bx[3 + c] = bx[3 + c].max(lb[3 + c]);
-            }
-        }
-        bx
     }
 }
 

@@ -3,7 +3,7 @@
 //! decision, the cell's occupied voxels).
 
 use super::*;
-use workcell_guard_core::guard::PlanState;
+use workcell_guard_core::guard::{PlanState, StopSource};
 
 const GREEN: ColorRGBA = ColorRGBA { r: 0.1, g: 0.8, b: 0.2, a: 0.6 };
 const AMBER: ColorRGBA = ColorRGBA { r: 1.0, g: 0.65, b: 0.0, a: 0.7 };
@@ -39,7 +39,16 @@ impl GuardNode {
                 s.message.clear();
                 let _ = write!(s.message, "latched stop: clear now, call ~/reset_stop (stopped for: {})", io.cause);
             }
-            s.values.resize_with(7, KeyValue::default);
+            let c = self.guard.commands()[r];
+            if io.fault.is_none() && c.source == StopSource::Grant {
+                s.level = s.level.max(DiagnosticStatus::WARN);
+                s.message.clear();
+                let _ = write!(s.message, "holds on its path: {}", self.arm_grants[r].reason);
+            }
+            s.values.resize_with(8, KeyValue::default);
+            let g = &self.arm_grants[r];
+            let state = ["proceed", "hold", "back away", "done", "no plan"].get(g.state as usize).unwrap_or(&"?");
+            set_kv(&mut s.values[7], "grant", format_args!("{state}: {}", g.reason));
             set_kv(&mut s.values[3], "cycle_time_s", format_args!("{:.6}", self.cycle_s));
             match self.guard.plan_state(r).unwrap_or(PlanState::None) {
                 PlanState::None => set_kv(&mut s.values[6], "plan", format_args!("none")),
