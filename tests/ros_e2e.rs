@@ -211,8 +211,8 @@ fn a_cell_of_platen_units_alone_grants_a_slide_past_a_diagonal_cord_over_dds() {
 /// Two arms with crossing plans, over DDS from a separate process: each
 /// moves only as far as its `<robot>/grant` allows; both finish, arm_left
 /// (priority 20) first, arm_right yielding to it, and they never touch
-/// (exact geometry over every published configuration;
-/// tests/peer/arbitration.py).
+/// (exact geometry over every published configuration); `~/set_priority`
+/// answers, and refuses an unknown robot (tests/peer/arbitration.py).
 #[test]
 fn two_arms_with_crossing_plans_take_turns_by_their_grants_over_dds() {
     let repo = common::repo();

@@ -9,13 +9,15 @@ It starts the node on the sample cell and, on Eclipse Cyclone DDS, plays
 both arms' drivers and executors:
   1. both arms report their joint states at rest, facing away from each
      other, until the node's grants say NO_PLAN for both;
-  2. each publishes a plan on `<robot>/planned_trajectory` turning it
+  2. raises arm_right's priority from 10 to 30 through `~/set_priority`
+     and puts it back; an unknown robot is refused, named;
+  3. each publishes a plan on `<robot>/planned_trajectory` turning it
      across the front of the cell, so that the two cross (arm_left has
      priority 20, arm_right 10);
-  3. each moves along its plan only as far as `<robot>/grant` allows
+     each moves along its plan only as far as `<robot>/grant` allows
      (PROCEED up to granted_until, slowing to pause there; HOLD pauses;
      BACK_AWAY goes back along the plan; the stop flag brakes), within its
-     first joint's deceleration, until both finish;
+     first joint's deceleration, until both finish, arm_left first;
   4. a late-joining reader of `arm_right/grant` gets its latest grant
      (DONE), not an old HOLD.
 Exits non-zero, saying why, on the first failed expectation; writes every
@@ -93,7 +95,10 @@ class Executor:
             self.pace = min(self.pace + b * DT, want)
         s = min(max(self.s + self.pace * DT, 0.0), PLAN_S)
         if state in (PROCEED, HOLD) and s > max(until, self.s):
+            # Never past its grant: it stops there (harder than it could:
+            # safe, and it sets off again from rest).
             s = max(until, self.s)
+            self.pace = 0.0
         self.s = s
 
     def done(self):
@@ -125,10 +130,13 @@ def main():
     grant_readers = [DataReader(dp, topic(f"rt/{m['name']}/grant", t.ManipulatorGrant, t.QOS_LATCHED), qos=t.QOS_LATCHED)
                      for m in ARMS]
     stop_readers = [DataReader(dp, topic(f"rt/{m['name']}/stop", t.Bool, t.QOS_LATCHED), qos=t.QOS_LATCHED) for m in ARMS]
+    priority_req = DataWriter(dp, topic("rq/workcell_guard/set_priorityRequest", t.SetPriority_Request, t.QOS_RELIABLE),
+                              qos=t.QOS_RELIABLE)
+    priority_rep = DataReader(dp, topic("rr/workcell_guard/set_priorityReply", t.SetPriority_Response, t.QOS_RELIABLE),
+                              qos=t.QOS_RELIABLE)
     ex = [Executor(m) for m in ARMS]
     grants, stops = [None, None], [True, True]
-    log = {"samples": [], "grants": [[], []], "ok": False}
-    held_since = None
+    log = {"samples": [], "grants": [[], []], "finished": [], "ok": False}
 
     def poll():
         for i in range(2):
@@ -143,7 +151,7 @@ def main():
 
     def publish(now):
         for i, m in enumerate(ARMS):
-            js[i].write(t.JointState(header=t.Header(stamp=t.stamp(now)), name=m["joints"], position=q_at(m, ex[i].s)))
+            js[i].write(t.JointState(header=t.Header(stamp=t.stamp(now)), name=m["joints"], position=q_at(ex[i].arm, ex[i].s)))
 
     def note(i, now):
         g = grants[i]
@@ -152,29 +160,20 @@ def main():
         if not past or past[-1][1:] != row[1:]:
             past.append(row)
 
-    try:
-        # 1. At rest until both arms have grants, NO_PLAN, and no stop.
-        end = time.time() + 15
-        while time.time() < end:
-            expect(node.poll() is None, f"the node died (exit {node.poll()})")
-            publish(time.time())
-            poll()
-            if all(g is not None and g.state == NO_PLAN for g in grants) and not any(stops):
-                break
-            time.sleep(DT)
-        expect(all(g is not None for g in grants), "no grant from the node on <robot>/grant")
-        expect(all(g.state == NO_PLAN for g in grants), f"grants at rest without plans: {[g.state for g in grants]}")
-        expect([g.robot for g in grants] == [m["name"] for m in ARMS], f"grants name {[g.robot for g in grants]}")
-        # 2. The plans.
+    def round_trip(arms, first, last):
+        """Publishes `arms`' plans and moves each as granted until both
+        finish; `first` must finish first, `last`'s grants must name it."""
+        held_since = None
+        for i in range(2):
+            ex[i] = Executor(arms[i])
         plan_stamp = t.stamp(time.time())
-        for i, m in enumerate(ARMS):
+        for i, m in enumerate(arms):
             n = int(round(PLAN_S / STEP_S)) + 1
             pts = []
             for k in range(n):
                 s = k * STEP_S
                 pts.append(t.JointTrajectoryPoint(positions=q_at(m, s), time_from_start=t.Duration(sec=int(s), nanosec=int(round((s % 1) * 1e9)))))
             plans[i].write(t.JointTrajectory(header=t.Header(stamp=plan_stamp), joint_names=m["joints"], points=pts))
-        # 3. Move as granted.
         start = time.time()
         finished = [None, None]
         stamps_seen = set()
@@ -190,23 +189,65 @@ def main():
                 ex[i].step(grants[i], stops[i])
                 if ex[i].done() and finished[i] is None:
                     finished[i] = round(now - start, 3)
-            g1 = grants[1]
-            if g1.state == HOLD:
+            if grants[last].state == HOLD:
                 held_since = held_since if held_since is not None else now
-                expect(stops[1] or now - held_since < 0.1, "arm_right held for 0.1 s with its stop flag false")
+                expect(stops[last] or now - held_since < 0.1, f"{ARMS[last]['name']} held for 0.1 s with its stop flag false")
             else:
                 held_since = None
             publish(now)
-            log["samples"].append([round(now - start, 4), q_at(ARMS[0], ex[0].s), q_at(ARMS[1], ex[1].s)])
+            log["samples"].append([round(now - start, 4), q_at(ex[0].arm, ex[0].s), q_at(ex[1].arm, ex[1].s)])
             next_tick += DT
             time.sleep(max(0.0, next_tick - time.time()))
-        log["finished"] = finished
-        log["s_end"] = [e.s for e in ex]
+        log["finished"].append(finished)
+        names = [m["name"] for m in ARMS]
         expect(None not in finished, f"an arm did not finish within 20 s: {finished}")
-        expect(finished[0] < finished[1], f"arm_left (priority 20) did not finish first: {finished}")
+        expect(finished[first] < finished[last], f"{names[first]} did not finish first: {finished}")
         expect(stamps_seen == {(plan_stamp.sec, plan_stamp.nanosec)}, f"plan stamps in the grants {stamps_seen}")
-        yielded = [r for r in log["grants"][1] if r[3] == "arm_left" and r[1] in (PROCEED, HOLD, BACK_AWAY)]
-        expect(yielded, "arm_right's grant never named arm_left as the robot it yields to")
+        yielded = [r for r in log["grants"][last] if r[3] == names[first] and r[1] in (PROCEED, HOLD, BACK_AWAY)]
+        expect(yielded, f"{names[last]}'s grant never named {names[first]} as the robot it yields to")
+        log["grants"] = [[], []]
+
+    def set_priority(robot, priority):
+        w, r = priority_req, priority_rep
+        r.take(N=100)
+        end = time.time() + 20
+        while time.time() < end:  # resend until the service is matched and answers
+            w.write(t.SetPriority_Request(robot=robot, priority=priority))
+            until = time.time() + 0.5
+            while time.time() < until:
+                publish(time.time())
+                time.sleep(0.01)
+                for rep in r.take(N=10):
+                    if type(rep).__name__ != "InvalidSample":
+                        return rep
+        raise Fail("no answer from ~/set_priority")
+
+    try:
+        # 1. At rest until both arms have grants, NO_PLAN, and no stop.
+        end = time.time() + 15
+        while time.time() < end:
+            expect(node.poll() is None, f"the node died (exit {node.poll()})")
+            publish(time.time())
+            poll()
+            if all(g is not None and g.state == NO_PLAN for g in grants) and not any(stops):
+                break
+            time.sleep(DT)
+        expect(all(g is not None for g in grants), "no grant from the node on <robot>/grant")
+        expect(all(g.state == NO_PLAN for g in grants), f"grants at rest without plans: {[g.state for g in grants]}")
+        expect([g.robot for g in grants] == [m["name"] for m in ARMS], f"grants name {[g.robot for g in grants]}")
+        # 2. Priorities at run time: arm_right's raised (10 -> 30) and put
+        # back (its effect on the turns is tested in process: here arm_right
+        # cannot go first, arm_left's start stands in its way); an unknown
+        # robot is refused, named.
+        r = set_priority("arm_right", 30)
+        expect(r.success and "10 -> 30" in r.message, f"set_priority refused arm_right: {r.message!r}")
+        r = set_priority("arm_right", 10)
+        expect(r.success and "30 -> 10" in r.message, f"set_priority did not take arm_right back: {r.message!r}")
+        r = set_priority("arm_middle", 5)
+        expect(not r.success and "arm_middle" in r.message, f"set_priority took an unknown robot: {r.message!r}")
+        log["set_priority_refusal"] = r.message
+        # 3. The plans, and moving as granted: arm_left (20) first.
+        round_trip(ARMS, 0, 1)
         # 4. A late joiner gets the latest grant.
         for _ in range(50):
             publish(time.time())
@@ -230,7 +271,7 @@ def main():
     for i, m in enumerate(ARMS):
         print(f"{m['name']}: {len(log['grants'][i])} grant changes; the last:", log["grants"][i][-6:])
     t.exit_on_failure(log, node_log)
-    print("arbitration: finished at", log["finished"], "s")
+    print("arbitration: finished at", log["finished"], "s (each round: arm_left, arm_right)")
 
 
 if __name__ == "__main__":

@@ -314,6 +314,20 @@ class SetContact_Response(idl.IdlStruct, typename=_name("workcell_guard_msgs", "
 
 @dataclass
 @annotate.final
+class SetPriority_Request(idl.IdlStruct, typename=_name("workcell_guard_msgs", "srv", "SetPriority_Request")):
+    robot: str = ""
+    priority: int32 = 0
+
+
+@dataclass
+@annotate.final
+class SetPriority_Response(idl.IdlStruct, typename=_name("workcell_guard_msgs", "srv", "SetPriority_Response")):
+    success: bool = False
+    message: str = ""
+
+
+@dataclass
+@annotate.final
 class Float64(idl.IdlStruct, typename=_name("std_msgs", "msg", "Float64")):
     data: float64 = 0.0
 

@@ -6,7 +6,7 @@ use crate::common;
 use common::cell::{feed, guard};
 use workcell_guard_core::arbiter::{GrantState, MAX_SAMPLES};
 use workcell_guard_core::forecast::track::JointPlan;
-use workcell_guard_core::guard::{Command, CommandPolicy, Guard, StopSource};
+use workcell_guard_core::guard::{ArbitrationPolicy, Command, CommandPolicy, Guard, StopSource};
 
 const DT: f64 = 0.002;
 
@@ -76,8 +76,11 @@ impl Follower {
         self.pace = if want < self.pace { (self.pace - b * DT).max(want) } else { (self.pace + b * DT).min(want) };
         let mut s = (self.s + self.pace * DT).clamp(0.0, self.plan.duration_s());
         if matches!(c.grant.state, GrantState::Proceed | GrantState::Hold) && s > c.grant.until_s.max(self.s) {
-            // A controller that runs past its grant: what the stop is for.
+            // Never past its grant: where the grant ends short of where it
+            // can stop, it stops there (harder than it could: safe, and it
+            // sets off again from rest).
             s = c.grant.until_s.max(self.s);
+            self.pace = 0.0;
         }
         self.s = s;
         self.plan.at_time(self.s, q);
@@ -206,6 +209,29 @@ fn where_two_plans_cross_the_higher_priority_arm_proceeds_and_the_lower_is_held_
 }
 
 #[test]
+fn a_priority_changed_at_run_time_swaps_who_holds_where_plans_cross() {
+    let (mut g, mut qs, mut t) = at_rest_facing_away();
+    let (left, right) = (turn(q_left, 1.5, -0.2, 2.0), turn(q_right, -1.5, 0.2, 2.0));
+    g.set_plan(0, Some(left.clone())).unwrap();
+    g.set_plan(1, Some(right.clone())).unwrap();
+    // arm_right 10 -> 30, above arm_left's 20.
+    assert!(g.set_priority(1, 30));
+    let mut s = 0.0;
+    let mut held = None;
+    while s < 2.0 && held.is_none() {
+        t += DT;
+        s += DT;
+        left.at_time(s, &mut qs[0]);
+        right.at_time(s, &mut qs[1]);
+        feed(&mut g, &qs, t);
+        held = g.grants().iter().any(|x| x.state == GrantState::Hold).then(|| g.grants().to_vec());
+    }
+    let gr = held.expect("the crossing plans conflict before they meet");
+    assert_eq!(gr[1].state, GrantState::Proceed, "{gr:?}");
+    assert_eq!((gr[0].state, gr[0].held_by), (GrantState::Hold, Some(1)), "{gr:?}");
+}
+
+#[test]
 fn a_lower_priority_arm_stopped_in_the_path_of_a_higher_one_backs_away_then_both_finish() {
     let cell = common::cell::sample_cell();
     let (mut g, mut qs, mut t) = at_rest_facing_away();
@@ -259,4 +285,66 @@ fn a_lower_priority_arm_stopped_in_the_path_of_a_higher_one_backs_away_then_both
     assert!(least_back < pause_at - 0.05, "arm_right did not go back along its plan: {least_back} vs {pause_at}");
     let [Some(f0), Some(f1)] = finished else { panic!("an arm did not finish: {finished:?}") };
     assert!(f0 < f1, "the higher arm completes first: {f0} vs {f1}");
+}
+
+/// arm_left's pan swept across the front of the cell and back, `legs`
+/// times, 2 s each (smooth start and stop), waypoints every 20 ms.
+fn sweeps(legs: usize) -> JointPlan {
+    let (mut times, mut positions) = (Vec::new(), Vec::new());
+    for leg in 0..legs {
+        let (from, to) = if leg % 2 == 0 { (1.5, -1.5) } else { (-1.5, 1.5) };
+        let first = if leg == 0 { 0 } else { 1 };
+        for i in first..=100 {
+            let u = i as f64 / 100.0;
+            times.push(leg as f64 * 2.0 + u * 2.0);
+            positions.extend(q_left(from + (to - from) * u * u * (3.0 - 2.0 * u)));
+        }
+    }
+    JointPlan::new(7, times, positions).unwrap()
+}
+
+/// arm_left sweeping back and forth three times, arm_right crossing once:
+/// when each finished, whether arm_right was seen starving (waiting longer
+/// than 1 s), and the least clearance between them.
+fn kept_waiting() -> ([Option<f64>; 2], bool, f32) {
+    let cell = common::cell::sample_cell();
+    let (mut g, mut qs, mut t) = at_rest_facing_away();
+    g.set_arbitration_policy(ArbitrationPolicy { starvation_s: 1.0 });
+    let plans = [sweeps(3), turn(q_right, -1.5, 1.5, 2.0)];
+    let mut arms: Vec<Follower> =
+        plans.iter().zip(&cell.manipulators).map(|(p, m)| Follower::new(p.clone(), m.max_decel[0])).collect();
+    for (r, p) in plans.iter().enumerate() {
+        g.set_plan(r, Some(p.clone())).unwrap();
+    }
+    let (mut finished, mut starving, mut least) = ([None; 2], false, f32::INFINITY);
+    let start = t;
+    while t < start + 25.0 && finished.iter().any(Option::is_none) {
+        t += DT;
+        feed(&mut g, &qs, t);
+        let commands = g.commands().to_vec();
+        starving |= g.waiting(1).is_some_and(|w| w.starving);
+        assert!(g.waiting(0).is_none_or(|w| !w.starving), "arm_left (priority 20) starved");
+        for (r, arm) in arms.iter_mut().enumerate() {
+            arm.step(&commands[r], &mut qs[r]);
+            if arm.done() && finished[r].is_none() {
+                finished[r] = Some(t - start);
+            }
+        }
+        least = least.min(g.clearances(0).map_or(f32::INFINITY, |c| c.other_robots_m));
+    }
+    (finished, starving, least)
+}
+
+#[test]
+fn a_robot_kept_waiting_longer_than_the_starvation_limit_is_named() {
+    let (finished, starving, least) = kept_waiting();
+    println!("finished at {finished:?} s; arm_right starving: {starving}; least sphere clearance {least} m");
+    let [Some(l), Some(r)] = finished else { panic!("an arm did not finish: {finished:?}") };
+    assert!(starving, "arm_right waited for arm_left's three sweeps ({r} s) and was never named starving");
+    assert!(r > l, "arm_right waits for arm_left's sweeps: {l} vs {r}");
+    assert!(least > 0.0, "the arms' spheres met: {least}");
+    // Without a limit (the default, 10 s), nobody starves in this scene.
+    let mut g = guard();
+    assert_eq!(g.arbitration_policy(), ArbitrationPolicy { starvation_s: 10.0 });
+    assert!(g.set_priority(1, 30) && g.priority(1) == Some(30) && !g.set_priority(2, 1));
 }

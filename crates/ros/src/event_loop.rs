@@ -17,8 +17,8 @@
 use crate::convert::to_time;
 use crate::msg::{
     Bool, DiagnosticArray, DisplayTrajectory, Float64, JointState, JointTrajectory, ManipulatorGrant, MarkerArray,
-    PlatenGrant, PlatenMoveRequest, PointCloud2, PoseStamped, SetContactRequest, SetContactResponse, Time,
-    TriggerResponse,
+    PlatenGrant, PlatenMoveRequest, PointCloud2, PoseStamped, SetContactRequest, SetContactResponse,
+    SetPriorityRequest, SetPriorityResponse, Time, TriggerResponse,
 };
 use crate::node::GuardNode;
 use serde_json::Value;
@@ -51,6 +51,8 @@ pub enum Incoming<R> {
     Reload(R),
     /// `~/set_contact` was called.
     SetContact(R, SetContactRequest),
+    /// `~/set_priority` was called.
+    SetPriority(R, SetPriorityRequest),
     /// A message that could not be decoded: which kind, and why.
     Undecodable(&'static str, String),
 }
@@ -101,6 +103,8 @@ pub trait Transport {
     fn answer_trigger(&mut self, which: Trigger, request: Self::Request, answer: TriggerResponse);
     /// Answers a `SetContact` call.
     fn answer_set_contact(&mut self, request: Self::Request, answer: SetContactResponse);
+    /// Answers a `SetPriority` call.
+    fn answer_set_priority(&mut self, request: Self::Request, answer: SetPriorityResponse);
 }
 
 /// A reload's result: the new node, or why the workcell was refused.
@@ -362,6 +366,13 @@ fn take<T: Transport>(t: &mut T, core: &mut GuardNode, m: Incoming<T::Request>) 
                 Err(e) => (false, e.to_string()),
             };
             t.answer_set_contact(id, SetContactResponse { success, message });
+        }
+        Incoming::SetPriority(id, req) => {
+            let (success, message) = match core.set_priority(&req.robot, req.priority) {
+                Ok(m) => (true, m),
+                Err(e) => (false, e.to_string()),
+            };
+            t.answer_set_priority(id, SetPriorityResponse { success, message });
         }
         Incoming::Reload(_) => unreachable!("reloads are taken by the loop"),
         Incoming::Undecodable(what, why) => tracing::warn!("{what} not decoded: {why}"),

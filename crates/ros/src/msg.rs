@@ -473,6 +473,24 @@ pub struct SetContactResponse {
     pub message: String,
 }
 
+/// `workcell_guard_msgs/SetPriority` request.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SetPriorityRequest {
+    /// The manipulator.
+    pub robot: String,
+    /// Its new priority (higher goes first).
+    pub priority: i32,
+}
+
+/// `workcell_guard_msgs/SetPriority` response.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SetPriorityResponse {
+    /// Done.
+    pub success: bool,
+    /// What was done, or why not.
+    pub message: String,
+}
+
 /// `std_srvs/Trigger` request (rosidl gives an empty request one byte).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct TriggerRequest {

@@ -54,6 +54,10 @@ pub struct NodeParams {
     pub watchdog_s: Option<f64>,
     /// See `clearance_m`.
     pub release_hold_s: Option<f64>,
+    /// `starvation_s`: a robot waiting for others (held, slowed by its
+    /// grant's end, backing away) longer than this is named in the
+    /// diagnostics, default 10.
+    pub starvation_s: f64,
 }
 
 impl Default for NodeParams {
@@ -74,6 +78,7 @@ impl Default for NodeParams {
             release_m: None,
             watchdog_s: None,
             release_hold_s: None,
+            starvation_s: 10.0,
         }
     }
 }
@@ -222,7 +227,7 @@ pub const PARAMS: &[ParamSpec] = &[
         "A proximity stop (cell, robot, self) holds until `~/reset_stop` releases it.",
         get: |p, c| p.latch_stops, set: |p, v| p.latch_stops = v.as_bool() == Some(true)),
     spec!("slow_down_m", range(1e-3, 2.0), "0.1", NextCycle,
-        "Speed scaling rises from 0 to 1 over this much clearance beyond the release margin, m.",
+        "Speed scaling rises from 0 to 1 over this much clearance to the cell and the other robots (not its own links) beyond the release margin, m.",
         get: |p, c| p.slow_down_m, set: |p, v| p.slow_down_m = num(v)),
     spec!("escape_speed_scaling", range(0.0, 1.0), "0.25", NextCycle,
         "Speed scaling at least this while a robot escapes (stopped for proximity, released because its forecast moves it away from what stopped it).",
@@ -257,6 +262,9 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("release_hold_s", range(0.0, 60.0), "the workcell's", NextCycle,
         "Overrides `guard.release_hold_s`: how long nothing may hold a stopped robot before it is released, s.",
         get: |p, c| p.release_hold_s.unwrap_or(c.guard.release_hold_s), set: |p, v| p.release_hold_s = Some(num(v))),
+    spec!("starvation_s", range(0.1, 3600.0), "10", NextCycle,
+        "A robot that waits for others (held, slowed by its grant's end, backing away) longer than this is named in the diagnostics (WARN), s.",
+        get: |p, c| p.starvation_s, set: |p, v| p.starvation_s = num(v)),
 ];
 
 /// The parameter named `name`.

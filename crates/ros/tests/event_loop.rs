@@ -18,7 +18,7 @@ use workcell_guard_ros::dds::build_from;
 use workcell_guard_ros::event_loop::{Incoming, LoopContext, Transport, Trigger, serve};
 use workcell_guard_ros::msg::{
     Bool, DiagnosticArray, Float64, JointTrajectory, ManipulatorGrant, MarkerArray, PlatenGrant, SetContactResponse,
-    Time, TriggerResponse,
+    SetPriorityResponse, Time, TriggerResponse,
 };
 use workcell_guard_ros::params::NodeParams;
 
@@ -86,6 +86,9 @@ impl Transport for Fake {
         self.record(Out::Answer);
     }
     fn answer_set_contact(&mut self, _: u32, _: SetContactResponse) {
+        self.record(Out::Answer);
+    }
+    fn answer_set_priority(&mut self, _: u32, _: SetPriorityResponse) {
         self.record(Out::Answer);
     }
 }

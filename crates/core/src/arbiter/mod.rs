@@ -17,7 +17,9 @@
 //! lower index):
 //! - a robot's grant is the longest prefix of its increment that meets
 //!   neither what any robot is committed to nor what a robot above it
-//!   claims;
+//!   claims, and ends one sample shorter where that robot claims beyond
+//!   what it is committed to (samples shift from cycle to cycle: a grant
+//!   ending right at a claim would be cut back and forth);
 //! - a robot claims its whole increment while no robot above it cuts its
 //!   grant (it has the right of way, even where a robot below still is);
 //!   one held by a robot above claims only its grant and its committed
@@ -138,11 +140,6 @@ impl Conflicts {
     }
 }
 
-/// Whether a robot's region reaches beyond what it is committed to.
-fn o_claims_beyond(o: Offer, reach: usize) -> bool {
-    reach > o.committed
-}
-
 /// The arbiter's buffers.
 #[derive(Clone, Debug)]
 pub struct Arbiter {
@@ -201,10 +198,8 @@ impl Arbiter {
                     continue;
                 }
                 if let Some(i) = conflicts.first_meeting(r, o, self.reach[o]) {
-                    // Short of a higher robot's claim by one sample more:
-                    // samples shift from cycle to cycle, and a grant that
-                    // ends right at the claim would be cut back and forth.
-                    let slack = if self.decided[o] && o_claims_beyond(offers[o], self.reach[o]) { 2 } else { 1 };
+                    // Short of a higher robot's claim by one sample more.
+                    let slack = if self.decided[o] && self.reach[o] > offers[o].committed { 2 } else { 1 };
                     let cut = i as isize - slack;
                     if cut < limit {
                         limit = cut;

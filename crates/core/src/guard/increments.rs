@@ -71,6 +71,30 @@ pub struct ArmGrant {
     pub at_s: f64,
 }
 
+/// How long robots may wait for others; set with
+/// [`Guard::set_arbitration_policy`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ArbitrationPolicy {
+    /// A robot that has waited for another (held, slowed by a grant's end,
+    /// or backing away) this long is starving ([`Waiting::starving`]), s.
+    pub starvation_s: f64,
+}
+
+impl Default for ArbitrationPolicy {
+    fn default() -> Self {
+        ArbitrationPolicy { starvation_s: 10.0 }
+    }
+}
+
+/// How long a robot has been waiting for others ([`Guard::waiting`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Waiting {
+    /// For how long, s (up to the last cycle).
+    pub for_s: f64,
+    /// Longer than [`ArbitrationPolicy::starvation_s`].
+    pub starving: bool,
+}
+
 impl ArmGrant {
     /// No plan.
     pub const NONE: ArmGrant =
@@ -111,8 +135,15 @@ pub(super) struct Arbitration {
     pub(super) out: Vec<ArmGrant>,
     /// Per robot, its plan's length and last point index (kept for Done).
     plan_end: Vec<(f64, u32)>,
-    /// Per robot, its priority (the workcell's).
+    /// Per robot, its priority (the workcell's, or as set).
     pub(super) priority: Vec<i64>,
+    /// Per robot, since when it waits for others.
+    wait_since: Vec<Option<f64>>,
+    /// Per robot, when it was last told to back away, s.
+    backed_at: Vec<f64>,
+    policy: ArbitrationPolicy,
+    /// The last cycle's time, s.
+    now_s: f64,
 }
 
 impl Arbitration {
@@ -148,7 +179,18 @@ impl Arbitration {
             out: vec![ArmGrant::NONE; n],
             plan_end: vec![(0.0, 0); n],
             priority: cell.manipulators.iter().map(|m| m.priority).collect(),
+            wait_since: vec![None; n],
+            backed_at: vec![f64::NEG_INFINITY; n],
+            policy: ArbitrationPolicy::default(),
+            now_s: f64::NEG_INFINITY,
         }
+    }
+}
+
+impl Arbitration {
+    /// Robot `r` got a new plan (or lost it): its wait starts over.
+    pub(super) fn forget_wait(&mut self, r: usize) {
+        self.wait_since[r] = None;
     }
 }
 
@@ -179,6 +221,42 @@ impl Guard {
         self.arbitration.inc[robot].times[k]
     }
 
+    /// Gives `robot` priority `priority` (higher goes first where plans
+    /// cross) from the next cycle; false for a robot that does not exist.
+    pub fn set_priority(&mut self, robot: usize, priority: i64) -> bool {
+        match self.arbitration.priority.get_mut(robot) {
+            Some(p) => {
+                *p = priority;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// `robot`'s priority (the workcell's until set).
+    pub fn priority(&self, robot: usize) -> Option<i64> {
+        self.arbitration.priority.get(robot).copied()
+    }
+
+    /// Sets how long robots may wait before they are named starving.
+    pub fn set_arbitration_policy(&mut self, p: ArbitrationPolicy) {
+        self.arbitration.policy = p;
+    }
+
+    /// How long robots may wait before they are named starving.
+    pub fn arbitration_policy(&self) -> ArbitrationPolicy {
+        self.arbitration.policy
+    }
+
+    /// Whether and how long `robot` has been waiting for others, as of the
+    /// last cycle (`None`: not waiting).
+    pub fn waiting(&self, robot: usize) -> Option<Waiting> {
+        let ar = &self.arbitration;
+        let since = (*ar.wait_since.get(robot)?)?;
+        let for_s = (ar.now_s - since).max(0.0);
+        Some(Waiting { for_s, starving: for_s > ar.policy.starvation_s })
+    }
+
     /// Runs the arbitration again on this cycle's stopping paths, as the
     /// cycle at `now_s` did (what a cycle spends on it; for measuring):
     /// the grants it decides replace this cycle's.
@@ -196,13 +274,33 @@ impl Guard {
         let ar = &mut self.arbitration;
         ar.arbiter.decide(&ar.offers, &ar.conflicts, &mut ar.grants);
         // A robot backing away goes back along its plan: it is tracked
-        // there, not dropped as off plan.
-        for (a, g) in self.arms.iter_mut().zip(&ar.grants) {
-            let back = if g.state == GrantState::BackAway { PLAN_WINDOW_S } else { 0.0 };
+        // there, not dropped as off plan, and for as long again after (it
+        // brakes from its retreat).
+        for ((a, g), last) in self.arms.iter_mut().zip(&ar.grants).zip(&mut ar.backed_at) {
+            if g.state == GrantState::BackAway {
+                *last = now_s;
+            }
+            let back = if now_s - *last <= PLAN_WINDOW_S { PLAN_WINDOW_S } else { 0.0 };
             a.state.follow.tracker.set_back_window(back);
         }
         for ri in 0..self.arms.len() {
             self.arbitration.out[ri] = self.arm_grant(ri);
+        }
+        self.follow_waits(now_s);
+    }
+
+    /// Who waits for others, and since when.
+    fn follow_waits(&mut self, now_s: f64) {
+        let ar = &mut self.arbitration;
+        ar.now_s = now_s;
+        for ri in 0..ar.out.len() {
+            let g = ar.out[ri];
+            let waits = g.state == GrantState::BackAway || (g.held_by.is_some() && g.scaling < 1.0);
+            if !waits {
+                ar.wait_since[ri] = None;
+                continue;
+            }
+            ar.wait_since[ri].get_or_insert(now_s);
         }
     }
 

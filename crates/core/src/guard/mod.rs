@@ -82,7 +82,7 @@ mod track;
 use command::Supervision;
 pub use command::{Command, CommandPolicy, StopSource};
 pub use decision::*;
-pub use increments::{ArmGrant, LOOKAHEAD_S, REST_SPEED, RETREAT_S};
+pub use increments::{ArbitrationPolicy, ArmGrant, LOOKAHEAD_S, REST_SPEED, RETREAT_S, Waiting};
 
 use crate::cell::{BodyRef, GuardSettings, Margins, Workcell};
 use crate::field::{DistanceField, Outside};

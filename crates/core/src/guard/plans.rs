@@ -48,6 +48,7 @@ impl Guard {
         }
         let had = f.tracker.plan().is_some();
         f.tracker.set_plan(plan)?;
+        self.arbitration.forget_wait(robot);
         f.off_since = None;
         if f.tracker.plan().is_none() && had {
             f.state = PlanState::None;

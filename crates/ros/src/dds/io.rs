@@ -18,6 +18,7 @@ pub(super) struct DdsIo<'a> {
     resets: LocalStream<'a, Result<(RmwRequestId, TriggerRequest), String>>,
     reloads: LocalStream<'a, Result<(RmwRequestId, TriggerRequest), String>>,
     contacts: LocalStream<'a, Result<(RmwRequestId, SetContactRequest), String>>,
+    priorities: LocalStream<'a, Result<(RmwRequestId, SetPriorityRequest), String>>,
 }
 
 type LocalStream<'a, T> = futures::stream::LocalBoxStream<'a, T>;
@@ -54,6 +55,11 @@ impl<'a> DdsIo<'a> {
             reloads: service(&topics.reload),
             contacts: topics
                 .set_contact
+                .receive_request_stream()
+                .map(|r| r.map_err(|e| format!("{e:?}")))
+                .boxed_local(),
+            priorities: topics
+                .set_priority
                 .receive_request_stream()
                 .map(|r| r.map_err(|e| format!("{e:?}")))
                 .boxed_local(),
@@ -102,6 +108,10 @@ impl Transport for DdsIo<'_> {
             Some(r) = self.contacts.next() => match r {
                 Ok((id, req)) => Some(I::SetContact(id, req)),
                 Err(e) => bad("set_contact request", e),
+            },
+            Some(r) = self.priorities.next() => match r {
+                Ok((id, req)) => Some(I::SetPriority(id, req)),
+                Err(e) => bad("set_priority request", e),
             },
             Some(r) = self.reloads.next() => match r {
                 Ok((id, _)) => Some(I::Reload(id)),
@@ -179,6 +189,12 @@ impl Transport for DdsIo<'_> {
         };
         if let Err(e) = server.send_response(request, answer) {
             tracing::warn!("{which:?} answer not sent: {e:?}");
+        }
+    }
+
+    fn answer_set_priority(&mut self, request: RmwRequestId, answer: SetPriorityResponse) {
+        if let Err(e) = self.topics.set_priority.send_response(request, answer) {
+            tracing::warn!("set_priority answer not sent: {e:?}");
         }
     }
 

@@ -43,7 +43,8 @@ use crate::event_loop::{self, Incoming, LoopContext, Transport, Trigger};
 use crate::msg::{
     Bool, CancelGoalRequest, CancelGoalResponse, DiagnosticArray, DisplayTrajectory, Float64, JointState,
     JointTrajectory, ManipulatorGrant, MarkerArray, PlatenGrant, PlatenMoveRequest, PointCloud2, PoseStamped,
-    RosMessage, SetContactRequest, SetContactResponse, TriggerRequest, TriggerResponse,
+    RosMessage, SetContactRequest, SetContactResponse, SetPriorityRequest, SetPriorityResponse, TriggerRequest,
+    TriggerResponse,
 };
 use crate::node::{GuardNode, check_param};
 use crate::params::{NodeParams, ParamError};
@@ -66,6 +67,8 @@ use workcell_guard_description::workcell::{self, Workcell};
 
 impl Message for SetContactRequest {}
 impl Message for SetContactResponse {}
+impl Message for SetPriorityRequest {}
+impl Message for SetPriorityResponse {}
 impl Message for TriggerRequest {}
 impl Message for TriggerResponse {}
 impl Message for CancelGoalRequest {}
@@ -244,6 +247,7 @@ struct Topics {
     reset_stop: Server<TriggerRequest, TriggerResponse>,
     reload: Server<TriggerRequest, TriggerResponse>,
     set_contact: Server<SetContactRequest, SetContactResponse>,
+    set_priority: Server<SetPriorityRequest, SetPriorityResponse>,
     /// Per robot, where the workcell names them: its controller's command
     /// topic, the cancel service of its FollowJointTrajectory action, its
     /// speed scaling topic.
@@ -326,6 +330,15 @@ fn create_topics(
                 ServiceMapping::Enhanced,
                 &private("set_contact")?,
                 &ServiceTypeName::new("workcell_guard_msgs", "SetContact"),
+                services.clone(),
+                services.clone(),
+            )
+            .map_err(dds)?,
+        set_priority: node
+            .create_server(
+                ServiceMapping::Enhanced,
+                &private("set_priority")?,
+                &ServiceTypeName::new("workcell_guard_msgs", "SetPriority"),
                 services.clone(),
                 services.clone(),
             )

@@ -31,8 +31,8 @@ use std::fmt::Write;
 use std::sync::mpsc;
 use workcell_guard_core::field::{DistanceField, PointReport};
 use workcell_guard_core::guard::{
-    Body, CommandPolicy, Decision, Guard, JointStateIn, MoveRequest, PlatenPoseIn, Reason, Scope, Stop, Tuning,
-    TuningError,
+    ArbitrationPolicy, Body, CommandPolicy, Decision, Guard, JointStateIn, MoveRequest, PlatenPoseIn, Reason, Scope,
+    Stop, Tuning, TuningError,
 };
 use workcell_guard_core::model::{PosedSpheres, SpherePoser};
 use workcell_guard_core::platen::{Answer, Blocker, Refusal, StopReason, UnitStatus};
@@ -221,6 +221,11 @@ pub struct Actuate {
     pub retreat: bool,
 }
 
+/// How long robots may wait for others, from `params`.
+pub fn arbitration_of(p: &NodeParams) -> ArbitrationPolicy {
+    ArbitrationPolicy { starvation_s: p.starvation_s }
+}
+
 /// How the core turns decisions into commands, from `params`.
 pub fn policy_of(p: &NodeParams) -> CommandPolicy {
     CommandPolicy {
@@ -283,6 +288,7 @@ impl GuardNode {
     pub fn new(cell: Workcell, mut guard: Guard, params: NodeParams) -> Result<GuardNode, ParamError> {
         guard.set_tuning(tuning_of(&cell, &params)).map_err(|e| tuning_refused("tuning", &Value::Null, e))?;
         guard.set_command_policy(policy_of(&params));
+        guard.set_arbitration_policy(arbitration_of(&params));
         let maps = cell.manipulators.iter().map(|m| JointMap::of_robot(&m.robot)).collect();
         let io: Vec<RobotIo> = cell
             .manipulators
@@ -572,6 +578,20 @@ impl GuardNode {
         }
     }
 
+    /// Gives robot `robot` priority `priority` (higher goes first where
+    /// plans cross) until changed again or the workcell reloaded.
+    pub fn set_priority(&mut self, robot: &str, priority: i32) -> Result<String, ServiceError> {
+        let c = &self.cell;
+        let ri = c
+            .manipulators
+            .iter()
+            .position(|m| m.name == robot)
+            .ok_or_else(|| ServiceError::NoRobot(robot.to_string()))?;
+        let was = self.guard.priority(ri).unwrap_or_default();
+        self.guard.set_priority(ri, i64::from(priority));
+        Ok(format!("`{robot}`: priority {was} -> {priority}"))
+    }
+
     /// Allows or forbids contact between two bodies named as in the
     /// workcell file (`robot/link`, an obstacle, a platen unit).
     pub fn set_contact(&mut self, a: &str, b: &str, allowed: bool) -> Result<String, ServiceError> {
@@ -621,6 +641,7 @@ impl GuardNode {
         let next = check_param(&self.cell, &self.params, name, v)?;
         self.guard.set_tuning(tuning_of(&self.cell, &next)).map_err(|e| tuning_refused(name, v, e))?;
         self.guard.set_command_policy(policy_of(&next));
+        self.guard.set_arbitration_policy(arbitration_of(&next));
         self.params = next;
         Ok(())
     }

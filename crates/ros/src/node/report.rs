@@ -45,10 +45,26 @@ impl GuardNode {
                 s.message.clear();
                 let _ = write!(s.message, "holds on its path: {}", self.arm_grants[r].reason);
             }
-            s.values.resize_with(8, KeyValue::default);
+            let waiting = self.guard.waiting(r);
+            if io.fault.is_none()
+                && let Some(w) = waiting.filter(|w| w.starving)
+            {
+                s.level = s.level.max(DiagnosticStatus::WARN);
+                s.message.clear();
+                let _ = write!(
+                    s.message,
+                    "starving: waiting for {} for {:.1} s (starvation_s {}): {}",
+                    self.arm_grants[r].held_by, w.for_s, self.params.starvation_s, self.arm_grants[r].reason
+                );
+            }
+            s.values.resize_with(9, KeyValue::default);
             let g = &self.arm_grants[r];
             let state = ["proceed", "hold", "back away", "done", "no plan"].get(g.state as usize).unwrap_or(&"?");
             set_kv(&mut s.values[7], "grant", format_args!("{state}: {}", g.reason));
+            match waiting {
+                Some(w) => set_kv(&mut s.values[8], "waiting", format_args!("for {:.3} s", w.for_s)),
+                None => set_kv(&mut s.values[8], "waiting", format_args!("no")),
+            }
             set_kv(&mut s.values[3], "cycle_time_s", format_args!("{:.6}", self.cycle_s));
             match self.guard.plan_state(r).unwrap_or(PlanState::None) {
                 PlanState::None => set_kv(&mut s.values[6], "plan", format_args!("none")),

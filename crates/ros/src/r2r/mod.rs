@@ -662,6 +662,7 @@ impl Transport for R2rIo {
     fn answer_trigger(&mut self, _: Trigger, _: (), _: msg::TriggerResponse) {}
 
     fn answer_set_contact(&mut self, _: (), _: msg::SetContactResponse) {}
+    fn answer_set_priority(&mut self, _: (), _: msg::SetPriorityResponse) {}
 }
 
 #[cfg(test)]
