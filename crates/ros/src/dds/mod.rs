@@ -285,6 +285,16 @@ pub const LATCHED: QosProfile = QosProfile::subscription_default()
 /// Best effort, keep last 10 (ROS's sensor-data profile, deeper).
 pub const SENSOR: QosProfile = QosProfile::subscription_default().history(History::KeepLast { depth: 10 });
 
+/// A service server of the node (rmw's request mapping, `qos` both ways).
+fn server<Q: Message + Clone + 'static, A: Message + Clone + 'static>(
+    node: &mut Node,
+    n: &Name,
+    typ: &ServiceTypeName,
+    qos: &QosProfile,
+) -> Result<Server<Q, A>, RunError> {
+    node.create_server(ServiceMapping::Enhanced, n, typ, qos.clone(), qos.clone()).map_err(dds)
+}
+
 fn create_topics(
     node: &mut Node,
     ros: &RosArgs,
@@ -300,6 +310,7 @@ fn create_topics(
         Name::parse(&fq).map_err(|e| RunError::Name { name: fq.clone(), problem: format!("{e:?}") })
     };
     let trigger = ServiceTypeName::new("std_srvs", "Trigger");
+    let ours = |srv: &str| ServiceTypeName::new("workcell_guard_msgs", srv);
     let mut t = Topics {
         points: {
             let tp = topic::<PointCloud2>(node, &name(ros, node_name, ns, "points")?, &SENSOR)?;
@@ -313,36 +324,10 @@ fn create_topics(
         move_requests: Vec::new(),
         grants: Vec::new(),
         arm_grants: Vec::new(),
-        reset_stop: node
-            .create_server(
-                ServiceMapping::Enhanced,
-                &private("reset_stop")?,
-                &trigger,
-                services.clone(),
-                services.clone(),
-            )
-            .map_err(dds)?,
-        reload: node
-            .create_server(ServiceMapping::Enhanced, &private("reload")?, &trigger, services.clone(), services.clone())
-            .map_err(dds)?,
-        set_contact: node
-            .create_server(
-                ServiceMapping::Enhanced,
-                &private("set_contact")?,
-                &ServiceTypeName::new("workcell_guard_msgs", "SetContact"),
-                services.clone(),
-                services.clone(),
-            )
-            .map_err(dds)?,
-        set_priority: node
-            .create_server(
-                ServiceMapping::Enhanced,
-                &private("set_priority")?,
-                &ServiceTypeName::new("workcell_guard_msgs", "SetPriority"),
-                services.clone(),
-                services.clone(),
-            )
-            .map_err(dds)?,
+        reset_stop: server(node, &private("reset_stop")?, &trigger, &services)?,
+        reload: server(node, &private("reload")?, &trigger, &services)?,
+        set_contact: server(node, &private("set_contact")?, &ours("SetContact"), &services)?,
+        set_priority: server(node, &private("set_priority")?, &ours("SetPriority"), &services)?,
         joint_states: Vec::new(),
         trajectories: Vec::new(),
         stops: Vec::new(),

@@ -12,6 +12,41 @@ const GREY: ColorRGBA = ColorRGBA { r: 0.5, g: 0.5, b: 0.5, a: 0.4 };
 const VOXEL: ColorRGBA = ColorRGBA { r: 0.3, g: 0.35, b: 0.45, a: 0.5 };
 
 impl GuardNode {
+    /// Robot `r`'s turn-taking in its status: a hold or starvation as its
+    /// message (unless it has an input fault), its grant and how long it
+    /// waits as values 7 and 8.
+    fn fill_turns(
+        s: &mut DiagnosticStatus,
+        r: usize,
+        no_fault: bool,
+        (guard, grant, starvation_s): (&Guard, &ManipulatorGrant, f64),
+    ) {
+        let c = guard.commands()[r];
+        if no_fault && c.source == StopSource::Grant {
+            s.level = s.level.max(DiagnosticStatus::WARN);
+            s.message.clear();
+            let _ = write!(s.message, "holds on its path: {}", grant.reason);
+        }
+        let waiting = guard.waiting(r);
+        if no_fault && let Some(w) = waiting.filter(|w| w.starving) {
+            s.level = s.level.max(DiagnosticStatus::WARN);
+            s.message.clear();
+            let _ = write!(
+                s.message,
+                "starving: waiting for {} for {:.1} s (starvation_s {}): {}",
+                grant.held_by, w.for_s, starvation_s, grant.reason
+            );
+        }
+        s.values.resize_with(9, KeyValue::default);
+        let g = grant;
+        let state = ["proceed", "hold", "back away", "done", "no plan"].get(g.state as usize).unwrap_or(&"?");
+        set_kv(&mut s.values[7], "grant", format_args!("{state}: {}", g.reason));
+        match waiting {
+            Some(w) => set_kv(&mut s.values[8], "waiting", format_args!("for {:.3} s", w.for_s)),
+            None => set_kv(&mut s.values[8], "waiting", format_args!("no")),
+        }
+    }
+
     /// The diagnostics of the last cycle, stamped `stamp`: one status per
     /// manipulator (decision, reason, closest pair, clearance, time to
     /// contact, cycle time) and one for the node.
@@ -39,32 +74,7 @@ impl GuardNode {
                 s.message.clear();
                 let _ = write!(s.message, "latched stop: clear now, call ~/reset_stop (stopped for: {})", io.cause);
             }
-            let c = self.guard.commands()[r];
-            if io.fault.is_none() && c.source == StopSource::Grant {
-                s.level = s.level.max(DiagnosticStatus::WARN);
-                s.message.clear();
-                let _ = write!(s.message, "holds on its path: {}", self.arm_grants[r].reason);
-            }
-            let waiting = self.guard.waiting(r);
-            if io.fault.is_none()
-                && let Some(w) = waiting.filter(|w| w.starving)
-            {
-                s.level = s.level.max(DiagnosticStatus::WARN);
-                s.message.clear();
-                let _ = write!(
-                    s.message,
-                    "starving: waiting for {} for {:.1} s (starvation_s {}): {}",
-                    self.arm_grants[r].held_by, w.for_s, self.params.starvation_s, self.arm_grants[r].reason
-                );
-            }
-            s.values.resize_with(9, KeyValue::default);
-            let g = &self.arm_grants[r];
-            let state = ["proceed", "hold", "back away", "done", "no plan"].get(g.state as usize).unwrap_or(&"?");
-            set_kv(&mut s.values[7], "grant", format_args!("{state}: {}", g.reason));
-            match waiting {
-                Some(w) => set_kv(&mut s.values[8], "waiting", format_args!("for {:.3} s", w.for_s)),
-                None => set_kv(&mut s.values[8], "waiting", format_args!("no")),
-            }
+            Self::fill_turns(s, r, io.fault.is_none(), (&self.guard, &self.arm_grants[r], self.params.starvation_s));
             set_kv(&mut s.values[3], "cycle_time_s", format_args!("{:.6}", self.cycle_s));
             match self.guard.plan_state(r).unwrap_or(PlanState::None) {
                 PlanState::None => set_kv(&mut s.values[6], "plan", format_args!("none")),
