@@ -1,5 +1,6 @@
-//! Priority arbitration in the guard's cycle (work in progress): increments
-//! of the robots' plans, their conflicts, and the grants decided on them.
+//! Priority arbitration in the guard's cycle: increments of the robots'
+//! plans, their conflicts, the grants decided on them, and arms whose
+//! controllers obey them (speed scaling, stop, retreat).
 
 use crate::common;
 

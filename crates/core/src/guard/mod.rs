@@ -279,7 +279,7 @@ pub struct Guard {
     policy: CommandPolicy,
     supervision: Vec<Supervision>,
     commands: Vec<Command>,
-    /// Increments, conflicts and grants (work in progress).
+    /// Increments, conflicts and grants.
     arbitration: increments::Arbitration,
 }
 
