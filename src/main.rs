@@ -132,6 +132,10 @@ struct SimulateArgs {
     /// Robot against robot by whole swept volumes (the baseline), not time-matched.
     #[arg(long)]
     swept: bool,
+    /// Crossing plans, the arms obeying their grants, beside one arm at a
+    /// time in the shared zone and the unguarded run.
+    #[arg(long)]
+    crossing: bool,
     /// Fraction of the URDF speed limits used.
     #[arg(long, default_value_t = SimOptions::default().speed_fraction)]
     speed_fraction: f64,
@@ -246,8 +250,9 @@ fn simulate_arms(a: &SimulateArgs, base: &workcell::Workcell) -> Result<(), AnyE
     cell.guard.near_path_samples = cell.guard.near_path_samples.max(cell.guard.max_path_samples);
     let opts = SimOptions {
         goals: a.goals,
-        plans: a.plans,
-        obey_scaling: a.obey_scaling,
+        plans: if a.crossing { sim::PlanMode::Always } else { a.plans },
+        obey_scaling: a.obey_scaling || a.crossing,
+        obey_grants: a.crossing,
         swept: a.swept,
         speed_fraction: a.speed_fraction,
         ..SimOptions::default()
@@ -256,7 +261,7 @@ fn simulate_arms(a: &SimulateArgs, base: &workcell::Workcell) -> Result<(), AnyE
     let mut s = Sim::new(cell, opts, cache.as_deref())?;
     let mut total = SimReport { min_clearance_m: f64::INFINITY, ..SimReport::default() };
     for k in 0..a.episodes as u64 {
-        total.merge(&s.episode(a.seed + k));
+        total.merge(&if a.crossing { s.crossing_episode(a.seed + k) } else { s.episode(a.seed + k) });
     }
     print!("{}", total.summary(a.arms, opts.dt_s));
     if total.contacts() > 0 {

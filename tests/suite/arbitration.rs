@@ -258,7 +258,8 @@ fn a_lower_priority_arm_stopped_in_the_path_of_a_higher_one_backs_away_then_both
     }
     let pause_at = arms[1].s;
     assert!((1.0..1.3).contains(&pause_at), "arm_right paused at plan time {pause_at}");
-    // Standing there, it is in the way of arm_left's plan across the front.
+    // Standing there (its pause held), it is in the way of arm_left's plan
+    // across the front.
     g.set_plan(0, Some(arms[0].plan.clone())).unwrap();
     let (mut backed, mut retreats, mut finished, mut least_back) = (0usize, 0usize, [None; 2], f64::INFINITY);
     let start = t;
@@ -272,7 +273,12 @@ fn a_lower_priority_arm_stopped_in_the_path_of_a_higher_one_backs_away_then_both
         }
         retreats += usize::from(commands[1].retreat);
         for (r, arm) in arms.iter_mut().enumerate() {
-            arm.step(&commands[r], &mut qs[r]);
+            let mut c = commands[r];
+            if r == 1 && backed == 0 {
+                // Its operator's pause holds until the guard sends it back.
+                c.speed_scaling = 0.0;
+            }
+            arm.step(&c, &mut qs[r]);
             if arm.done() && finished[r].is_none() {
                 finished[r] = Some(t - start);
             }

@@ -14,6 +14,7 @@ mod arbitration;
 mod bad_inputs;
 mod cli;
 mod coverage;
+mod crossing;
 mod escape;
 mod exact;
 mod field;

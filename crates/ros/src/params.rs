@@ -26,8 +26,8 @@ pub struct NodeParams {
     /// `slow_down_m`: speed scaling falls from 1 to 0 as a robot's
     /// clearance beyond the release margin falls from this to 0, default 0.1.
     pub slow_down_m: f64,
-    /// `escape_speed_scaling`: the speed scaling of a robot released to
-    /// escape is at least this, default 0.25.
+    /// `escape_speed_scaling`: the speed scaling of a robot let go on is at
+    /// least this, default 0.25 (only a stop or its grant bring it lower).
     pub escape_speed_scaling: f64,
     /// `latch_stops`: a proximity stop (cell, robot, self) stays until the
     /// `~/reset_stop` service releases it, default false.
@@ -227,10 +227,10 @@ pub const PARAMS: &[ParamSpec] = &[
         "A proximity stop (cell, robot, self) holds until `~/reset_stop` releases it.",
         get: |p, c| p.latch_stops, set: |p, v| p.latch_stops = v.as_bool() == Some(true)),
     spec!("slow_down_m", range(1e-3, 2.0), "0.1", NextCycle,
-        "Speed scaling rises from 0 to 1 over this much clearance to the cell and the other robots (not its own links) beyond the release margin, m.",
+        "Speed scaling rises from `escape_speed_scaling` to 1 over this much clearance to the cell and the other robots (not its own links) beyond the release margin, m.",
         get: |p, c| p.slow_down_m, set: |p, v| p.slow_down_m = num(v)),
     spec!("escape_speed_scaling", range(0.0, 1.0), "0.25", NextCycle,
-        "Speed scaling at least this while a robot escapes (stopped for proximity, released because its forecast moves it away from what stopped it).",
+        "Speed scaling of a robot the guard lets go on at least this, whatever its clearance (as when it escapes: released because its forecast moves it away from what stopped it); only a stop or its grant bring it lower.",
         get: |p, c| p.escape_speed_scaling, set: |p, v| p.escape_speed_scaling = num(v)),
     spec!("stop_heartbeat_s", range(0.0, 60.0), "1", NextCycle,
         "A stop goes out when it changes and this often while it does not, s (0: every cycle).",

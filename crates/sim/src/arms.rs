@@ -21,10 +21,13 @@
 //! (what the workcell defines as colliding) is a false stop; the stricter
 //! count, stops after which nothing would have touched, is kept beside it.
 
+use workcell_guard_core::arbiter::GrantState;
 use workcell_guard_core::cell::{BodyRef, Obstacle, Workcell};
 use workcell_guard_core::field::DistanceField;
 use workcell_guard_core::frame::Frame;
-use workcell_guard_core::guard::{Command, Decision, Guard, GuardError, JointStateIn, PlanState, Reason, Scope};
+use workcell_guard_core::guard::{
+    Command, Decision, Guard, GuardError, JointStateIn, PlanState, Reason, Scope, StopSource,
+};
 use workcell_guard_core::model::coverage::Rng;
 use workcell_guard_core::model::{PosedSpheres, SpherePoser};
 
@@ -48,6 +51,9 @@ pub struct SimOptions {
     /// Robot against robot by whole swept volumes (the guard's baseline),
     /// not time-matched samples.
     pub swept: bool,
+    /// The arms obey their grants: never past a grant's end, and back
+    /// along their plans when told to back away.
+    pub obey_grants: bool,
 }
 
 /// Which episodes' arms hand their planned trajectories to the guard.
@@ -93,132 +99,12 @@ impl Default for SimOptions {
             goals: 2,
             obey_scaling: false,
             swept: false,
+            obey_grants: false,
         }
     }
 }
 
-/// What one or more episodes did.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct SimReport {
-    /// Episodes run.
-    pub episodes: usize,
-    /// Episodes skipped because no clear start was found.
-    pub skipped: usize,
-    /// Guard cycles.
-    pub cycles: usize,
-    /// Cycles with a sphere-level contact, by kind.
-    pub contacts_cell: usize,
-    /// Between two arms.
-    pub contacts_robot: usize,
-    /// Within one arm.
-    pub contacts_self: usize,
-    /// Stops (transitions from moving to stopped, per arm).
-    pub stops: usize,
-    /// Stops after which continuing would not have come within the
-    /// clearance margin (what the workcell defines as colliding).
-    pub false_stops: usize,
-    /// Stops after which continuing would not even have touched (sphere
-    /// overlap): the stricter count.
-    pub false_stops_touch: usize,
-    /// Least clearance the oracle saw, m.
-    pub min_clearance_m: f64,
-    /// Time spent in `Guard::cycle`, s.
-    pub guard_time_s: f64,
-    /// Stops of arms whose plan the guard had, and of those the false ones.
-    pub stops_planned: usize,
-    /// False stops of arms whose plan the guard had.
-    pub false_planned: usize,
-    /// False stops by cause: the arm was forecast by extrapolation (no
-    /// plan given, or off it).
-    pub false_extrapolated: usize,
-    /// On plan, the clearance the oracle measured was shrinking at the stop.
-    pub false_approaching: usize,
-    /// On plan, the clearance was growing (moving away) at the stop.
-    pub false_separating: usize,
-    /// Stops, and false ones, by what the guard stopped for: the cell, the
-    /// arm's own links, another arm, anything else (data, holding).
-    pub stops_for: [usize; 4],
-    /// The false ones among them.
-    pub false_for: [usize; 4],
-    /// Arm-seconds stopped while moving time ran.
-    pub stopped_s: f64,
-    /// Arm-seconds slowed (speed scaling below 1, not stopped).
-    pub slowed_s: f64,
-    /// Arm-seconds released to escape (moving away from what stopped it).
-    pub escaping_s: f64,
-    /// Times a stopped arm was released to escape.
-    pub escapes: usize,
-    /// Episodes in which every arm reached every goal.
-    pub finished: usize,
-    /// Episodes cut off at their time limit (three times the unguarded
-    /// makespan, plus a second) with goals left.
-    pub stalled: usize,
-    /// Sum over finished episodes of the time until the last arm reached
-    /// its last goal, s.
-    pub makespan_s: f64,
-    /// The same episodes' makespan without the guard (every plan followed
-    /// at full pace), s.
-    pub makespan_unguarded_s: f64,
-}
-
-impl SimReport {
-    /// Adds another report's counts.
-    pub fn merge(&mut self, o: &SimReport) {
-        self.episodes += o.episodes;
-        self.skipped += o.skipped;
-        self.cycles += o.cycles;
-        self.contacts_cell += o.contacts_cell;
-        self.contacts_robot += o.contacts_robot;
-        self.contacts_self += o.contacts_self;
-        self.stops += o.stops;
-        self.false_stops += o.false_stops;
-        self.false_stops_touch += o.false_stops_touch;
-        self.min_clearance_m = self.min_clearance_m.min(o.min_clearance_m);
-        self.guard_time_s += o.guard_time_s;
-        self.stops_planned += o.stops_planned;
-        self.false_planned += o.false_planned;
-        self.false_extrapolated += o.false_extrapolated;
-        self.false_approaching += o.false_approaching;
-        self.false_separating += o.false_separating;
-        for k in 0..4 {
-            self.stops_for[k] += o.stops_for[k];
-            self.false_for[k] += o.false_for[k];
-        }
-        self.stopped_s += o.stopped_s;
-        self.slowed_s += o.slowed_s;
-        self.escaping_s += o.escaping_s;
-        self.escapes += o.escapes;
-        self.finished += o.finished;
-        self.stalled += o.stalled;
-        self.makespan_s += o.makespan_s;
-        self.makespan_unguarded_s += o.makespan_unguarded_s;
-    }
-    /// False stops over stops, of arms whose plan the guard had.
-    pub fn false_stop_rate_planned(&self) -> f64 {
-        if self.stops_planned == 0 { 0.0 } else { self.false_planned as f64 / self.stops_planned as f64 }
-    }
-    /// False stops over stops, of arms forecast without a plan.
-    pub fn false_stop_rate_unplanned(&self) -> f64 {
-        let stops = self.stops - self.stops_planned;
-        if stops == 0 { 0.0 } else { (self.false_stops - self.false_planned) as f64 / stops as f64 }
-    }
-    /// Guarded over unguarded makespan, over the finished episodes.
-    pub fn makespan_ratio(&self) -> f64 {
-        if self.makespan_unguarded_s > 0.0 { self.makespan_s / self.makespan_unguarded_s } else { f64::NAN }
-    }
-    /// Contacts of every kind.
-    pub fn contacts(&self) -> usize {
-        self.contacts_cell + self.contacts_robot + self.contacts_self
-    }
-    /// False stops over stops.
-    pub fn false_stop_rate(&self) -> f64 {
-        if self.stops == 0 { 0.0 } else { self.false_stops as f64 / self.stops as f64 }
-    }
-    /// Stops after which nothing would have touched, over stops.
-    pub fn false_stop_touch_rate(&self) -> f64 {
-        if self.stops == 0 { 0.0 } else { self.false_stops_touch as f64 / self.stops as f64 }
-    }
-}
+pub use crate::report::SimReport;
 
 /// The bundled cell with `n` arms (2–4): its two arms, plus copies of them
 /// on pedestals behind and in front of the platen table (none added to a
@@ -251,25 +137,25 @@ pub fn cell_with_arms(base: &Workcell, n: usize) -> Workcell {
 
 /// A cell, its guard and the oracle's buffers.
 pub struct Sim {
-    cell: Workcell,
-    guard: Guard,
-    posers: Vec<SpherePoser>,
-    posed: Vec<PosedSpheres>,
+    pub(crate) cell: Workcell,
+    pub(crate) guard: Guard,
+    pub(crate) posers: Vec<SpherePoser>,
+    pub(crate) posed: Vec<PosedSpheres>,
     limits: Vec<Vec<(f64, f64)>>,
-    vmax: Vec<Vec<f64>>,
+    pub(crate) vmax: Vec<Vec<f64>>,
     /// Per arm, per link: first slot, end slot, box of its posed spheres.
     boxes: Vec<Vec<(usize, usize, [f32; 6])>>,
     /// Per arm, its least clearance at the oracle's last look.
     arm_min: Vec<f64>,
-    opts: SimOptions,
+    pub(crate) opts: SimOptions,
 }
 
 #[derive(Clone, Copy, Default)]
-struct Contacts {
-    cell: bool,
+pub(crate) struct Contacts {
+    pub(crate) cell: bool,
     robot: bool,
     selfc: bool,
-    min: f64,
+    pub(crate) min: f64,
 }
 
 impl Sim {
@@ -394,7 +280,7 @@ impl Sim {
 
     /// Sphere-level contacts of the arms at `states` (the oracle); the
     /// least clearance is exact up to `within`.
-    fn contacts(&mut self, states: &[SimArm], within: f32) -> Contacts {
+    pub(crate) fn contacts(&mut self, states: &[SimArm], within: f32) -> Contacts {
         let mut out = Contacts { min: f64::INFINITY, ..Default::default() };
         let n = states.len();
         for (r, s) in states.iter().enumerate() {
@@ -429,7 +315,7 @@ impl Sim {
 
     /// A random configuration of arm `r` clear of the cell and itself by
     /// the release margin (what a planner would give as a goal).
-    fn clear_q(&mut self, r: usize, rng: &mut Rng) -> Option<Vec<f64>> {
+    pub(crate) fn clear_q(&mut self, r: usize, rng: &mut Rng) -> Option<Vec<f64>> {
         let release = self.cell.margins.release_m;
         for _ in 0..2000 {
             let q = self.random_q(r, rng);
@@ -444,7 +330,7 @@ impl Sim {
     /// would give one: clear of the cell and itself by the release margin,
     /// and so is the straight path to it (checked every 0.01 rad of the
     /// joint that moves most). `None` after 200 tries.
-    fn clear_goal(&mut self, r: usize, from: &[f64], rng: &mut Rng) -> Option<Vec<f64>> {
+    pub(crate) fn clear_goal(&mut self, r: usize, from: &[f64], rng: &mut Rng) -> Option<Vec<f64>> {
         let release = self.cell.margins.release_m;
         let mut at = from.to_vec();
         for _ in 0..200 {
@@ -498,14 +384,12 @@ impl Sim {
     pub fn episode(&mut self, seed: u64) -> SimReport {
         let mut rep = SimReport { episodes: 1, min_clearance_m: f64::INFINITY, ..Default::default() };
         let mut rng = Rng::new(seed);
-        let n = self.cell.manipulators.len();
-        let publish = self.opts.plans.publishes(seed);
         let Some(start) = self.clear_start(&mut rng) else {
             rep.skipped = 1;
             rep.episodes = 0;
             return rep;
         };
-        let mut arms: Vec<SimArm> = Vec::with_capacity(n);
+        let mut arms: Vec<SimArm> = Vec::with_capacity(start.len());
         for (r, q) in start.into_iter().enumerate() {
             let mut goals: Vec<Vec<f64>> = Vec::with_capacity(self.opts.goals);
             for _ in 0..self.opts.goals {
@@ -519,6 +403,16 @@ impl Sim {
             arms.push(SimArm::new(q, goals));
         }
         let unguarded = self.unguarded_makespan(&arms);
+        self.run(&mut rep, arms, self.opts.plans.publishes(seed), 3.0 * unguarded + 1.0);
+        rep
+    }
+
+    /// Runs `arms` (at rest, with their goals) under the guard until all
+    /// goals are reached or `limit_s` of moving time has passed; the
+    /// guard has their plans when `publish`. Adds to `rep`.
+    pub(crate) fn run(&mut self, rep: &mut SimReport, mut arms: Vec<SimArm>, publish: bool, limit_s: f64) {
+        let n = arms.len();
+        let unguarded = self.unguarded_makespan(&arms);
         self.guard.reset();
         for r in 0..n {
             let _ = self.guard.set_plan(r, None);
@@ -527,7 +421,7 @@ impl Sim {
         // Start-up: the arms stand still until the guard has history and
         // has held them clear for its hold time.
         let warm = ((self.guard.settings().release_hold_s + 0.05) / dt).ceil() as usize;
-        let limit = ((3.0 * unguarded + 1.0) / dt).ceil() as usize;
+        let limit = (limit_s / dt).ceil() as usize;
         let mut was_stopped = vec![true; n];
         let mut finished_at = None;
         for k in 0..(warm + limit) {
@@ -557,6 +451,9 @@ impl Sim {
             for r in 0..n {
                 let stop = commands[r].stop;
                 arms[r].scaling = if self.opts.obey_scaling { commands[r].speed_scaling } else { 1.0 };
+                if self.opts.obey_grants {
+                    obey_grant(&mut arms[r], &commands[r]);
+                }
                 if moving {
                     if escaping[r] {
                         rep.escaping_s += dt;
@@ -567,6 +464,8 @@ impl Sim {
                     } else if arms[r].scaling < 1.0 && !arms[r].done() {
                         rep.slowed_s += dt;
                     }
+                    rep.held_s += if commands[r].source == StopSource::Grant { dt } else { 0.0 };
+                    rep.retreats += usize::from(commands[r].retreat);
                 }
                 if stop && arms[r].brake_at.is_none() {
                     arms[r].brake_at = Some(t + self.cell.manipulators[r].reaction_time_s);
@@ -577,7 +476,7 @@ impl Sim {
                             Some(Reason::Robot { .. }) => 2,
                             _ => 3,
                         };
-                        self.judge_stop(&mut rep, &arms, r, t, class);
+                        self.judge_stop(rep, &arms, r, t, class);
                     }
                 } else if !stop && arms[r].brake_at.is_some() {
                     arms[r].brake_at = None;
@@ -599,13 +498,12 @@ impl Sim {
         }
         match finished_at {
             Some(t) => {
-                rep.finished = 1;
-                rep.makespan_s = t;
-                rep.makespan_unguarded_s = unguarded;
+                rep.finished += 1;
+                rep.makespan_s += t;
+                rep.makespan_unguarded_s += unguarded;
             }
-            None => rep.stalled = 1,
+            None => rep.stalled += 1,
         }
-        rep
     }
 
     /// The makespan without a guard: per arm, its plans' durations in turn;
@@ -680,6 +578,23 @@ impl Sim {
         }
         least
     }
+}
+
+/// What an arm's controller does with its grant: it never passes the
+/// grant's end while it proceeds or holds, and a retreat ordered by a
+/// back-away runs it back along its plan to the grant's retreat point
+/// (given up when stopped or no longer backing away).
+fn obey_grant(arm: &mut SimArm, c: &Command) {
+    if c.retreat {
+        arm.back_to = Some(c.grant.until_s);
+    }
+    if c.grant.state != GrantState::BackAway || c.stop {
+        arm.back_to = None;
+    }
+    arm.grant_limit_s = match c.grant.state {
+        GrantState::Proceed | GrantState::Hold => c.grant.until_s,
+        _ => f64::INFINITY,
+    };
 }
 
 /// `x ≤ lim`, with NaN counting as at or below (a NaN clearance is a contact).

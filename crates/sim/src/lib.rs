@@ -7,11 +7,15 @@
 //!   follows and brakes along them; `report`: the summary), through the same cycle entry point the node calls; an
 //!   exact oracle (parry3d on the URDF geometry) finds every contact and
 //!   judges every stop.
+//! - [`crossing`]: arms whose plans cross through a shared zone take turns
+//!   by their grants, beside the same plans one arm at a time in the zone
+//!   and unguarded.
 //! - [`platen`]: platen units ask for random moves and follow their
 //!   grants; an oracle checks their real shapes every cycle.
 #![warn(missing_docs)]
 
 pub mod arms;
+pub mod crossing;
 pub mod motion;
 pub mod platen;
 mod report;

@@ -93,6 +93,11 @@ pub struct SimArm {
     pub brake_at: Option<f64>,
     /// A plan was made and not yet handed to the guard.
     pub new_plan: bool,
+    /// Plan time it may not pass (its grant's end while it proceeds or
+    /// holds; `+∞` when it does not obey grants or has none).
+    pub grant_limit_s: f64,
+    /// Plan time a retreat ordered by its grant goes back to.
+    pub back_to: Option<f64>,
 }
 
 impl SimArm {
@@ -110,6 +115,8 @@ impl SimArm {
             scaling: 1.0,
             brake_at: None,
             new_plan: false,
+            grant_limit_s: f64::INFINITY,
+            back_to: None,
         }
     }
 
@@ -130,6 +137,9 @@ impl SimArm {
                     self.s = 0.0;
                     self.rate = 0.0;
                     self.new_plan = true;
+                    // The last grant was for the last plan.
+                    self.grant_limit_s = f64::INFINITY;
+                    self.back_to = None;
                     break;
                 }
                 self.goals.pop();
@@ -141,7 +151,13 @@ impl SimArm {
         };
         let k = plan.segment(self.s);
         let beta = self.rates.get(k).copied().unwrap_or(f64::INFINITY);
-        let want = if braking { 0.0 } else { self.scaling.clamp(0.0, 1.0) };
+        let want = match self.back_to {
+            // A retreat runs back along the plan at the plan's pace.
+            Some(to) if self.s > to && !braking => -1.0,
+            Some(_) => 0.0,
+            None if braking => 0.0,
+            None => self.scaling.clamp(0.0, 1.0),
+        };
         let old = self.rate;
         self.rate = if !beta.is_finite() {
             want
@@ -150,7 +166,17 @@ impl SimArm {
         } else {
             (self.rate + beta * dt).min(want)
         };
-        self.s = (self.s + 0.5 * (old + self.rate) * dt).min(plan.duration_s());
+        let was = self.s;
+        self.s = (self.s + 0.5 * (old + self.rate) * dt).clamp(0.0, plan.duration_s());
+        if self.s > self.grant_limit_s.max(was) {
+            // Never past its grant: where the speed scaling has not brought
+            // it to rest at the grant's end, it stops there.
+            self.s = self.grant_limit_s.max(was);
+            self.rate = 0.0;
+        }
+        if self.s == 0.0 && self.rate < 0.0 {
+            self.rate = 0.0;
+        }
         plan.at_time(self.s, &mut self.q);
         let k_new = plan.segment(self.s);
         if braking && k_new != k && self.s < plan.duration_s() {

@@ -1,7 +1,144 @@
-//! The arms' simulation report as a person reads it.
+//! The arms' simulation report: what the episodes counted, and the
+//! summary as a person reads it.
 
-use crate::arms::SimReport;
 use std::fmt::Write;
+
+/// What one or more episodes did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SimReport {
+    /// Episodes run.
+    pub episodes: usize,
+    /// Episodes skipped because no clear start was found.
+    pub skipped: usize,
+    /// Guard cycles.
+    pub cycles: usize,
+    /// Cycles with a sphere-level contact, by kind.
+    pub contacts_cell: usize,
+    /// Between two arms.
+    pub contacts_robot: usize,
+    /// Within one arm.
+    pub contacts_self: usize,
+    /// Stops (transitions from moving to stopped, per arm).
+    pub stops: usize,
+    /// Stops after which continuing would not have come within the
+    /// clearance margin (what the workcell defines as colliding).
+    pub false_stops: usize,
+    /// Stops after which continuing would not even have touched (sphere
+    /// overlap): the stricter count.
+    pub false_stops_touch: usize,
+    /// Least clearance the oracle saw, m.
+    pub min_clearance_m: f64,
+    /// Time spent in `Guard::cycle`, s.
+    pub guard_time_s: f64,
+    /// Stops of arms whose plan the guard had, and of those the false ones.
+    pub stops_planned: usize,
+    /// False stops of arms whose plan the guard had.
+    pub false_planned: usize,
+    /// False stops by cause: the arm was forecast by extrapolation (no
+    /// plan given, or off it).
+    pub false_extrapolated: usize,
+    /// On plan, the clearance the oracle measured was shrinking at the stop.
+    pub false_approaching: usize,
+    /// On plan, the clearance was growing (moving away) at the stop.
+    pub false_separating: usize,
+    /// Stops, and false ones, by what the guard stopped for: the cell, the
+    /// arm's own links, another arm, anything else (data, holding).
+    pub stops_for: [usize; 4],
+    /// The false ones among them.
+    pub false_for: [usize; 4],
+    /// Arm-seconds stopped while moving time ran.
+    pub stopped_s: f64,
+    /// Arm-seconds slowed (speed scaling below 1, not stopped).
+    pub slowed_s: f64,
+    /// Arm-seconds released to escape (moving away from what stopped it).
+    pub escaping_s: f64,
+    /// Times a stopped arm was released to escape.
+    pub escapes: usize,
+    /// Episodes in which every arm reached every goal.
+    pub finished: usize,
+    /// Episodes cut off at their time limit (three times the unguarded
+    /// makespan, plus a second) with goals left.
+    pub stalled: usize,
+    /// Sum over finished episodes of the time until the last arm reached
+    /// its last goal, s.
+    pub makespan_s: f64,
+    /// The same episodes' makespan without the guard (every plan followed
+    /// at full pace), s.
+    pub makespan_unguarded_s: f64,
+    /// The same episodes' makespan with one arm at a time in the shared
+    /// zone, asked for before each move that enters it (crossing episodes
+    /// only), s.
+    pub makespan_one_at_a_time_s: f64,
+    /// The same, moves split at the zone's edge (optimistic), s.
+    pub makespan_one_at_a_time_tight_s: f64,
+    /// Arm-seconds held by a grant.
+    pub held_s: f64,
+    /// Retreats ordered (back-aways).
+    pub retreats: usize,
+}
+
+impl SimReport {
+    /// Adds another report's counts.
+    pub fn merge(&mut self, o: &SimReport) {
+        self.episodes += o.episodes;
+        self.skipped += o.skipped;
+        self.cycles += o.cycles;
+        self.contacts_cell += o.contacts_cell;
+        self.contacts_robot += o.contacts_robot;
+        self.contacts_self += o.contacts_self;
+        self.stops += o.stops;
+        self.false_stops += o.false_stops;
+        self.false_stops_touch += o.false_stops_touch;
+        self.min_clearance_m = self.min_clearance_m.min(o.min_clearance_m);
+        self.guard_time_s += o.guard_time_s;
+        self.stops_planned += o.stops_planned;
+        self.false_planned += o.false_planned;
+        self.false_extrapolated += o.false_extrapolated;
+        self.false_approaching += o.false_approaching;
+        self.false_separating += o.false_separating;
+        for k in 0..4 {
+            self.stops_for[k] += o.stops_for[k];
+            self.false_for[k] += o.false_for[k];
+        }
+        self.stopped_s += o.stopped_s;
+        self.slowed_s += o.slowed_s;
+        self.escaping_s += o.escaping_s;
+        self.escapes += o.escapes;
+        self.finished += o.finished;
+        self.stalled += o.stalled;
+        self.makespan_s += o.makespan_s;
+        self.makespan_unguarded_s += o.makespan_unguarded_s;
+        self.makespan_one_at_a_time_s += o.makespan_one_at_a_time_s;
+        self.makespan_one_at_a_time_tight_s += o.makespan_one_at_a_time_tight_s;
+        self.held_s += o.held_s;
+        self.retreats += o.retreats;
+    }
+    /// False stops over stops, of arms whose plan the guard had.
+    pub fn false_stop_rate_planned(&self) -> f64 {
+        if self.stops_planned == 0 { 0.0 } else { self.false_planned as f64 / self.stops_planned as f64 }
+    }
+    /// False stops over stops, of arms forecast without a plan.
+    pub fn false_stop_rate_unplanned(&self) -> f64 {
+        let stops = self.stops - self.stops_planned;
+        if stops == 0 { 0.0 } else { (self.false_stops - self.false_planned) as f64 / stops as f64 }
+    }
+    /// Guarded over unguarded makespan, over the finished episodes.
+    pub fn makespan_ratio(&self) -> f64 {
+        if self.makespan_unguarded_s > 0.0 { self.makespan_s / self.makespan_unguarded_s } else { f64::NAN }
+    }
+    /// Contacts of every kind.
+    pub fn contacts(&self) -> usize {
+        self.contacts_cell + self.contacts_robot + self.contacts_self
+    }
+    /// False stops over stops.
+    pub fn false_stop_rate(&self) -> f64 {
+        if self.stops == 0 { 0.0 } else { self.false_stops as f64 / self.stops as f64 }
+    }
+    /// Stops after which nothing would have touched, over stops.
+    pub fn false_stop_touch_rate(&self) -> f64 {
+        if self.stops == 0 { 0.0 } else { self.false_stops_touch as f64 / self.stops as f64 }
+    }
+}
 
 impl SimReport {
     /// The report, a few lines: contacts, stops and how many were false
@@ -12,7 +149,7 @@ impl SimReport {
         let mut o = String::new();
         let _ = writeln!(
             o,
-            "{arms} arms, {} episodes ({} skipped: no clear start), {} guard cycles at {} ms",
+            "{arms} arms, {} episodes ({} skipped: no clear start, or no crossing set of plans), {} guard cycles at {} ms",
             self.episodes,
             self.skipped,
             self.cycles,
@@ -64,6 +201,23 @@ impl SimReport {
             self.finished,
             self.stalled
         );
+        if self.makespan_one_at_a_time_s > 0.0 {
+            let u = self.makespan_unguarded_s;
+            let _ = writeln!(
+                o,
+                "crossing plans: makespan {:.3} × one arm at a time in the shared zone ({:.3} × with moves split at \
+                 the zone's edge; {:.3} × unguarded); one at a time {:.3} × unguarded ({:.3} × split); \
+                 {} deadlocks (not finished within twice one-at-a-time + 2 s); held by grants {:.1} arm-s, {} retreats",
+                self.makespan_s / self.makespan_one_at_a_time_s,
+                self.makespan_s / self.makespan_one_at_a_time_tight_s,
+                self.makespan_ratio(),
+                self.makespan_one_at_a_time_s / u,
+                self.makespan_one_at_a_time_tight_s / u,
+                self.stalled,
+                self.held_s,
+                self.retreats
+            );
+        }
         o
     }
 }

@@ -28,7 +28,11 @@
 //!   path at the grant's end), naming the robot whose region cut it;
 //! - a robot that stands still, on plan, in the increment of one above it
 //!   **backs away** along the path it came by, naming that robot, and goes
-//!   on backing away (moving) until it is out of that increment.
+//!   on backing away (moving) until it is out of that increment and its
+//!   retreat has run to its end ([`Offer::retreating`]), as long as that
+//!   robot is on plan; one standing at its plan's start cannot, and does
+//!   not hold the one above ([`Offer::at_start`]): the stop check guards
+//!   that pass.
 //!
 //! A held robot stays within its grant as long as the grant reaches its
 //! committed samples; where it does not, two committed regions meet and
@@ -41,7 +45,7 @@ pub const MAX_SAMPLES: usize = 8;
 /// What a robot offers the arbiter this cycle.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Offer {
-    /// Its priority (higher goes first), boosts included.
+    /// Its priority (higher goes first).
     pub priority: i64,
     /// Samples of its increment, 1..=[`MAX_SAMPLES`] (0: it offers nothing
     /// and is left out: no joint state yet).
@@ -54,6 +58,17 @@ pub struct Offer {
     pub planned: bool,
     /// It stands still (a robot that stands in another's way backs away).
     pub still: bool,
+    /// It is on a retreat that has not reached its end: it goes on backing
+    /// away from the robot it last backed away from, even once out of that
+    /// robot's increment (the increment slides ahead as that robot goes;
+    /// stopping at the first clear point would only put it back in the
+    /// way, and each stop and start costs both robots their braking).
+    pub retreating: bool,
+    /// It stands at its plan's start: it cannot back away. A robot above
+    /// it is not held for it by the increments' coarse samples; the stop
+    /// check (finer, exact to its margin) guards the pass, and it waits
+    /// for the robot above to pass.
+    pub at_start: bool,
 }
 
 /// A robot's grant state, as `ManipulatorGrant.state` names it.
@@ -149,8 +164,9 @@ pub struct Arbiter {
     decided: Vec<bool>,
     reach: Vec<usize>,
     back_from: Vec<Option<u16>>,
-    /// Per robot: told to back away last time (it goes on until clear).
-    backing: Vec<bool>,
+    /// Per robot: the robot it was told to back away from last time (it
+    /// goes on until clear and its retreat has run).
+    backing: Vec<Option<u16>>,
 }
 
 impl Arbiter {
@@ -161,7 +177,7 @@ impl Arbiter {
             decided: vec![false; n],
             reach: vec![0; n],
             back_from: vec![None; n],
-            backing: vec![false; n],
+            backing: vec![None; n],
         }
     }
 
@@ -187,7 +203,7 @@ impl Arbiter {
             if !me.planned {
                 // All of its samples are committed: nothing to grant.
                 self.decided[r] = true;
-                self.backing[r] = false;
+                self.backing[r] = None;
                 continue;
             }
             let mut limit = me.samples as isize - 1;
@@ -198,6 +214,10 @@ impl Arbiter {
                     continue;
                 }
                 if let Some(i) = conflicts.first_meeting(r, o, self.reach[o]) {
+                    if !self.decided[o] && other.planned && other.still && other.at_start {
+                        // Below it and unable to back away: left to the stop check.
+                        continue;
+                    }
                     // Short of a higher robot's claim by one sample more.
                     let slack = if self.decided[o] && self.reach[o] > offers[o].committed { 2 } else { 1 };
                     let cut = i as isize - slack;
@@ -207,11 +227,21 @@ impl Arbiter {
                     }
                     if self.decided[o] {
                         yields = true;
-                    } else if (other.still || self.backing[o]) && other.planned && self.back_from[o].is_none() {
+                    } else if (other.still || self.backing[o].is_some()) && other.planned && self.back_from[o].is_none()
+                    {
                         // Below it, standing in its way: backs away.
                         self.back_from[o] = Some(r as u16);
                     }
                 }
+            }
+            if self.back_from[r].is_none() && me.retreating {
+                // Its retreat runs on while the robot it backs away from is on plan
+                // (and still goes before it: not after a new priority).
+                let above = |h: u16| {
+                    let o = &offers[h as usize];
+                    o.planned && (o.priority > me.priority || (o.priority == me.priority && (h as usize) < r))
+                };
+                self.back_from[r] = self.backing[r].filter(|&h| above(h));
             }
             self.decided[r] = true;
             let last = (limit >= 0).then_some(limit as usize);
@@ -221,7 +251,7 @@ impl Arbiter {
             // as it may go or must.
             let full = me.samples - 1;
             self.reach[r] = if yields { self.reach[r].max(last.unwrap_or(0)) } else { full };
-            self.backing[r] = self.back_from[r].is_some();
+            self.backing[r] = self.back_from[r];
             out[r] = match self.back_from[r] {
                 Some(h) => Grant { state: GrantState::BackAway, last_sample: None, held_by: Some(h) },
                 None if last == Some(full) => Grant { state: GrantState::Proceed, last_sample: last, held_by: None },

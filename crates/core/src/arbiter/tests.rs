@@ -2,7 +2,15 @@ use super::*;
 use proptest::prelude::*;
 
 fn offer(priority: i64, committed: usize) -> Offer {
-    Offer { priority, samples: MAX_SAMPLES, committed, planned: true, still: committed == 0 }
+    Offer {
+        priority,
+        samples: MAX_SAMPLES,
+        committed,
+        planned: true,
+        still: committed == 0,
+        retreating: false,
+        at_start: false,
+    }
 }
 
 fn decide(offers: &[Offer], c: &Conflicts) -> Vec<Grant> {
@@ -60,10 +68,58 @@ fn a_still_robot_in_the_way_of_a_higher_one_backs_away_and_the_higher_waits_shor
 }
 
 #[test]
+fn a_robot_backing_away_runs_its_retreat_to_its_end_even_once_clear() {
+    let mut a = Arbiter::new(2);
+    let mut out = vec![Grant::NONE; 2];
+    let mut in_way = Conflicts::new(2);
+    in_way.set(1, 4, 0, 0);
+    a.decide(&[offer(1, 0), offer(9, 2)], &in_way, &mut out);
+    assert_eq!(out[0].state, GrantState::BackAway);
+    // Out of the higher one's increment, moving back, its retreat not at
+    // its end: it backs away on, and the higher one proceeds.
+    let retreating = Offer { still: false, retreating: true, ..offer(1, 0) };
+    a.decide(&[retreating, offer(9, 2)], &Conflicts::new(2), &mut out);
+    assert_eq!(out[0], Grant { state: GrantState::BackAway, last_sample: None, held_by: Some(1) });
+    assert_eq!(out[1].state, GrantState::Proceed);
+    // The retreat at its end: it is granted its plan again.
+    a.decide(&[offer(1, 0), offer(9, 2)], &Conflicts::new(2), &mut out);
+    assert_eq!(out[0].state, GrantState::Proceed);
+    // A retreat from a robot that is no longer on plan stops.
+    a.decide(&[offer(1, 0), offer(9, 2)], &in_way, &mut out);
+    let off_plan = Offer { planned: false, ..offer(9, 2) };
+    a.decide(&[retreating, off_plan], &Conflicts::new(2), &mut out);
+    assert_eq!(out[0].state, GrantState::Proceed);
+}
+
+#[test]
+fn a_robot_standing_at_its_plans_start_in_the_way_does_not_hold_the_one_above() {
+    let mut c = Conflicts::new(2);
+    c.set(1, 4, 0, 0);
+    let at_start = Offer { at_start: true, ..offer(1, 0) };
+    let g = decide(&[at_start, offer(9, 2)], &c);
+    // The one above proceeds (the stop check guards the pass); the one at
+    // its start, where it stands in the one above's claim, holds there.
+    assert_eq!(g[1].state, GrantState::Proceed);
+    assert_eq!(g[0], Grant { state: GrantState::Hold, last_sample: None, held_by: Some(1) });
+    // Not at its start, it would back away and hold the one above.
+    let g = decide(&[offer(1, 0), offer(9, 2)], &c);
+    assert_eq!(g[0].state, GrantState::BackAway);
+    assert_eq!(g[1].state, GrantState::Hold);
+}
+
+#[test]
 fn a_robot_without_a_plan_is_an_obstacle_its_stopping_path_long() {
     let mut c = Conflicts::new(2);
     c.set(0, 6, 1, 2);
-    let unplanned = Offer { priority: 100, samples: 4, committed: 3, planned: false, still: false };
+    let unplanned = Offer {
+        priority: 100,
+        samples: 4,
+        committed: 3,
+        planned: false,
+        still: false,
+        retreating: false,
+        at_start: false,
+    };
     let g = decide(&[offer(1, 2), unplanned], &c);
     assert_eq!(g[1], Grant::NONE);
     assert_eq!(g[0], Grant { state: GrantState::Hold, last_sample: Some(5), held_by: Some(1) });
@@ -109,7 +165,7 @@ fn arb_case() -> impl Strategy<Value = (Vec<Offer>, Vec<Meeting>)> {
         let offer = (0i64..4, 1usize..=MAX_SAMPLES, 0usize..MAX_SAMPLES, any::<bool>(), any::<bool>()).prop_map(
             |(priority, samples, c, planned, still)| {
                 let committed = if still { 0 } else { c.min(samples - 1) };
-                Offer { priority, samples, committed, planned, still }
+                Offer { priority, samples, committed, planned, still, retreating: false, at_start: false }
             },
         );
         let pair = (0..n, 0..MAX_SAMPLES, 0..n, 0..MAX_SAMPLES);

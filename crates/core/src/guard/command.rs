@@ -12,8 +12,10 @@
 //! - the speed scaling: 0 when stopped, rising to 1 over
 //!   [`CommandPolicy::slow_down_m`] of clearance to the cell and the other
 //!   robots beyond the release margin (not to its own links: a gripper's
-//!   fingers stay as near each other at any speed);
-//!   at least [`CommandPolicy::escape_scaling`] while escaping; never above
+//!   fingers stay as near each other at any speed), but never below
+//!   [`CommandPolicy::escape_scaling`] by clearance (a robot let go on
+//!   inside the release margin, or escaping, must get somewhere: at 0 it
+//!   would stand unstopped and unexplained for ever); never above
 //!   what the robot's grant allows ([`ArmGrant::scaling`]), and at least
 //!   the escape scaling while it backs away (its retreat must run);
 //! - the grant itself, and the stop flag under it: a robot whose grant says
@@ -37,10 +39,11 @@ pub struct CommandPolicy {
     /// Proximity stops (cell, robot, self) hold until reset.
     pub latch_stops: bool,
     /// Clearance beyond the release margin over which the speed scaling
-    /// rises from 0 to 1, m (positive).
+    /// rises from the escape scaling to 1, m (positive).
     pub slow_down_m: f64,
-    /// Speed scaling at least this while a robot escapes (released within
-    /// the release margin, moving away from what stopped it), 0..=1.
+    /// Speed scaling of a robot let go on at least this, whatever its
+    /// clearance (escaping, released within the release margin, or going
+    /// on inside it): only a stop or its grant bring it lower, 0..=1.
     pub escape_scaling: f64,
     /// An unchanged stop flag is due again after this long, s (0: every
     /// cycle).
@@ -189,10 +192,12 @@ impl Supervision {
         }
         let escape = p.escape_scaling.clamp(0.0, 1.0);
         c.speed_scaling = match d {
-            Decision::Continue { escaping, .. } if !c.stop => {
-                let s = ((f64::from(clear_m) - release_m) / p.slow_down_m).clamp(0.0, 1.0);
-                let s = if *escaping { s.max(escape) } else { s };
-                if grant.state == GrantState::BackAway { s.max(escape) } else { s.min(grant.scaling) }
+            Decision::Continue { .. } if !c.stop => {
+                // A robot let go on never crawls to a standstill by
+                // clearance alone: where nothing stops or holds it, it must
+                // be able to get somewhere.
+                let s = ((f64::from(clear_m) - release_m) / p.slow_down_m).clamp(0.0, 1.0).max(escape);
+                if grant.state == GrantState::BackAway { s } else { s.min(grant.scaling) }
             }
             _ => 0.0,
         };
@@ -213,7 +218,14 @@ impl Supervision {
             // next cycle it may move, a new one is sent.
             self.retreat_to = None;
         } else {
-            let again = self.retreat_to.is_none_or(|t| grant.at_s <= t + RETREAT_S / 20.0);
+            // Again when it gets near the last retreat's end, unless that
+            // is where it would be sent again (its plan's start: it can go
+            // no further back, and a retreat every cycle would only cancel
+            // and resend).
+            let again = match self.retreat_to {
+                None => true,
+                Some(t) => grant.at_s <= t + RETREAT_S / 20.0 && grant.until_s < t - 1e-9,
+            };
             if again {
                 self.retreat_to = Some(grant.until_s);
                 c.retreat = true;

@@ -29,7 +29,7 @@ pub const REST_SPEED: f64 = 1e-3;
 /// How much longer than its stopping path at the plan's pace an increment
 /// reaches (in time at that pace), s: a robot is told to hold early enough
 /// to slow down, instead of being stopped when the stopping paths meet.
-pub const LOOKAHEAD_S: f64 = 0.5;
+pub const LOOKAHEAD_S: f64 = 0.25;
 
 /// How far back along its plan a robot backing away is sent at a time, in
 /// plan time, s (a further retreat follows when it gets there still in the
@@ -141,6 +141,9 @@ pub(super) struct Arbitration {
     wait_since: Vec<Option<f64>>,
     /// Per robot, when it was last told to back away, s.
     backed_at: Vec<f64>,
+    /// Per robot backing away, the plan time its retreat goes back to
+    /// (fixed until it gets there, then a further one).
+    retreat_end: Vec<Option<f64>>,
     policy: ArbitrationPolicy,
     /// The last cycle's time, s.
     now_s: f64,
@@ -172,7 +175,18 @@ impl Arbitration {
             .collect();
         Arbitration {
             inc,
-            offers: vec![Offer { priority: 0, samples: 0, committed: 0, planned: false, still: true }; n],
+            offers: vec![
+                Offer {
+                    priority: 0,
+                    samples: 0,
+                    committed: 0,
+                    planned: false,
+                    still: true,
+                    retreating: false,
+                    at_start: false
+                };
+                n
+            ],
             conflicts: Conflicts::new(n),
             arbiter: Arbiter::new(n),
             grants: vec![Grant::NONE; n],
@@ -181,6 +195,7 @@ impl Arbitration {
             priority: cell.manipulators.iter().map(|m| m.priority).collect(),
             wait_since: vec![None; n],
             backed_at: vec![f64::NEG_INFINITY; n],
+            retreat_end: vec![None; n],
             policy: ArbitrationPolicy::default(),
             now_s: f64::NEG_INFINITY,
         }
@@ -191,6 +206,15 @@ impl Arbitration {
     /// Robot `r` got a new plan (or lost it): its wait starts over.
     pub(super) fn forget_wait(&mut self, r: usize) {
         self.wait_since[r] = None;
+    }
+
+    /// Forgets every robot's waits and retreats (the guard starts over).
+    pub(super) fn reset(&mut self) {
+        let n = self.out.len();
+        self.wait_since.iter_mut().for_each(|w| *w = None);
+        self.retreat_end.iter_mut().for_each(|e| *e = None);
+        self.backed_at.iter_mut().for_each(|t| *t = f64::NEG_INFINITY);
+        self.arbiter = Arbiter::new(n);
     }
 }
 
@@ -314,6 +338,7 @@ impl Guard {
             ar.plan_end[ri] = (p.duration_s(), p.len().saturating_sub(1) as u32);
         }
         let (Some(plan), true) = (plan, ar.offers[ri].planned) else {
+            ar.retreat_end[ri] = None;
             if a.state.follow.state == PlanState::Finished {
                 let (until_s, point) = ar.plan_end[ri];
                 return ArmGrant { state: GrantState::Done, until_s, point, ..ArmGrant::NONE };
@@ -324,7 +349,16 @@ impl Guard {
         let (s0, end) = (inc.times[0], plan.duration_s());
         let point = |t: f64| if t >= end - 1e-9 { plan.len() - 1 } else { plan.segment(t) } as u32;
         let (state, until_s, scaling) = match (g.state, g.last_sample) {
-            (GrantState::BackAway, _) => (GrantState::BackAway, (s0 - RETREAT_S).max(0.0), 1.0),
+            (GrantState::BackAway, _) => {
+                // Back RETREAT_S of plan time, to the end it was given,
+                // and again from there while still told to back away.
+                let end = match ar.retreat_end[ri] {
+                    Some(e) if s0 > e + RETREAT_S / 20.0 => e,
+                    _ => (s0 - RETREAT_S).max(0.0),
+                };
+                ar.retreat_end[ri] = Some(end);
+                (GrantState::BackAway, end, 1.0)
+            }
             (GrantState::Proceed | GrantState::Hold, Some(k)) => {
                 let until = inc.times[k];
                 let scaling = if g.state == GrantState::Proceed || until >= end - 1e-9 {
@@ -337,6 +371,9 @@ impl Guard {
             }
             _ => (GrantState::Hold, s0, 0.0),
         };
+        if state != GrantState::BackAway {
+            ar.retreat_end[ri] = None;
+        }
         ArmGrant { state, until_s, point: point(until_s), held_by: g.held_by, scaling, at_s: s0 }
     }
 
@@ -351,7 +388,8 @@ impl Guard {
         let on = matches!(a.state.follow.state, PlanState::On { .. });
         let (Some(plan), true, None, true) = (plan, on, sc.problem, sc.n_cfg > 0) else {
             let samples = usize::from(sc.n_cfg > 0);
-            ar.offers[ri] = Offer { priority, samples, committed: 0, planned: false, still };
+            ar.offers[ri] =
+                Offer { priority, samples, committed: 0, planned: false, still, retreating: false, at_start: false };
             return;
         };
         let dof = a.model.decel.len();
@@ -402,7 +440,8 @@ impl Guard {
             if span > 0.0 { (((s_stop - s0) / span) * last as f64 - 0.5).ceil().clamp(0.0, last as f64) } else { 0.0 };
         let qs: [&[f64]; BATCH] = std::array::from_fn(|k| &inc.q[k * dof..(k + 1) * dof]);
         if a.model.poser.pose_batch(&qs, &mut inc.batch).is_err() {
-            ar.offers[ri] = Offer { priority, samples: 0, committed: 0, planned: false, still };
+            ar.offers[ri] =
+                Offer { priority, samples: 0, committed: 0, planned: false, still, retreating: false, at_start: false };
             return;
         }
         let mut widest = 0.0f32;
@@ -427,7 +466,17 @@ impl Guard {
         // Stopped, for the rule: it cannot brake out of where it stands
         // (joint-state noise keeps a standing robot's estimate from 0).
         let still = still || committed == 0.0;
-        ar.offers[ri] = Offer { priority, samples: MAX_SAMPLES, committed: committed as usize, planned: true, still };
+        let retreating = ar.retreat_end[ri].is_some_and(|e| s0 > e + RETREAT_S / 20.0);
+        let at_start = s0 <= RETREAT_S / 20.0;
+        ar.offers[ri] = Offer {
+            priority,
+            samples: MAX_SAMPLES,
+            committed: committed as usize,
+            planned: true,
+            still,
+            retreating,
+            at_start,
+        };
     }
 
     /// The conflict table: which sample of which robot comes within the

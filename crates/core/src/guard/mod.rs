@@ -331,6 +331,7 @@ impl Guard {
             a.state.cause = StopCause::Data;
             a.state.escaping = false;
         }
+        self.arbitration.reset();
     }
 
     /// The collision matrix in use.

@@ -1,0 +1,63 @@
+//! Closed-loop crossing episodes: arms whose plans cross through a shared
+//! zone take turns by their grants (`workcell_guard_sim::crossing`).
+
+use crate::common::cell::{cache_dir, sample_cell};
+use workcell_guard_sim::arms::{self as sim, Sim, SimOptions, SimReport};
+use workcell_guard_sim::crossing::{ZoneLeg, one_at_a_time};
+
+/// Crossing episodes per arm count: `WG_CROSSING_EPISODES` (CI runs the
+/// default; the 1,000-episode runs are `workcell_guard simulate --crossing`).
+fn episodes() -> u64 {
+    std::env::var("WG_CROSSING_EPISODES").ok().and_then(|v| v.parse().ok()).unwrap_or(6)
+}
+
+#[test]
+fn arms_on_crossing_plans_take_turns_without_contact_or_deadlock() {
+    let n = episodes();
+    let opts = SimOptions { goals: 2, obey_scaling: true, obey_grants: true, ..SimOptions::default() };
+    let handles: Vec<_> = [2usize, 3]
+        .into_iter()
+        .map(|arms| {
+            let dir = cache_dir().to_path_buf();
+            std::thread::spawn(move || {
+                let cell = sim::cell_with_arms(sample_cell(), arms);
+                let mut s = Sim::new(cell, opts, Some(&dir)).unwrap();
+                let mut r = SimReport { min_clearance_m: f64::INFINITY, ..SimReport::default() };
+                let mut seed = 1;
+                while r.episodes < n as usize && seed < 40 * n {
+                    r.merge(&s.crossing_episode(arms as u64 * 1_000 + seed));
+                    seed += 1;
+                }
+                (arms, r)
+            })
+        })
+        .collect();
+    for h in handles {
+        let (arms, r) = h.join().unwrap();
+        print!("{}", r.summary(arms, opts.dt_s));
+        assert_eq!(r.episodes, n as usize, "{arms} arms: too few crossing episodes drawn: {r:?}");
+        assert_eq!(r.contacts(), 0, "{arms} arms: {r:?}");
+        assert_eq!(r.stalled, 0, "{arms} arms: an episode did not finish within its bound: {r:?}");
+        assert!(r.held_s > 0.0, "{arms} arms: crossing plans must make arms wait for each other: {r:?}");
+        assert!(r.makespan_one_at_a_time_s >= r.makespan_unguarded_s, "{r:?}");
+    }
+}
+
+#[test]
+fn one_at_a_time_reference_waits_at_the_zone_and_holds_it_to_the_end_of_the_window() {
+    let leg = |d: f64, w: Option<(f64, f64)>| ZoneLeg { duration_s: d, window: w };
+    // Three arms, all through the zone from 0.5 s to 1.0 s of a 1.5 s leg:
+    // one after another (0.5 s each), the highest first, each waiting at
+    // its window's start: the last leaves the zone at 2.0 s, done at 2.5 s.
+    let legs = vec![vec![leg(1.5, Some((0.5, 1.0)))]; 3];
+    let t = one_at_a_time(&legs, &[1, 3, 2], 0.001);
+    assert!((t - 2.5).abs() < 0.01, "{t}");
+    // Two legs each, the second back through the zone: served in turn.
+    let legs = vec![vec![leg(1.0, Some((0.2, 0.8))), leg(1.0, Some((0.2, 0.8)))]; 2];
+    let t = one_at_a_time(&legs, &[1, 2], 0.001);
+    // Arm 1 (higher) holds 0.2–0.8; arm 0 enters at 0.8 and leaves at 1.4;
+    // arm 1, on its second leg from 1.0, reaches the zone at 1.2, waits to
+    // 1.4, leaves at 2.0; arm 0 starts its second at 1.6, reaches the
+    // zone at 1.8, waits to 2.0, leaves at 2.6, done at 2.8.
+    assert!((t - 2.8).abs() < 0.01, "{t}");
+}
