@@ -403,16 +403,23 @@ impl Sim {
             arms.push(SimArm::new(q, goals));
         }
         let unguarded = self.unguarded_makespan(&arms);
-        self.run(&mut rep, arms, self.opts.plans.publishes(seed), 3.0 * unguarded + 1.0);
+        self.run(&mut rep, arms, self.opts.plans.publishes(seed), (unguarded, 3.0 * unguarded + 1.0));
         rep
     }
 
     /// Runs `arms` (at rest, with their goals) under the guard until all
     /// goals are reached or `limit_s` of moving time has passed; the
-    /// guard has their plans when `publish`. Adds to `rep`.
-    pub(crate) fn run(&mut self, rep: &mut SimReport, mut arms: Vec<SimArm>, publish: bool, limit_s: f64) {
+    /// guard has their plans when `publish`; `unguarded` is their
+    /// makespan without the guard ([`Sim::unguarded_makespan`]). Adds to
+    /// `rep`.
+    pub(crate) fn run(
+        &mut self,
+        rep: &mut SimReport,
+        mut arms: Vec<SimArm>,
+        publish: bool,
+        (unguarded, limit_s): (f64, f64),
+    ) {
         let n = arms.len();
-        let unguarded = self.unguarded_makespan(&arms);
         self.guard.reset();
         for r in 0..n {
             let _ = self.guard.set_plan(r, None);
@@ -508,7 +515,7 @@ impl Sim {
 
     /// The makespan without a guard: per arm, its plans' durations in turn;
     /// the longest.
-    fn unguarded_makespan(&self, arms: &[SimArm]) -> f64 {
+    pub(crate) fn unguarded_makespan(&self, arms: &[SimArm]) -> f64 {
         let mut worst = 0.0f64;
         for (r, a) in arms.iter().enumerate() {
             let decel = &self.cell.manipulators[r].max_decel;

@@ -200,8 +200,8 @@ impl Sim {
         for i in 0..p.len() {
             let c = [f64::from(p.x[i]), f64::from(p.y[i]), f64::from(p.z[i])];
             let rad = f64::from(p.r[i]) + grow;
-            let lo: Vec<i64> = c.iter().map(|v| ((v - rad) / VOXEL_M).floor() as i64).collect();
-            let hi: Vec<i64> = c.iter().map(|v| ((v + rad) / VOXEL_M).floor() as i64).collect();
+            let lo: [i64; 3] = std::array::from_fn(|k| ((c[k] - rad) / VOXEL_M).floor() as i64);
+            let hi: [i64; 3] = std::array::from_fn(|k| ((c[k] + rad) / VOXEL_M).floor() as i64);
             for ix in lo[0]..=hi[0] {
                 for iy in lo[1]..=hi[1] {
                     for iz in lo[2]..=hi[2] {
@@ -229,8 +229,7 @@ impl Sim {
     fn draw_leg(&mut self, r: usize, rng: &mut Rng) -> Option<Leg> {
         let a = self.clear_q(r, rng)?;
         let b = self.clear_goal(r, &a, rng)?;
-        let decel = self.cell.manipulators[r].max_decel.clone();
-        let plan = straight_plan(&a, &b, &self.vmax[r].clone(), &decel)?;
+        let plan = straight_plan(&a, &b, &self.vmax[r], &self.cell.manipulators[r].max_decel)?;
         let (mut q, mut samples, mut sweep) = (vec![0.0; a.len()], Vec::new(), Vec::new());
         let n = (plan.duration_s() / SAMPLE_S).ceil() as usize;
         for k in 0..=n {
@@ -359,7 +358,8 @@ impl Sim {
         // would crawl arms whose rests are near the table.
         let policy = self.guard.command_policy();
         self.guard.set_command_policy(CommandPolicy { slow_down_m: 1e-3, ..policy });
-        self.run(&mut rep, arms, true, deadlock_bound_s(reference));
+        let unguarded = self.unguarded_makespan(&arms);
+        self.run(&mut rep, arms, true, (unguarded, deadlock_bound_s(reference)));
         self.guard.set_command_policy(policy);
         if rep.finished > 0 {
             rep.makespan_one_at_a_time_s = reference;
