@@ -38,6 +38,8 @@ fn scene(cords: bool) -> Platen {
                     attach_xy_m: [0.0, 0.0],
                     width_m: 0.015,
                 }),
+                max_decel_mps2: 2.0,
+                priority: 0,
                 max_speed_mps: 0.5,
                 initial_pose: [x, y, 0.0],
             }

@@ -155,6 +155,10 @@ struct SimulateArgs {
     /// Length of a platen episode, s.
     #[arg(long, default_value_t = 10.0)]
     platen_duration_s: f64,
+    /// Platen units on crossing paths: this many episodes for 2, 3 and 4
+    /// units, and the swap and ring scenarios (their own surfaces).
+    #[arg(long, default_value_t = 0)]
+    platen_paths: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -235,6 +239,13 @@ fn simulate(a: &SimulateArgs) -> Result<(), AnyError> {
     if let (Some(p), true) = (&base.platen, a.platen_episodes > 0) {
         simulate_platen(a, p)?;
     }
+    if a.platen_paths > 0 {
+        let (text, bad) = workcell_guard_sim::platen_paths::suite(a.seed, a.platen_paths, 0.005)?;
+        print!("{text}");
+        if bad > 0 {
+            return Err(format!("platen paths: {bad} episodes with an overlap or a deadlock").into());
+        }
+    }
     Ok(())
 }
 
@@ -280,26 +291,7 @@ fn simulate_platen(a: &SimulateArgs, p: &workcell::Platen) -> Result<(), AnyErro
     for k in 0..a.platen_episodes as u64 {
         t.merge(&workcell_guard_sim::platen::episode(p, a.seed + k, a.platen_duration_s, dt)?);
     }
-    let asked = t.granted + t.partial + t.denied;
-    println!(
-        "\nplaten: {} units, {} episodes of {} s, {} cycles at {} ms; pose updates every cycle",
-        p.units.len(),
-        t.episodes,
-        a.platen_duration_s,
-        t.cycles,
-        dt * 1e3
-    );
-    println!(
-        "requests {asked}: granted {}, partial {}, denied {} (refused {}); {} arrivals, {:.2} m travelled; {:.1} µs per decision on average",
-        t.granted,
-        t.partial,
-        t.denied,
-        t.refused,
-        t.arrivals,
-        t.travelled_m,
-        1e6 * t.decide_s / asked.max(1) as f64
-    );
-    println!("overlaps of real shapes (cycles × pairs): {}; cycles with a unit stopped: {}", t.overlaps, t.stops);
+    print!("{}", t.summary(p.units.len(), a.platen_duration_s, dt));
     if t.overlaps > 0 || t.stops > 0 {
         return Err(format!("platen: {} overlaps, {} stopped cycles", t.overlaps, t.stops).into());
     }
@@ -572,10 +564,12 @@ fn print_platen(p: &workcell_guard_core::cell::Platen) {
             ),
         };
         println!(
-            "  unit `{}`: {}-gon footprint, {cord}, max {} m/s, starts at {:?}",
+            "  unit `{}`: {}-gon footprint, {cord}, max {} m/s, brakes at {} m/s², priority {}, starts at {:?}",
             u.name,
             u.footprint_xy_m.len(),
             u.max_speed_mps,
+            u.max_decel_mps2,
+            u.priority,
             u.initial_pose
         );
     }
@@ -584,8 +578,13 @@ fn print_platen(p: &workcell_guard_core::cell::Platen) {
     }
     let a = &p.allocation;
     println!(
-        "  allocation: retry after {} s, pose timeout {} s, arrival within {} m / {} rad, release lag {} m",
-        a.retry_after_s, a.pose_timeout_s, a.arrive_tolerance_m, a.arrive_tolerance_rad, a.release_lag_m
+        "  allocation: retry after {} s, pose timeout {} s, arrival within {} m / {} rad, release lag {} m, path check {} s",
+        a.retry_after_s,
+        a.pose_timeout_s,
+        a.arrive_tolerance_m,
+        a.arrive_tolerance_rad,
+        a.release_lag_m,
+        a.path_check_s
     );
     match workcell_guard_core::platen::BitAllocator::new(p) {
         Ok(al) => {

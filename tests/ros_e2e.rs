@@ -208,6 +208,28 @@ fn a_cell_of_platen_units_alone_grants_a_slide_past_a_diagonal_cord_over_dds() {
     assert_eq!(answers[1]["blocker"], "corded");
 }
 
+/// Two platen units whose paths cross at the surface's middle
+/// (config/platen_crossing.yaml), over DDS from a separate process: each
+/// asks for its path on `<unit>/path_request` and moves only as far as its
+/// `<unit>/grant` allows; both reach their ends, never overlapping,
+/// `east_west` (priority 2) first, `north_south` holding for it; bad
+/// requests are refused with their reasons (tests/peer/platen_paths.py).
+#[test]
+fn platen_units_on_crossing_paths_take_turns_by_their_grants_over_dds() {
+    let workcell = common::repo().join("config/platen_crossing.yaml").display().to_string();
+    let v = run_script("platen_paths.py", &["--workcell".to_string(), workcell]);
+    let answers = v["answers"].as_array().unwrap();
+    let of = |u: &str| answers.iter().filter(|a| a["unit"] == u && a["request_id"] == 1).collect::<Vec<_>>();
+    let (ew, ns) = (of("east_west"), of("north_south"));
+    println!("east_west: {} answers, north_south: {} answers; least gap {} m", ew.len(), ns.len(), v["least_gap_m"]);
+    assert!(ew.len() >= 3 && ns.len() >= 3, "granted increment by increment: {answers:?}");
+    assert!(ns.iter().any(|a| a["blocker"] == "east_west"), "north_south never waited for east_west: {ns:?}");
+    assert!(!ew.iter().any(|a| a["blocker"] == "north_south" && a["reason"].as_str().unwrap_or("").contains("back")));
+    let (t_ew, t_ns) = (v["arrived_s"]["east_west"].as_f64().unwrap(), v["arrived_s"]["north_south"].as_f64().unwrap());
+    assert!(t_ew < t_ns, "the higher priority arrives first: {t_ew} s vs {t_ns} s");
+    assert!(v["least_gap_m"].as_f64().unwrap() > 0.0);
+}
+
 /// Two arms with crossing plans, over DDS from a separate process: each
 /// moves only as far as its `<robot>/grant` allows; both finish, arm_left
 /// (priority 20) first, arm_right yielding to it, and they never touch

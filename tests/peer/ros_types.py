@@ -260,6 +260,16 @@ class PlatenMoveRequest(idl.IdlStruct, typename=_name("workcell_guard_msgs", "ms
 
 @dataclass
 @annotate.final
+class PlatenPathRequest(idl.IdlStruct, typename=_name("workcell_guard_msgs", "msg", "PlatenPathRequest")):
+    header: Header = field(default_factory=Header)
+    unit: str = ""
+    request_id: uint32 = 0
+    waypoints: sequence[Pose2D] = field(default_factory=list)
+    speed_mps: float64 = 0.0
+
+
+@dataclass
+@annotate.final
 class PlatenGrant(idl.IdlStruct, typename=_name("workcell_guard_msgs", "msg", "PlatenGrant")):
     header: Header = field(default_factory=Header)
     request_id: uint64 = 0

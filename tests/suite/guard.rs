@@ -498,7 +498,10 @@ fn one_step_answers_platen_requests_beside_the_manipulator_decisions() {
         MoveRequest { unit: 1, request_id: 2, target: [0.2, 0.4, 0.0] },
     ];
     let unknown = g.unknown_inputs();
-    let d = g.step(0.0, &Inputs { joint_states: &states, platen_poses: &poses, platen_requests: &requests });
+    let d = g.step(
+        0.0,
+        &Inputs { joint_states: &states, platen_poses: &poses, platen_requests: &requests, platen_paths: &[] },
+    );
     assert_eq!(d.manipulators.len(), 2);
     assert_eq!(d.answers[0], (0, Answer::Granted { request_id: 1, goal: [0.2, 0.5, 0.0] }));
     assert!(

@@ -28,5 +28,6 @@ mod model_kinematics;
 mod platen;
 mod platen_alloc;
 mod platen_cells;
+mod platen_paths;
 mod ros_files;
 mod ros_node;

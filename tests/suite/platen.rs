@@ -24,6 +24,8 @@ pub(crate) fn unit(name: &str, fp: Vec<[f64; 2]>, at: [f64; 3], cord: Option<([f
             attach_xy_m: [0.0, 0.0],
             width_m,
         }),
+        max_decel_mps2: 2.0,
+        priority: 0,
         max_speed_mps: 0.5,
         initial_pose: at,
     }
@@ -520,6 +522,7 @@ fn arb_platen() -> impl Strategy<Value = Platen> {
                 arrive_tolerance_m: 0.002,
                 arrive_tolerance_rad: 0.02,
                 release_lag_m: 0.004,
+                path_check_s: 0.02,
             };
             p
         })

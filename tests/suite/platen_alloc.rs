@@ -27,7 +27,7 @@ fn drive(a: &mut BitAllocator, rng: &mut Rng, now: &mut f64, rounds: usize, turn
                 *now += 0.02;
             }
             Answer::Denied { .. } => mix[1] += 1,
-            Answer::Refused { .. } => mix[2] += 1,
+            Answer::Refused { .. } | Answer::Increment { .. } => mix[2] += 1,
         }
     }
     mix

@@ -67,11 +67,13 @@ fn a_guard_over_units_alone_answers_their_requests_in_its_cycle() {
     let d = 0.08 * std::f64::consts::FRAC_1_SQRT_2;
     let goal = [slider[0] + d, slider[1] + d, slider[2]];
     let requests = [MoveRequest { unit: 1, request_id: 3, target: goal }];
-    let out = g.step(0.0, &Inputs { joint_states: &[], platen_poses: &poses, platen_requests: &requests });
+    let out =
+        g.step(0.0, &Inputs { joint_states: &[], platen_poses: &poses, platen_requests: &requests, platen_paths: &[] });
     assert!(out.manipulators.is_empty());
     assert_eq!(out.answers, [(1, Answer::Granted { request_id: 3, goal })]);
     assert_eq!(out.platen[1], UnitStatus::Moving { request_id: 3, goal });
     // Cycles go on with nothing to decide for arms.
-    let out = g.step(0.01, &Inputs { joint_states: &[], platen_poses: &poses, platen_requests: &[] });
+    let out =
+        g.step(0.01, &Inputs { joint_states: &[], platen_poses: &poses, platen_requests: &[], platen_paths: &[] });
     assert!(out.answers.is_empty() && out.manipulators.is_empty());
 }

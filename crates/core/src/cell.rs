@@ -237,6 +237,9 @@ pub struct AllocationSettings {
     pub arrive_tolerance_rad: f64,
     /// The path freed behind a moving unit lags its pose by this much, m.
     pub release_lag_m: f64,
+    /// Longest time between two checks of a unit on a path, s: its
+    /// increment is its stopping distance plus this much travel.
+    pub path_check_s: f64,
 }
 
 impl Default for AllocationSettings {
@@ -247,6 +250,7 @@ impl Default for AllocationSettings {
             arrive_tolerance_m: 0.002,
             arrive_tolerance_rad: 0.01,
             release_lag_m: 0.005,
+            path_check_s: 0.02,
         }
     }
 }
@@ -262,6 +266,12 @@ pub struct PlatenUnit {
     pub umbilical: Option<Umbilical>,
     /// Maximum speed, m/s.
     pub max_speed_mps: f64,
+    /// Deceleration it can always brake at, m/s² (its stopping distance
+    /// sizes the increments of a path).
+    pub max_decel_mps2: f64,
+    /// Who goes first where paths meet: higher first, ties to the earlier
+    /// unit.
+    pub priority: i64,
     /// Initial pose (x, y, θ) on the surface.
     pub initial_pose: [f64; 3],
 }

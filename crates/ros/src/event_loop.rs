@@ -17,7 +17,7 @@
 use crate::convert::to_time;
 use crate::msg::{
     Bool, DiagnosticArray, DisplayTrajectory, Float64, JointState, JointTrajectory, ManipulatorGrant, MarkerArray,
-    PlatenGrant, PlatenMoveRequest, PointCloud2, PoseStamped, SetContactRequest, SetContactResponse,
+    PlatenGrant, PlatenMoveRequest, PlatenPathRequest, PointCloud2, PoseStamped, SetContactRequest, SetContactResponse,
     SetPriorityRequest, SetPriorityResponse, Time, TriggerResponse,
 };
 use crate::node::GuardNode;
@@ -45,6 +45,8 @@ pub enum Incoming<R> {
     PlatenPose(usize, PoseStamped),
     /// Platen unit `.0` asks to move.
     MoveRequest(usize, PlatenMoveRequest),
+    /// Platen unit `.0` asks for a path.
+    PathRequest(usize, PlatenPathRequest),
     /// `~/reset_stop` was called.
     ResetStop(R),
     /// `~/reload` was called.
@@ -353,6 +355,7 @@ fn take<T: Transport>(t: &mut T, core: &mut GuardNode, m: Incoming<T::Request>) 
         }
         Incoming::PlatenPose(unit, msg) => core.on_platen_pose(unit, &msg),
         Incoming::MoveRequest(unit, msg) => core.on_move_request(unit, &msg),
+        Incoming::PathRequest(unit, msg) => core.on_path_request(unit, &msg),
         Incoming::ResetStop(id) => {
             let answer = match core.reset_stops() {
                 Ok(m) => trigger(true, m),

@@ -385,6 +385,22 @@ pub struct PlatenMoveRequest {
 }
 ros_message!(PlatenMoveRequest, "workcell_guard_msgs", "PlatenMoveRequest");
 
+/// `workcell_guard_msgs/PlatenPathRequest` (interfaces/workcell_guard_msgs).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PlatenPathRequest {
+    /// When and by whom.
+    pub header: Header,
+    /// The unit (empty: the topic's).
+    pub unit: String,
+    /// Echoed in the grants.
+    pub request_id: u32,
+    /// Poses to visit, surface frame.
+    pub waypoints: Vec<Pose2D>,
+    /// Speed along the path, m/s.
+    pub speed_mps: f64,
+}
+ros_message!(PlatenPathRequest, "workcell_guard_msgs", "PlatenPathRequest");
+
 /// `workcell_guard_msgs/PlatenGrant` (interfaces/workcell_guard_msgs).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct PlatenGrant {

@@ -12,10 +12,14 @@
 //!   and unguarded.
 //! - [`platen`]: platen units ask for random moves and follow their
 //!   grants; an oracle checks their real shapes every cycle.
+//! - [`platen_paths`]: platen units on crossing paths follow their
+//!   increments (swap, ring, random crossings), beside one unit at a time
+//!   in the shared zone and unguarded.
 #![warn(missing_docs)]
 
 pub mod arms;
 pub mod crossing;
 pub mod motion;
 pub mod platen;
+pub mod platen_paths;
 mod report;

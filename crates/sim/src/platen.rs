@@ -39,6 +39,31 @@ pub struct PlatenSimReport {
 }
 
 impl PlatenSimReport {
+    /// What `simulate` prints: `units` units, episodes of `duration_s` at
+    /// `dt_s` cycles.
+    pub fn summary(&self, units: usize, duration_s: f64, dt_s: f64) -> String {
+        let t = self;
+        let asked = t.granted + t.partial + t.denied;
+        format!(
+            "\nplaten: {units} units, {} episodes of {duration_s} s, {} cycles at {} ms; pose updates every cycle\n\
+             requests {asked}: granted {}, partial {}, denied {} (refused {}); {} arrivals, {:.2} m travelled; \
+             {:.1} µs per decision on average\n\
+             overlaps of real shapes (cycles × pairs): {}; cycles with a unit stopped: {}\n",
+            t.episodes,
+            t.cycles,
+            dt_s * 1e3,
+            t.granted,
+            t.partial,
+            t.denied,
+            t.refused,
+            t.arrivals,
+            t.travelled_m,
+            1e6 * t.decide_s / asked.max(1) as f64,
+            t.overlaps,
+            t.stops
+        )
+    }
+
     /// Adds another report.
     pub fn merge(&mut self, o: &PlatenSimReport) {
         self.episodes += o.episodes;
@@ -61,7 +86,7 @@ enum Phase {
 }
 
 /// Convex polygons of a unit standing at `pose`: footprint parts, cord runs.
-fn real_shapes(shape: &UnitShape, pose: Pose2, out: &mut Vec<Vec<[f64; 2]>>) {
+pub(crate) fn real_shapes(shape: &UnitShape, pose: Pose2, out: &mut Vec<Vec<[f64; 2]>>) {
     out.clear();
     for part in &shape.parts {
         out.push(part.iter().map(|&p| place(pose, p)).collect());
@@ -171,7 +196,7 @@ pub fn episode(platen: &Platen, seed: u64, duration_s: f64, dt_s: f64) -> Result
                             rep.denied += 1;
                             phase[u] = Phase::Wait(retry_after_s + 1e-9);
                         }
-                        Answer::Refused { .. } => {
+                        Answer::Refused { .. } | Answer::Increment { .. } => {
                             rep.refused += 1;
                             phase[u] = Phase::Wait(0.05);
                         }

@@ -75,6 +75,7 @@ impl Guard {
             platen,
             platen_poses: Vec::with_capacity(64),
             move_requests: Vec::with_capacity(64),
+            path_requests: Vec::new(),
             policy: CommandPolicy::default(),
             supervision: vec![Supervision::START; cell.manipulators.len()],
             commands: vec![Command::START; cell.manipulators.len()],

@@ -202,6 +202,22 @@ pub struct MoveRequest {
     pub target: Pose2,
 }
 
+/// A platen unit asks for a path.
+#[derive(Clone, Debug)]
+pub struct PathRequest {
+    /// Unit index.
+    pub unit: usize,
+    /// The unit's name as the request gives it (empty: not given); a name
+    /// that is not the unit's refuses the request.
+    pub unit_name: String,
+    /// The requester's id, echoed in the answers.
+    pub request_id: u64,
+    /// Poses to visit in order, x, y (m, surface frame), θ (rad).
+    pub waypoints: Vec<Pose2>,
+    /// Speed along the path, m/s.
+    pub speed_mps: f64,
+}
+
 /// Everything one cycle takes.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Inputs<'a> {
@@ -211,6 +227,8 @@ pub struct Inputs<'a> {
     pub platen_poses: &'a [PlatenPoseIn],
     /// Platen move requests, answered in order.
     pub platen_requests: &'a [MoveRequest],
+    /// Platen path requests, answered in order (after the move requests).
+    pub platen_paths: &'a [PathRequest],
 }
 
 impl<'a> Inputs<'a> {

@@ -76,6 +76,7 @@ mod hysteresis;
 mod increments;
 pub mod matrix;
 mod plans;
+mod platen;
 mod prepare;
 mod track;
 
@@ -276,6 +277,7 @@ pub struct Guard {
     /// Platen pose updates and move requests taken since the last cycle.
     platen_poses: Vec<PlatenPoseIn>,
     move_requests: Vec<MoveRequest>,
+    path_requests: Vec<PathRequest>,
     policy: CommandPolicy,
     supervision: Vec<Supervision>,
     commands: Vec<Command>,
@@ -483,6 +485,9 @@ impl Guard {
         for &p in inputs.platen_poses {
             self.take_platen_pose(p);
         }
+        for r in inputs.platen_paths {
+            self.take_path_request(r.clone());
+        }
         for &r in inputs.platen_requests {
             self.take_move_request(r);
         }
@@ -522,47 +527,6 @@ impl Guard {
         let c = self.arms[ri].scratch.track.class_best;
         let input = (&self.decisions[ri], &self.arbitration.out[ri], c[0].min(c[2]));
         self.commands[ri] = self.supervision[ri].command(&self.policy, &self.commands[ri], input, now_s, release);
-    }
-
-    /// Applies the platen pose updates and answers the move requests taken
-    /// since the last cycle.
-    fn run_platen(&mut self, now_s: f64) {
-        self.answers.clear();
-        if let Some(p) = &mut self.platen {
-            for u in &self.platen_poses {
-                if u.unit >= p.units() {
-                    self.unknown_inputs += 1;
-                    continue;
-                }
-                p.pose_update(now_s, u.unit, u.stamp_s, u.pose);
-            }
-            for r in &self.move_requests {
-                let answer = p.request(now_s, r.unit, r.request_id, r.target);
-                self.answers.push((r.unit, answer));
-            }
-            self.platen_status.clear();
-            self.platen_status.extend((0..p.units()).map(|i| p.status(i, now_s)));
-        } else {
-            self.unknown_inputs += self.platen_poses.len() + self.move_requests.len();
-        }
-        self.platen_poses.clear();
-        self.move_requests.clear();
-    }
-
-    /// Takes a platen unit's pose, applied at the next cycle (in arrival
-    /// order, before the move requests).
-    pub fn take_platen_pose(&mut self, p: PlatenPoseIn) {
-        self.platen_poses.push(p);
-    }
-
-    /// Takes a platen move request, answered at the next cycle.
-    pub fn take_move_request(&mut self, r: MoveRequest) {
-        self.move_requests.push(r);
-    }
-
-    /// The platen allocator, if the cell has a platen.
-    pub fn platen(&self) -> Option<&BitAllocator> {
-        self.platen.as_ref()
     }
 
     /// Takes one joint state as it arrives, ahead of the next

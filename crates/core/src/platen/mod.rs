@@ -22,10 +22,12 @@
 
 pub mod geom;
 pub mod map;
+mod path;
 mod request;
 
 pub use geom::{Pose2, UnitShape, pose_at, wrap};
 pub use map::{BitMap, BoolMap, Cell, CellMap, Grid, Install};
+pub use path::PathFault;
 
 use crate::cell::{AllocationSettings, Platen};
 use geom::Pieces;
@@ -63,6 +65,20 @@ pub enum Answer {
         /// What is in the way beyond it.
         blocker: Blocker,
     },
+    /// A unit on a path may go along it as far as `goal` (ahead of it, or
+    /// behind it when it backs away); more follows as the way clears.
+    Increment {
+        /// The path request.
+        request_id: u64,
+        /// How far it may go.
+        goal: Pose2,
+        /// How far along the path that lies (0..1, by travel).
+        fraction: f64,
+        /// What keeps it from the next increment, if anything.
+        blocker: Option<Blocker>,
+        /// The unit of higher priority it backs away from.
+        backing_from: Option<usize>,
+    },
     /// Nothing is: the unit stays and may ask again after `retry_after_s`.
     Denied {
         /// The request.
@@ -87,6 +103,7 @@ impl Answer {
         match *self {
             Answer::Granted { request_id, .. }
             | Answer::Partial { request_id, .. }
+            | Answer::Increment { request_id, .. }
             | Answer::Denied { request_id, .. }
             | Answer::Refused { request_id, .. } => request_id,
         }
@@ -117,6 +134,8 @@ pub enum Refusal {
     Stopped,
     /// The target is not a finite pose.
     BadTarget,
+    /// The path cannot be followed.
+    BadPath(PathFault),
     /// No such unit.
     UnknownUnit,
 }
@@ -221,6 +240,11 @@ struct Unit<M> {
     motion: Option<Motion>,
     retry_at_s: f64,
     stopped: Option<StopReason>,
+    path: Option<path::PathRun>,
+    /// What it asked for and was not granted this cycle (on a path).
+    claim: M,
+    max_speed_mps: f64,
+    max_decel_mps2: f64,
 }
 
 /// Counters over the allocator's life.
@@ -236,6 +260,8 @@ pub struct Counts {
     pub refused: u64,
     /// Swept areas tested in searches for a safe point.
     pub probes: u64,
+    /// Paths taken.
+    pub paths: u64,
 }
 
 /// The platen allocator over cell maps `M` ([`BitMap`] in use).
@@ -253,6 +279,12 @@ pub struct Allocator<M> {
     tmp2: M,
     pieces: Pieces,
     counts: Counts,
+    /// Units from the highest priority down.
+    order: Vec<usize>,
+    /// Each unit's place in `order`.
+    rank: Vec<usize>,
+    /// The claims of this cycle's units so far (see `path`).
+    claims: M,
 }
 
 /// The allocator in use.
@@ -299,6 +331,10 @@ impl<M: CellMap> Allocator<M> {
                 motion: None,
                 retry_at_s: f64::NEG_INFINITY,
                 stopped: None,
+                path: None,
+                claim: M::new(&grid),
+                max_speed_mps: u.max_speed_mps,
+                max_decel_mps2: u.max_decel_mps2,
             });
         }
         // No unit may overlap an obstacle or a later unit at the start.
@@ -314,7 +350,16 @@ impl<M: CellMap> Allocator<M> {
         for u in &units {
             world.or_from(&u.map);
         }
+        let mut order: Vec<usize> = (0..units.len()).collect();
+        order.sort_by_key(|&i| (std::cmp::Reverse(platen.units[i].priority), i));
+        let mut rank = vec![0; order.len()];
+        for (k, &i) in order.iter().enumerate() {
+            rank[i] = k;
+        }
         Ok(Allocator {
+            claims: M::new(&grid),
+            order,
+            rank,
             grid,
             settings: platen.allocation,
             install: Install::AsYouGo,
@@ -400,14 +445,15 @@ impl<M: CellMap> Allocator<M> {
         if let Some(s) = u.stopped {
             return UnitStatus::Stopped(s);
         }
-        match &u.motion {
+        let on_path = u.path.as_ref().map(|p| (p.request_id, p.goal()));
+        match u.motion.map(|m| (m.request_id, m.goal)).or(on_path) {
             None => UnitStatus::Idle,
-            Some(m) => {
+            Some((request_id, goal)) => {
                 let age_s = u.last_stamp_s.map_or(f64::INFINITY, |t| now_s - t);
                 if age_s > self.settings.pose_timeout_s {
                     UnitStatus::Stopped(StopReason::StalePose { age_s })
                 } else {
-                    UnitStatus::Moving { request_id: m.request_id, goal: m.goal }
+                    UnitStatus::Moving { request_id, goal }
                 }
             }
         }
@@ -461,7 +507,7 @@ impl<M: CellMap> Allocator<M> {
             return self.status(unit, now_s);
         }
         self.units[unit].stopped = None;
-        let Some(m) = self.units[unit].motion else { return UnitStatus::Idle };
+        let Some(m) = self.units[unit].motion else { return self.status(unit, now_s) };
         let tol = &self.settings;
         let arrived = (pose[0] - m.goal[0]).hypot(pose[1] - m.goal[1]) <= tol.arrive_tolerance_m
             && wrap(pose[2] - m.goal[2]).abs() <= tol.arrive_tolerance_rad;

@@ -93,8 +93,7 @@ impl<M: CellMap> Allocator<M> {
         if !target.iter().all(|v| v.is_finite()) {
             return refuse(self, Refusal::BadTarget);
         }
-        if let Some(m) = &u.motion {
-            let current = m.request_id;
+        if let Some(current) = u.motion.map(|m| m.request_id).or(u.path.as_ref().map(|p| p.request_id)) {
             return refuse(self, Refusal::Busy { current });
         }
         if u.stopped.is_some() {

@@ -28,6 +28,10 @@ use std::collections::{BTreeMap, HashSet};
 use std::fmt::Debug;
 use std::path::{Path, PathBuf};
 use workcell_guard_core::field::Outside;
+
+/// A platen unit's braking when its file gives none, m/s² (documented in
+/// the sample workcell).
+pub const DEFAULT_UNIT_DECEL_MPS2: f64 = 2.0;
 use workcell_guard_core::frame::Frame;
 use workcell_guard_core::model::coverage;
 use workcell_guard_core::model::geometry::Shape;
@@ -462,6 +466,11 @@ fn platen(cx: &Ctx, p: &RawPlaten, names: &mut HashSet<String>) -> Result<Platen
             footprint_xy_m: fp,
             umbilical,
             max_speed_mps: cx.positive(&format!("{key}.max_speed_mps"), u.max_speed_mps)?,
+            max_decel_mps2: match u.max_decel_mps2 {
+                Some(v) => cx.positive(&format!("{key}.max_decel_mps2"), v)?,
+                None => DEFAULT_UNIT_DECEL_MPS2,
+            },
+            priority: u.priority.unwrap_or(0),
             initial_pose: pose3,
         });
     }
@@ -482,6 +491,9 @@ fn platen(cx: &Ctx, p: &RawPlaten, names: &mut HashSet<String>) -> Result<Platen
         }
         if let Some(v) = a.release_lag_m {
             allocation.release_lag_m = cx.non_negative(&k("release_lag_m"), v)?;
+        }
+        if let Some(v) = a.path_check_s {
+            allocation.path_check_s = cx.positive(&k("path_check_s"), v)?;
         }
     }
     Ok(Platen { pose, size_xy_m: size, cell_m, units, obstacles, allocation })

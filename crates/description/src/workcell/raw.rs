@@ -183,6 +183,8 @@ pub(crate) struct RawAllocation {
     pub arrive_tolerance_rad: Option<f64>,
     #[serde(default)]
     pub release_lag_m: Option<f64>,
+    #[serde(default)]
+    pub path_check_s: Option<f64>,
 }
 
 #[derive(Deserialize, Debug)]
@@ -212,6 +214,10 @@ pub(crate) struct RawUnit {
     #[serde(default)]
     pub umbilical: Option<RawUmbilical>,
     pub max_speed_mps: f64,
+    #[serde(default)]
+    pub max_decel_mps2: Option<f64>,
+    #[serde(default)]
+    pub priority: Option<i64>,
     pub initial_pose: RawPose2,
 }
 

@@ -15,6 +15,7 @@ pub(super) struct DdsIo<'a> {
     clouds: LocalStream<'a, Received<PointCloud2>>,
     unit_poses: futures::stream::SelectAll<LocalStream<'a, (usize, Received<PoseStamped>)>>,
     move_requests: futures::stream::SelectAll<LocalStream<'a, (usize, Received<PlatenMoveRequest>)>>,
+    path_requests: futures::stream::SelectAll<LocalStream<'a, (usize, Received<PlatenPathRequest>)>>,
     resets: LocalStream<'a, Result<(RmwRequestId, TriggerRequest), String>>,
     reloads: LocalStream<'a, Result<(RmwRequestId, TriggerRequest), String>>,
     contacts: LocalStream<'a, Result<(RmwRequestId, SetContactRequest), String>>,
@@ -51,6 +52,7 @@ impl<'a> DdsIo<'a> {
                 .boxed_local(),
             unit_poses: merged(topics.unit_poses.iter()),
             move_requests: merged(topics.move_requests.iter()),
+            path_requests: merged(topics.path_requests.iter()),
             resets: service(&topics.reset_stop),
             reloads: service(&topics.reload),
             contacts: topics
@@ -100,6 +102,10 @@ impl Transport for DdsIo<'_> {
             Some((u, m)) = self.move_requests.next() => match m {
                 Ok(msg) => Some(I::MoveRequest(u, msg)),
                 Err(e) => bad("move request", e),
+            },
+            Some((u, m)) = self.path_requests.next() => match m {
+                Ok(msg) => Some(I::PathRequest(u, msg)),
+                Err(e) => bad("path request", e),
             },
             Some(r) = self.resets.next() => match r {
                 Ok((id, _)) => Some(I::ResetStop(id)),

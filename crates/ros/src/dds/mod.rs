@@ -42,9 +42,9 @@ use crate::args::RosArgs;
 use crate::event_loop::{self, Incoming, LoopContext, Transport, Trigger};
 use crate::msg::{
     Bool, CancelGoalRequest, CancelGoalResponse, DiagnosticArray, DisplayTrajectory, Float64, JointState,
-    JointTrajectory, ManipulatorGrant, MarkerArray, PlatenGrant, PlatenMoveRequest, PointCloud2, PoseStamped,
-    RosMessage, SetContactRequest, SetContactResponse, SetPriorityRequest, SetPriorityResponse, TriggerRequest,
-    TriggerResponse,
+    JointTrajectory, ManipulatorGrant, MarkerArray, PlatenGrant, PlatenMoveRequest, PlatenPathRequest, PointCloud2,
+    PoseStamped, RosMessage, SetContactRequest, SetContactResponse, SetPriorityRequest, SetPriorityResponse,
+    TriggerRequest, TriggerResponse,
 };
 use crate::node::{GuardNode, check_param};
 use crate::params::{NodeParams, ParamError};
@@ -241,6 +241,7 @@ struct Topics {
     displays: Vec<(Subscription<DisplayTrajectory>, Vec<usize>)>,
     unit_poses: Vec<Subscription<PoseStamped>>,
     move_requests: Vec<Subscription<PlatenMoveRequest>>,
+    pub(super) path_requests: Vec<Subscription<PlatenPathRequest>>,
     grants: Vec<Publisher<PlatenGrant>>,
     /// Per robot, `<robot>/grant`.
     arm_grants: Vec<Publisher<ManipulatorGrant>>,
@@ -322,6 +323,7 @@ fn create_topics(
         speed: Vec::new(),
         unit_poses: Vec::new(),
         move_requests: Vec::new(),
+        path_requests: Vec::new(),
         grants: Vec::new(),
         arm_grants: Vec::new(),
         reset_stop: server(node, &private("reset_stop")?, &trigger, &services)?,
@@ -393,6 +395,12 @@ fn create_topics(
             &services,
         )?;
         t.move_requests.push(node.create_subscription(&rq, None).map_err(dds)?);
+        let pq = topic::<PlatenPathRequest>(
+            node,
+            &name(ros, node_name, ns, &format!("{}/path_request", u.name))?,
+            &services,
+        )?;
+        t.path_requests.push(node.create_subscription(&pq, None).map_err(dds)?);
         let gr = topic::<PlatenGrant>(node, &name(ros, node_name, ns, &format!("{}/grant", u.name))?, &services)?;
         t.grants.push(node.create_publisher(&gr, None).map_err(dds)?);
     }

@@ -20,8 +20,8 @@ use crate::convert::{CloudError, cloud_points, to_time};
 use crate::convert::{JointMap, JointStateError, Names, time_s};
 use crate::msg::{
     Bool, ColorRGBA, DiagnosticArray, DiagnosticStatus, Float64, Header, JointState, JointTrajectory, KeyValue,
-    ManipulatorGrant, Marker, MarkerArray, PlatenGrant, PlatenMoveRequest, Point, PointCloud2, Pose2D, PoseStamped,
-    Time,
+    ManipulatorGrant, Marker, MarkerArray, PlatenGrant, PlatenMoveRequest, PlatenPathRequest, Point, PointCloud2,
+    Pose2D, PoseStamped, Time,
 };
 use crate::params::{NodeParams, ParamError};
 use platen::{blocker_name, fill_grant};
@@ -31,11 +31,11 @@ use std::fmt::Write;
 use std::sync::mpsc;
 use workcell_guard_core::field::{DistanceField, PointReport};
 use workcell_guard_core::guard::{
-    ArbitrationPolicy, Body, CommandPolicy, Decision, Guard, JointStateIn, MoveRequest, PlatenPoseIn, Reason, Scope,
-    Stop, Tuning, TuningError,
+    ArbitrationPolicy, Body, CommandPolicy, Decision, Guard, JointStateIn, MoveRequest, PathRequest, PlatenPoseIn,
+    Reason, Scope, Stop, Tuning, TuningError,
 };
 use workcell_guard_core::model::{PosedSpheres, SpherePoser};
-use workcell_guard_core::platen::{Answer, Blocker, Refusal, StopReason, UnitStatus};
+use workcell_guard_core::platen::{Answer, Blocker, PathFault, Refusal, StopReason, UnitStatus};
 use workcell_guard_description::workcell::BodyRef;
 use workcell_guard_description::workcell::Workcell;
 

@@ -27,6 +27,19 @@ impl GuardNode {
         });
     }
 
+    /// Takes a platen unit's path request for the next cycle; its answers
+    /// (the first increment at once, the next ones as the unit moves on)
+    /// are among the cycles' [`GuardNode::grants`].
+    pub fn on_path_request(&mut self, unit: usize, msg: &PlatenPathRequest) {
+        self.guard.take_path_request(PathRequest {
+            unit,
+            unit_name: msg.unit.clone(),
+            request_id: u64::from(msg.request_id),
+            waypoints: msg.waypoints.iter().map(|w| [w.x, w.y, w.theta]).collect(),
+            speed_mps: msg.speed_mps,
+        });
+    }
+
     /// The answers to this cycle's move requests: (unit, grant).
     pub fn grants(&self) -> &[(usize, PlatenGrant)] {
         &self.grants[..self.n_grants]
@@ -64,6 +77,19 @@ pub(super) fn fill_grant(g: &mut PlatenGrant, a: &Answer, cell: &Workcell, now_s
             g.fraction = fraction;
             g.blocker.push_str(&blocker_name(cell, blocker));
         }
+        Answer::Increment { goal, fraction, blocker, backing_from, .. } => {
+            g.result = PlatenGrant::PARTIAL;
+            g.goal = pose(goal);
+            g.fraction = fraction;
+            if let Some(b) = blocker {
+                g.blocker.push_str(&blocker_name(cell, b));
+            }
+            let _ = match backing_from {
+                Some(h) => write!(g.reason, "back away: in the way of {}", blocker_name(cell, Blocker::Unit(h))),
+                None if blocker.is_some() => write!(g.reason, "path: hold at the goal until the way clears"),
+                None => write!(g.reason, "path: increment"),
+            };
+        }
         Answer::Denied { retry_after_s, blocker, .. } => {
             g.result = PlatenGrant::DENIED;
             g.retry_after_s = retry_after_s;
@@ -78,6 +104,12 @@ pub(super) fn fill_grant(g: &mut PlatenGrant, a: &Answer, cell: &Workcell, now_s
                 Refusal::StalePose { age_s } => write!(g.reason, "stale pose: {age_s:.3} s old"),
                 Refusal::Stopped => write!(g.reason, "stopped (see diagnostics)"),
                 Refusal::BadTarget => write!(g.reason, "target is not a finite pose"),
+                Refusal::BadPath(PathFault::Empty) => write!(g.reason, "bad path: no waypoints"),
+                Refusal::BadPath(PathFault::NotFinite) => write!(g.reason, "bad path: a waypoint is not a finite pose"),
+                Refusal::BadPath(PathFault::WrongUnit) => write!(g.reason, "bad path: names another unit"),
+                Refusal::BadPath(PathFault::Speed) => {
+                    write!(g.reason, "bad path: speed_mps must be positive and at most the unit's max_speed_mps")
+                }
                 Refusal::UnknownUnit => write!(g.reason, "unknown unit"),
             };
         }

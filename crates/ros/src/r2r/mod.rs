@@ -241,6 +241,11 @@ pub fn move_request_in(v: Value) -> Result<msg::PlatenMoveRequest, serde_json::E
     serde_json::from_value(v)
 }
 
+/// A path request from JSON.
+pub fn path_request_in(v: Value) -> Result<msg::PlatenPathRequest, serde_json::Error> {
+    serde_json::from_value(v)
+}
+
 /// A grant as JSON for r2r's untyped publisher.
 pub fn grant_out(g: &msg::PlatenGrant) -> Value {
     serde_json::to_value(g).unwrap_or(Value::Null)
@@ -478,20 +483,12 @@ fn make_io(node: &mut r2::Node, core: &crate::node::GuardNode, clock: r2::Clock)
         .map_err(r2err)?;
     let points =
         node.subscribe::<r2::sensor_msgs::msg::PointCloud2>("points", QosProfile::sensor_data()).map_err(r2err)?;
-    let (mut unit_poses, mut move_requests, mut grants) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut unit_poses, mut grants) = (Vec::new(), Vec::new());
     for u in core.cell().platen.iter().flat_map(|p| &p.units) {
         unit_poses.push(
             node.subscribe::<r2::geometry_msgs::msg::PoseStamped>(
                 &format!("{}/pose", u.name),
                 QosProfile::sensor_data(),
-            )
-            .map_err(r2err)?,
-        );
-        move_requests.push(
-            node.subscribe_untyped(
-                &format!("{}/move_request", u.name),
-                &type_name::<msg::PlatenMoveRequest>(),
-                QosProfile::default(),
             )
             .map_err(r2err)?,
         );
@@ -523,9 +520,8 @@ fn make_io(node: &mut r2::Node, core: &crate::node::GuardNode, clock: r2::Clock)
         unit_poses: futures::stream::select_all(
             unit_poses.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
         ),
-        move_requests: futures::stream::select_all(
-            move_requests.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
-        ),
+        move_requests: per_unit::<msg::PlatenMoveRequest>(node, core, "move_request")?,
+        path_requests: per_unit::<msg::PlatenPathRequest>(node, core, "path_request")?,
         displays: futures::stream::select_all(
             displays.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
         ),
@@ -546,6 +542,21 @@ struct Outputs {
     cancels: Vec<Option<r2::Client<r2::action_msgs::srv::CancelGoal::Service>>>,
 }
 
+/// One untyped subscription per platen unit to `<unit>/<suffix>`, merged
+/// and tagged with the unit's index.
+fn per_unit<M: msg::RosMessage>(
+    node: &mut r2::Node,
+    core: &crate::node::GuardNode,
+    suffix: &str,
+) -> Result<Tagged<r2::Result<Value>>, RunError> {
+    let mut subs = Vec::new();
+    for u in core.cell().platen.iter().flat_map(|p| &p.units) {
+        let topic = format!("{}/{suffix}", u.name);
+        subs.push(node.subscribe_untyped(&topic, &type_name::<M>(), QosProfile::default()).map_err(r2err)?);
+    }
+    Ok(futures::stream::select_all(subs.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local())))
+}
+
 type Tagged<T> = futures::stream::SelectAll<futures::stream::LocalBoxStream<'static, (usize, T)>>;
 
 /// The r2r transport's side of the shared loop. It serves no services
@@ -556,6 +567,7 @@ struct R2rIo {
     clouds: futures::stream::LocalBoxStream<'static, r2::sensor_msgs::msg::PointCloud2>,
     unit_poses: Tagged<r2::geometry_msgs::msg::PoseStamped>,
     move_requests: Tagged<r2::Result<Value>>,
+    path_requests: Tagged<r2::Result<Value>>,
     displays: Tagged<r2::Result<Value>>,
     display_robots: Vec<(String, Vec<usize>)>,
     stops: Vec<r2::Publisher<r2::std_msgs::msg::Bool>>,
@@ -581,6 +593,12 @@ impl Transport for R2rIo {
                 match m.map_err(|e| e.to_string()).and_then(|v| move_request_in(v).map_err(|e| e.to_string())) {
                     Ok(rq) => Some(I::MoveRequest(unit, rq)),
                     Err(e) => Some(I::Undecodable("move request", e)),
+                }
+            }
+            Some((unit, m)) = self.path_requests.next() => {
+                match m.map_err(|e| e.to_string()).and_then(|v| path_request_in(v).map_err(|e| e.to_string())) {
+                    Ok(rq) => Some(I::PathRequest(unit, rq)),
+                    Err(e) => Some(I::Undecodable("path request", e)),
                 }
             }
             Some((d, m)) = self.displays.next() => match m.map_err(|e| e.to_string()).and_then(display_in) {

@@ -137,6 +137,25 @@ fn msg_fields(name: &str) -> Vec<String> {
 }
 
 #[test]
+fn path_requests_carry_the_interface_packages_field_names() {
+    let v = serde_json::json!({
+        "header": { "stamp": { "sec": 1, "nanosec": 0 }, "frame_id": "surface" },
+        "unit": "mover_a",
+        "request_id": 9,
+        "waypoints": [{ "x": 0.4, "y": 0.2, "theta": 0.0 }, { "x": 0.6, "y": 0.2, "theta": 0.5 }],
+        "speed_mps": 0.3,
+    });
+    let mut keys: Vec<String> = v.as_object().unwrap().keys().cloned().collect();
+    keys.sort();
+    let mut want = msg_fields("PlatenPathRequest.msg");
+    want.sort();
+    assert_eq!(keys, want, "the test's request is the interface's");
+    let r = path_request_in(v).unwrap();
+    assert_eq!((r.unit.as_str(), r.request_id, r.waypoints.len(), r.waypoints[1].theta), ("mover_a", 9, 2, 0.5));
+    assert!(path_request_in(serde_json::json!({ "waypoints": 3 })).is_err());
+}
+
+#[test]
 fn move_requests_and_grants_carry_the_interface_packages_field_names() {
     // As r2r's untyped API hands a message over: JSON, ROS field names.
     let v = serde_json::json!({
