@@ -74,24 +74,13 @@ def main():
     import ros_types as t
 
     a = t.peer_args(workcell=True)
-    from cyclonedds.domain import DomainParticipant
-    from cyclonedds.pub import DataWriter
-    from cyclonedds.sub import DataReader
-    from cyclonedds.topic import Topic
-
     domain = 23
     node, node_log = t.start_node(a, domain, "wg_paths_", ["-p", f"workcell_file:={a.workcell}"])
-    dp = DomainParticipant(domain)
-
-    def topic(name, typ, qos):
-        return Topic(dp, name, typ, qos=qos)
-
-    poses = {u: DataWriter(dp, topic(f"rt/{u}/pose", t.PoseStamped, t.QOS_SENSOR), qos=t.QOS_SENSOR) for u in UNITS}
-    requests = {u: DataWriter(dp, topic(f"rt/{u}/path_request", t.PlatenPathRequest, t.QOS_RELIABLE),
-                              qos=t.QOS_RELIABLE) for u in UNITS}
-    grants = {u: DataReader(dp, topic(f"rt/{u}/grant", t.PlatenGrant, t.QOS_RELIABLE), qos=t.QOS_RELIABLE)
-              for u in UNITS}
-    diag = DataReader(dp, topic("rt/diagnostics", t.DiagnosticArray, t.QOS_RELIABLE), qos=t.QOS_RELIABLE)
+    _dp, writer, reader = t.endpoints(domain)  # the participant lives as long as the run
+    poses = {u: writer(f"rt/{u}/pose", t.PoseStamped, t.QOS_SENSOR) for u in UNITS}
+    requests = {u: writer(f"rt/{u}/path_request", t.PlatenPathRequest, t.QOS_RELIABLE) for u in UNITS}
+    grants = {u: reader(f"rt/{u}/grant", t.PlatenGrant, t.QOS_RELIABLE) for u in UNITS}
+    diag = reader("rt/diagnostics", t.DiagnosticArray, t.QOS_RELIABLE)
     units = {u: Follower(p) for u, p in UNITS.items()}
     log = {"answers": [], "arrived_s": {}, "least_gap_m": 1.0, "ok": False}
     statuses = {}

@@ -514,6 +514,25 @@ def start_node(args, domain, prefix, extra=()):
     return node, node_log
 
 
+def endpoints(domain):
+    """A DomainParticipant on `domain` and two helpers that open a writer
+    and a reader on a topic (name, type, QoS): (participant, writer, reader)."""
+    from cyclonedds.domain import DomainParticipant
+    from cyclonedds.pub import DataWriter
+    from cyclonedds.sub import DataReader
+    from cyclonedds.topic import Topic
+
+    dp = DomainParticipant(domain)
+
+    def writer(name, typ, qos):
+        return DataWriter(dp, Topic(dp, name, typ, qos=qos), qos=qos)
+
+    def reader(name, typ, qos):
+        return DataReader(dp, Topic(dp, name, typ, qos=qos), qos=qos)
+
+    return dp, writer, reader
+
+
 def stop_and_save(node, out_path, log):
     """Ends a peer's run: kills the node if it still runs and writes the
     run's log (JSON) for the Rust test."""

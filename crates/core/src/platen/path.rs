@@ -137,15 +137,8 @@ impl<M: CellMap> Allocator<M> {
         if let Some(f) = fault {
             return refuse(self, Refusal::BadPath(f));
         }
-        if let Some(current) = u.motion.map(|m| m.request_id).or(u.path.as_ref().map(|p| p.request_id)) {
-            return refuse(self, Refusal::Busy { current });
-        }
-        if u.stopped.is_some() {
-            return refuse(self, Refusal::Stopped);
-        }
-        let Some(stamp) = u.last_stamp_s else { return refuse(self, Refusal::NoPose) };
-        if now_s - stamp > self.settings.pose_timeout_s {
-            return refuse(self, Refusal::StalePose { age_s: now_s - stamp });
+        if let Err(reason) = self.ready(now_s, u) {
+            return refuse(self, reason);
         }
         let mut pts = Vec::with_capacity(waypoints.len() + 1);
         pts.push(u.pose);

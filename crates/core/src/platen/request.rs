@@ -83,6 +83,22 @@ impl<M: CellMap> Allocator<M> {
         true
     }
 
+    /// Whether unit `u` may be given a request at `now_s`: not busy with
+    /// a move or a path, not stopped, with a fresh pose.
+    pub(super) fn ready(&self, now_s: f64, u: &Unit<M>) -> Result<(), Refusal> {
+        if let Some(current) = u.motion.map(|m| m.request_id).or(u.path.as_ref().map(|p| p.request_id)) {
+            return Err(Refusal::Busy { current });
+        }
+        if u.stopped.is_some() {
+            return Err(Refusal::Stopped);
+        }
+        let Some(stamp) = u.last_stamp_s else { return Err(Refusal::NoPose) };
+        if now_s - stamp > self.settings.pose_timeout_s {
+            return Err(Refusal::StalePose { age_s: now_s - stamp });
+        }
+        Ok(())
+    }
+
     /// Answers a move request of `unit` to `target` at time `now_s`.
     pub fn request(&mut self, now_s: f64, unit: usize, request_id: u64, target: Pose2) -> Answer {
         let refuse = |s: &mut Self, reason| {
@@ -93,15 +109,8 @@ impl<M: CellMap> Allocator<M> {
         if !target.iter().all(|v| v.is_finite()) {
             return refuse(self, Refusal::BadTarget);
         }
-        if let Some(current) = u.motion.map(|m| m.request_id).or(u.path.as_ref().map(|p| p.request_id)) {
-            return refuse(self, Refusal::Busy { current });
-        }
-        if u.stopped.is_some() {
-            return refuse(self, Refusal::Stopped);
-        }
-        let Some(stamp) = u.last_stamp_s else { return refuse(self, Refusal::NoPose) };
-        if now_s - stamp > self.settings.pose_timeout_s {
-            return refuse(self, Refusal::StalePose { age_s: now_s - stamp });
+        if let Err(reason) = self.ready(now_s, u) {
+            return refuse(self, reason);
         }
         if now_s < u.retry_at_s {
             let wait_s = u.retry_at_s - now_s;
