@@ -264,7 +264,9 @@ impl<M: CellMap> Allocator<M> {
                 self.units[unit].path.as_mut()?.blocked_by = behind;
                 if let Some(Blocker::Unit(j)) = behind {
                     let above = if self.rank[h] < self.rank[unit] { h } else { unit };
-                    self.ask_back(j, unit, above, tol);
+                    if self.rank[j] > self.rank[above] {
+                        self.ask_back(j, unit, tol);
+                    }
                 }
             }
             // It cannot back away (`h` itself is behind it, or it is at its
@@ -278,10 +280,7 @@ impl<M: CellMap> Allocator<M> {
                 }
                 // Nor forward: `h` makes room (once, while this holds).
                 self.units[unit].path.as_mut()?.blocked_by = Some(Blocker::Unit(h));
-                let at_rest = |q: &&mut PathRun| q.backing_from.is_none() && (q.granted - q.progress).abs() <= tol;
-                if let Some(q) = self.units[h].path.as_mut().filter(at_rest) {
-                    q.backing_from = Some(unit);
-                }
+                self.ask_back(h, unit, tol);
             }
             return None;
         }
@@ -330,18 +329,18 @@ impl<M: CellMap> Allocator<M> {
         if got > p.granted {
             (p.granted, p.kept_from) = (got, from);
         }
-        if let Some(Blocker::Unit(j)) = blocker {
-            self.ask_back(j, unit, unit, tol);
+        if let Some(Blocker::Unit(j)) = blocker
+            && self.rank[j] > self.rank[unit]
+        {
+            self.ask_back(j, unit, tol);
         }
         changed.then(|| self.path_answer(unit))
     }
 
-    /// Unit `j`, if it is below `above`, on a path and at rest at its
-    /// grant's end, backs away from `unit` (which is `above` or backs away
-    /// for it).
-    fn ask_back(&mut self, j: usize, unit: usize, above: usize, tol: f64) {
-        let lower = self.rank[j] > self.rank[above];
-        let at_rest = |q: &&mut PathRun| lower && q.backing_from.is_none() && (q.granted - q.progress).abs() <= tol;
+    /// Unit `j`, if it is on a path and at rest at its grant's end (and
+    /// not backing away already), backs away from `unit`.
+    fn ask_back(&mut self, j: usize, unit: usize, tol: f64) {
+        let at_rest = |q: &&mut PathRun| q.backing_from.is_none() && (q.granted - q.progress).abs() <= tol;
         if let Some(q) = self.units[j].path.as_mut().filter(at_rest) {
             q.backing_from = Some(unit);
         }
