@@ -7,7 +7,9 @@ use crate::common;
 use common::cell::{feed, guard};
 use workcell_guard_core::arbiter::{GrantState, MAX_SAMPLES};
 use workcell_guard_core::forecast::track::JointPlan;
-use workcell_guard_core::guard::{ArbitrationPolicy, Command, CommandPolicy, Guard, StopSource};
+use workcell_guard_core::guard::{
+    ArbitrationPolicy, Body, Command, CommandPolicy, Decision, Guard, Reason, Stop, StopSource,
+};
 
 const DT: f64 = 0.002;
 
@@ -92,6 +94,14 @@ impl Follower {
     }
 }
 
+/// Whether robot `r` is granted its whole next increment this cycle and
+/// yet held stopped by the release hysteresis for another robot (each
+/// would wait for the other).
+fn held_with_a_clear_increment(g: &Guard, r: usize) -> bool {
+    g.grants()[r].state == GrantState::Proceed
+        && matches!(g.decisions()[r], Decision::Stop(Stop { reason: Reason::Holding { .. }, pair: Some((_, Body::Link { robot, .. })), .. }) if robot as usize != r)
+}
+
 /// The guard after 0.2 s of both arms standing facing away from each
 /// other, its speed scaling from the grants alone (the slow-down by
 /// clearance would crawl arm_left, 37 mm from the cell where it starts);
@@ -119,7 +129,7 @@ fn where_two_plans_cross_the_lower_priority_arm_waits_for_the_higher_and_both_fi
         g.set_plan(r, Some(p.clone())).unwrap();
     }
     let (mut held, mut finished, mut least, mut stops) = (0usize, [None; 2], f32::INFINITY, [0usize; 2]);
-    let mut disagreements = 0usize;
+    let (mut disagreements, mut hysteresis) = (0usize, 0usize);
     let start = t;
     while t < start + 20.0 && finished.iter().any(Option::is_none) {
         t += DT;
@@ -127,6 +137,7 @@ fn where_two_plans_cross_the_lower_priority_arm_waits_for_the_higher_and_both_fi
         let commands = g.commands().to_vec();
         for (r, arm) in arms.iter_mut().enumerate() {
             let c = commands[r];
+            hysteresis += usize::from(held_with_a_clear_increment(&g, r));
             if r == 1 && c.grant.held_by == Some(0) && c.speed_scaling < 1.0 {
                 held += 1;
             }
@@ -143,8 +154,9 @@ fn where_two_plans_cross_the_lower_priority_arm_waits_for_the_higher_and_both_fi
         least = least.min(c);
     }
     println!(
-        "finished at {finished:?} s; arm_right held by arm_left for {held} cycles; stopped (not by a grant) {stops:?} cycles; least sphere clearance {least:.4} m"
+        "finished at {finished:?} s; arm_right held by arm_left for {held} cycles; stopped (not by a grant) {stops:?} cycles; held with a clear increment {hysteresis} cycles; least sphere clearance {least:.4} m"
     );
+    assert_eq!(hysteresis, 0, "an arm granted its whole increment was held by the release hysteresis");
     let [Some(f0), Some(f1)] = finished else { panic!("an arm did not finish: {finished:?}") };
     assert!(f0 < f1, "the higher arm goes first: {f0} vs {f1}");
     assert!(held > 0, "the lower arm was never held");
@@ -262,6 +274,7 @@ fn a_lower_priority_arm_stopped_in_the_path_of_a_higher_one_backs_away_then_both
     // across the front.
     g.set_plan(0, Some(arms[0].plan.clone())).unwrap();
     let (mut backed, mut retreats, mut finished, mut least_back) = (0usize, 0usize, [None; 2], f64::INFINITY);
+    let mut hysteresis = 0usize;
     let start = t;
     while t < start + 20.0 && finished.iter().any(Option::is_none) {
         t += DT;
@@ -272,6 +285,7 @@ fn a_lower_priority_arm_stopped_in_the_path_of_a_higher_one_backs_away_then_both
             assert_eq!(commands[1].grant.held_by, Some(0));
         }
         retreats += usize::from(commands[1].retreat);
+        hysteresis += (0..2).filter(|&r| held_with_a_clear_increment(&g, r)).count();
         for (r, arm) in arms.iter_mut().enumerate() {
             let mut c = commands[r];
             if r == 1 && backed == 0 {
@@ -286,8 +300,9 @@ fn a_lower_priority_arm_stopped_in_the_path_of_a_higher_one_backs_away_then_both
         least_back = least_back.min(arms[1].s);
     }
     println!(
-        "arm_right paused at plan time {pause_at:.2} s, backed away for {backed} cycles ({retreats} retreats) to {least_back:.2} s; finished at {finished:?} s"
+        "arm_right paused at plan time {pause_at:.2} s, backed away for {backed} cycles ({retreats} retreats) to {least_back:.2} s; finished at {finished:?} s; held with a clear increment {hysteresis} cycles"
     );
+    assert_eq!(hysteresis, 0, "an arm granted its whole increment was held by the release hysteresis");
     assert!(backed > 0 && retreats > 0, "arm_right was never told to back away");
     assert!(least_back < pause_at - 0.05, "arm_right did not go back along its plan: {least_back} vs {pause_at}");
     let [Some(f0), Some(f1)] = finished else { panic!("an arm did not finish: {finished:?}") };

@@ -4,6 +4,7 @@
 //! [`track`](super::track)).
 
 use super::*;
+use crate::arbiter::GrantState;
 
 impl Guard {
     /// Decides for one robot. A robot released (stopped, now not) goes on
@@ -25,8 +26,23 @@ impl Guard {
         d
     }
 
+    /// Whether robot `ri`, stopped for another robot's nearness, is granted
+    /// its whole next increment this cycle: the arbiter found its plan
+    /// ahead clear of that robot (which is on a plan too, so the pair was
+    /// arbitrated) and of every robot's committed path.
+    fn clear_ahead(&self, ri: usize) -> bool {
+        let ar = &self.arbitration;
+        let granted = ar.grants.get(ri).is_some_and(|g| g.state == GrantState::Proceed);
+        let by = match self.arms[ri].state.cause {
+            StopCause::Proximity(_, (_, Body::Link { robot, .. })) if robot as usize != ri => Some(robot as usize),
+            _ => None,
+        };
+        granted && by.is_some_and(|o| ar.offers.get(o).is_some_and(|x| x.planned))
+    }
+
     fn decide_state(&mut self, ri: usize, now_s: f64, release: f32, unknown: Option<u16>) -> Decision {
         let hold = self.settings.release_hold_s;
+        let clear_ahead = self.clear_ahead(ri);
         let a = &mut self.arms[ri];
         let stop = |kind, reason, a: &Arm| {
             let conflict = a.scratch.track.conflict_k != usize::MAX;
@@ -75,6 +91,17 @@ impl Guard {
             };
             let kind = if a.scratch.track.conflict_k == 0 { StopKind::Immediate } else { StopKind::OnPath };
             return stop(kind, a.scratch.track.conflict_reason, a);
+        }
+        if a.state.stopped && clear_ahead {
+            // Nothing is within the margin now, and the arbiter grants it
+            // its whole next increment, clear of the robot that stopped it:
+            // it goes on along its plan, at once. Held here by the release
+            // hysteresis, it would keep that robot waiting for it while it
+            // waits for that robot to leave.
+            a.state.stopped = false;
+            a.state.clear_since = None;
+            let t = &a.scratch.track;
+            return Decision::Continue { clearance_m: t.best, pair: t.best_pair, escaping: false };
         }
         if a.state.stopped {
             // Nothing is within the margin now. Released once, for the hold
