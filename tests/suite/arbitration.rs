@@ -6,10 +6,12 @@ use crate::common;
 
 use common::cell::{feed, guard};
 use workcell_guard_core::arbiter::{GrantState, MAX_SAMPLES};
+use workcell_guard_core::cell::Workcell;
 use workcell_guard_core::forecast::track::JointPlan;
 use workcell_guard_core::guard::{
     ArbitrationPolicy, Body, Command, CommandPolicy, Decision, Guard, Reason, Stop, StopSource,
 };
+use workcell_guard_core::model::SpherePoser;
 
 const DT: f64 = 0.002;
 
@@ -100,6 +102,31 @@ impl Follower {
 fn held_with_a_clear_increment(g: &Guard, r: usize) -> bool {
     g.grants()[r].state == GrantState::Proceed
         && matches!(g.decisions()[r], Decision::Stop(Stop { reason: Reason::Holding { .. }, pair: Some((_, Body::Link { robot, .. })), .. }) if robot as usize != r)
+}
+
+/// The least distance between the two arms' spheres (which cover their
+/// collision geometry) at configurations `qs`, m.
+fn sphere_gap(cell: &Workcell, qs: &[Vec<f64>]) -> f32 {
+    let posed: Vec<_> = cell
+        .manipulators
+        .iter()
+        .zip(qs)
+        .map(|(m, q)| {
+            let poser = SpherePoser::new(&m.robot, &m.spheres, m.base);
+            let mut p = poser.posed();
+            poser.pose(q, &mut p).unwrap();
+            p
+        })
+        .collect();
+    let (a, b) = (&posed[0], &posed[1]);
+    let mut best = f32::INFINITY;
+    for i in 0..a.r.len() {
+        for j in 0..b.r.len() {
+            let d = ((a.x[i] - b.x[j]).powi(2) + (a.y[i] - b.y[j]).powi(2) + (a.z[i] - b.z[j]).powi(2)).sqrt();
+            best = best.min(d - a.r[i] - b.r[j]);
+        }
+    }
+    best
 }
 
 /// The guard after 0.2 s of both arms standing facing away from each
@@ -244,12 +271,32 @@ fn a_priority_changed_at_run_time_swaps_who_holds_where_plans_cross() {
     assert_eq!((gr[0].state, gr[0].held_by), (GrantState::Hold, Some(1)), "{gr:?}");
 }
 
-#[test]
-fn a_lower_priority_arm_stopped_in_the_path_of_a_higher_one_backs_away_then_both_finish() {
+/// What happened when arm_right, paused in arm_left's way, was to back
+/// away from it ([`paused_in_the_way`]).
+struct BackAway {
+    /// Plan time where arm_right was paused, s.
+    pause_at: f64,
+    /// Cycles it was told to back away, and retreats sent.
+    backed: usize,
+    retreats: usize,
+    /// The earliest plan time it went back to, s.
+    least_back: f64,
+    /// When each arm finished its plan, s.
+    finished: [Option<f64>; 2],
+    /// Cycles in which an arm granted its whole increment was held by the
+    /// release hysteresis.
+    hysteresis: usize,
+    /// The least distance between the arms' spheres, m.
+    least_gap: f32,
+}
+
+/// arm_right (priority 10) sets off across the front and is paused by its
+/// operator once past plan time `pause_s`, in the way of arm_left's
+/// (priority 20) plan across the front; arm_left then sets off; arm_right
+/// stays paused until the guard sends it back. Runs for up to `secs`.
+fn paused_in_the_way(pause_s: f64, secs: f64) -> BackAway {
     let cell = common::cell::sample_cell();
     let (mut g, mut qs, mut t) = at_rest_facing_away();
-    // arm_right (priority 10) sets off across the front and is paused by
-    // its operator half-way, in arm_left's way.
     let right = turn(q_right, -1.5, 1.5, 2.0);
     g.set_plan(1, Some(right.clone())).unwrap();
     let mut arms: Vec<Follower> = [turn(q_left, 1.5, -1.5, 2.0), right]
@@ -258,7 +305,7 @@ fn a_lower_priority_arm_stopped_in_the_path_of_a_higher_one_backs_away_then_both
         .map(|(p, m)| Follower::new(p, m.max_decel[0]))
         .collect();
     let start = t;
-    let paused = |arm: &Follower| arm.s >= 1.0;
+    let paused = |arm: &Follower| arm.s >= pause_s;
     while !(paused(&arms[1]) && arms[1].pace == 0.0) && t < start + 5.0 {
         t += DT;
         feed(&mut g, &qs, t);
@@ -269,44 +316,77 @@ fn a_lower_priority_arm_stopped_in_the_path_of_a_higher_one_backs_away_then_both
         arms[1].step(&c, &mut qs[1]);
     }
     let pause_at = arms[1].s;
-    assert!((1.0..1.3).contains(&pause_at), "arm_right paused at plan time {pause_at}");
-    // Standing there (its pause held), it is in the way of arm_left's plan
-    // across the front.
     g.set_plan(0, Some(arms[0].plan.clone())).unwrap();
-    let (mut backed, mut retreats, mut finished, mut least_back) = (0usize, 0usize, [None; 2], f64::INFINITY);
-    let mut hysteresis = 0usize;
+    let mut out = BackAway {
+        pause_at,
+        backed: 0,
+        retreats: 0,
+        least_back: pause_at,
+        finished: [None; 2],
+        hysteresis: 0,
+        least_gap: f32::INFINITY,
+    };
     let start = t;
-    while t < start + 20.0 && finished.iter().any(Option::is_none) {
+    while t < start + secs && out.finished.iter().any(Option::is_none) {
         t += DT;
         feed(&mut g, &qs, t);
         let commands = g.commands().to_vec();
         if commands[1].grant.state == GrantState::BackAway {
-            backed += 1;
+            out.backed += 1;
             assert_eq!(commands[1].grant.held_by, Some(0));
         }
-        retreats += usize::from(commands[1].retreat);
-        hysteresis += (0..2).filter(|&r| held_with_a_clear_increment(&g, r)).count();
+        out.retreats += usize::from(commands[1].retreat);
+        out.hysteresis += (0..2).filter(|&r| held_with_a_clear_increment(&g, r)).count();
         for (r, arm) in arms.iter_mut().enumerate() {
             let mut c = commands[r];
-            if r == 1 && backed == 0 {
+            if r == 1 && out.backed == 0 {
                 // Its operator's pause holds until the guard sends it back.
                 c.speed_scaling = 0.0;
             }
             arm.step(&c, &mut qs[r]);
-            if arm.done() && finished[r].is_none() {
-                finished[r] = Some(t - start);
+            if arm.done() && out.finished[r].is_none() {
+                out.finished[r] = Some(t - start);
             }
         }
-        least_back = least_back.min(arms[1].s);
+        out.least_back = out.least_back.min(arms[1].s);
+        out.least_gap = out.least_gap.min(sphere_gap(cell, &qs));
     }
     println!(
-        "arm_right paused at plan time {pause_at:.2} s, backed away for {backed} cycles ({retreats} retreats) to {least_back:.2} s; finished at {finished:?} s; held with a clear increment {hysteresis} cycles"
+        "arm_right paused at plan time {pause_at:.2} s, backed away for {} cycles ({} retreats) to {:.2} s; finished at {:?} s; held with a clear increment {} cycles; least sphere gap {:.4} m",
+        out.backed, out.retreats, out.least_back, out.finished, out.hysteresis, out.least_gap
     );
-    assert_eq!(hysteresis, 0, "an arm granted its whole increment was held by the release hysteresis");
-    assert!(backed > 0 && retreats > 0, "arm_right was never told to back away");
-    assert!(least_back < pause_at - 0.05, "arm_right did not go back along its plan: {least_back} vs {pause_at}");
-    let [Some(f0), Some(f1)] = finished else { panic!("an arm did not finish: {finished:?}") };
+    out
+}
+
+#[test]
+fn a_lower_priority_arm_stopped_in_the_path_of_a_higher_one_backs_away_then_both_finish() {
+    let b = paused_in_the_way(0.9, 20.0);
+    assert!((1.0..1.2).contains(&b.pause_at), "arm_right paused at plan time {}", b.pause_at);
+    assert_eq!(b.hysteresis, 0, "an arm granted its whole increment was held by the release hysteresis");
+    assert!(b.backed > 0 && b.retreats > 0, "arm_right was never told to back away");
+    assert!(
+        b.least_back < b.pause_at - 0.05,
+        "arm_right did not go back along its plan: {} vs {}",
+        b.least_back,
+        b.pause_at
+    );
+    let [Some(f0), Some(f1)] = b.finished else { panic!("an arm did not finish: {:?}", b.finished) };
     assert!(f0 < f1, "the higher arm completes first: {f0} vs {f1}");
+    assert!(b.least_gap > 0.0, "the arms' spheres met: {} m", b.least_gap);
+}
+
+/// Paused farther across, arm_right's way back swings through where
+/// arm_left stands by the time it is told to back away: going back, it is
+/// forecast from its motion, and the guard stops it short of arm_left each
+/// time it sets off; it is never let into it. (Forecast as braking along
+/// its plan ahead, the retreat went unseen, and their spheres met by 11
+/// cm.) Both then wait: the way out is not found.
+#[test]
+fn a_lower_arm_whose_way_back_is_blocked_by_the_higher_one_is_not_let_back_into_it() {
+    let b = paused_in_the_way(1.0, 5.0);
+    assert!(b.pause_at > 1.2, "arm_right paused at plan time {}", b.pause_at);
+    assert!(b.backed > 0 && b.retreats > 0, "arm_right was never told to back away");
+    assert!(b.least_gap > 0.0, "the arms' spheres met: {} m", b.least_gap);
 }
 
 /// arm_left's pan swept across the front of the cell and back, `legs`

@@ -204,6 +204,7 @@ fn build_arm(
             present: false,
             borne_out: false,
             at_rest: false,
+            reversing: false,
             problem: None,
             track: Track::NONE,
         },

@@ -143,7 +143,7 @@ pub(super) struct Arbitration {
     backed_at: Vec<f64>,
     /// Per robot backing away, the plan time its retreat goes back to
     /// (fixed until it gets there, then a further one).
-    retreat_end: Vec<Option<f64>>,
+    pub(super) retreat_end: Vec<Option<f64>>,
     policy: ArbitrationPolicy,
     /// The last cycle's time, s.
     now_s: f64,
@@ -409,8 +409,15 @@ impl Guard {
             inc.travel.fill(0.0);
         }
         let full = Along::new(plan, &a.state.follow.rates, s0, &inc.travel, sc.plan.react_s + LOOKAHEAD_S, None);
-        let end = full.s_end.max(s_stop).min(plan.duration_s());
-        let span = (end - s0).max(0.0);
+        // Backing away: its increment is the rest of its retreat, back
+        // along the plan to where the retreat ends, all of it committed
+        // (the robots above keep out of the way it goes).
+        let back_to = ar.retreat_end[ri].filter(|&e| e < s0);
+        let end = match back_to {
+            Some(e) => e,
+            None => full.s_end.max(s_stop).min(plan.duration_s()),
+        };
+        let span = end - s0;
         let last = MAX_SAMPLES - 1;
         inc.half_step.fill(0.0);
         for k in 0..MAX_SAMPLES {
@@ -423,7 +430,8 @@ impl Guard {
             }
             if k > 0 {
                 inc.travel.fill(0.0);
-                plan.travel(inc.times[k - 1], s, &mut inc.travel);
+                let prev = inc.times[k - 1];
+                plan.travel(prev.min(s), prev.max(s), &mut inc.travel);
                 for (h, t) in inc.half_step.iter_mut().zip(&inc.travel) {
                     *h = h.max(t / 2.0);
                 }
@@ -433,11 +441,19 @@ impl Guard {
         for (h, &acc) in inc.half_step.iter_mut().zip(&a.model.accel) {
             *h += forecast::along::departure(acc, seen, a.model.reaction_s);
         }
+        if sc.reversing {
+            grow_by_retreat(&mut inc.half_step, &sc.path_q[..sc.n_cfg * dof]);
+        }
         // Each sample stands for the path half-way to its neighbours (its
         // spheres are inflated by that): the stopping path's end is covered
         // by the sample nearest it.
-        let committed =
-            if span > 0.0 { (((s_stop - s0) / span) * last as f64 - 0.5).ceil().clamp(0.0, last as f64) } else { 0.0 };
+        let committed = if back_to.is_some() {
+            last as f64
+        } else if span > 0.0 {
+            (((s_stop - s0) / span) * last as f64 - 0.5).ceil().clamp(0.0, last as f64)
+        } else {
+            0.0
+        };
         let qs: [&[f64]; BATCH] = std::array::from_fn(|k| &inc.q[k * dof..(k + 1) * dof]);
         if a.model.poser.pose_batch(&qs, &mut inc.batch).is_err() {
             ar.offers[ri] =
@@ -545,6 +561,18 @@ impl Guard {
             }
         }
         false
+    }
+}
+
+/// A robot going back along its plan: where it is stands for its whole
+/// stopping path that way (`path`, its configurations one after another),
+/// so the robots above keep out of that, not only of where it is now: each
+/// joint's half step grows by how far that path takes it.
+fn grow_by_retreat(half_step: &mut [f64], path: &[f64]) {
+    let dof = half_step.len();
+    for (j, h) in half_step.iter_mut().enumerate() {
+        let q0 = path[j];
+        *h += path.iter().skip(j).step_by(dof).map(|q| (q - q0).abs()).fold(0.0, f64::max);
     }
 }
 

@@ -204,6 +204,9 @@ struct ArmScratch {
     borne_out: bool,
     /// Every joint's estimated speed is within [`increments::REST_SPEED`].
     at_rest: bool,
+    /// On plan but going back along it (a retreat): its stopping path is
+    /// extrapolated from its motion, not braked along the plan ahead.
+    reversing: bool,
     problem: Option<(Reason, StopKind)>,
     track: Track,
 }

@@ -3,6 +3,11 @@
 
 use super::*;
 
+/// A robot on plan goes back along it when its pace along the plan is
+/// below minus this (plan seconds per second): a retreat, not the jitter of
+/// a robot braking to a stand on its plan.
+pub const REVERSE_PACE: f64 = 0.05;
+
 impl Guard {
     /// Estimates, plans and poses one arm's stopping path.
     pub(super) fn prepare(&mut self, ri: usize, now_s: f64) {
@@ -19,6 +24,7 @@ impl Guard {
         a.scratch.present = a.state.est.count() > 0;
         a.scratch.borne_out = false;
         a.scratch.at_rest = false;
+        a.scratch.reversing = false;
         let dof = a.model.decel.len();
         // A state refused since the last cycle names the stop; then the
         // refusal still standing (no state accepted since); then silence
@@ -117,7 +123,9 @@ impl Guard {
     }
 
     /// The stopping path, on plan from plan time `on` or by extrapolation,
-    /// at most `cap` intervals, with its inflation.
+    /// at most `cap` intervals, with its inflation. A robot on plan going
+    /// back along it (a retreat) is forecast from its motion
+    /// ([`Guard::forecast_reversing`]).
     #[allow(clippy::too_many_arguments)]
     fn forecast(
         model: &ArmModel,
@@ -131,10 +139,62 @@ impl Guard {
         cap: usize,
     ) {
         match on {
+            Some(s0) if Self::direction(follow, s0, mo.v) == Some(true) => {
+                Self::forecast_reversing(model, sc, follow, mo, s0, (react, seen, step_m, cap));
+            }
             Some(s0) => Self::forecast_on_plan(model, sc, follow, mo, s0, react, seen, step_m, cap),
             None => Self::forecast_extrapolated(model, sc, mo, react, seen, step_m, cap),
         }
         Self::inflate_from_steps(model, sc, model.decel.len());
+    }
+
+    /// The stopping path of a robot on plan at plan time `s0` that goes
+    /// back along it: braking along the plan ahead (rate 0 going back)
+    /// would leave its retreat unseen. It is extrapolated from its motion as
+    /// measured, and every joint's half step grows by the departure bound
+    /// (a robot that turns to go on along its plan).
+    fn forecast_reversing(
+        model: &ArmModel,
+        sc: &mut ArmScratch,
+        follow: &Follow,
+        mo: &forecast::Motion<'_>,
+        s0: f64,
+        (react, seen, step_m, cap): (f64, f64, f64, usize),
+    ) {
+        Self::forecast_extrapolated(model, sc, mo, react, seen, step_m, cap);
+        for (h, &acc) in sc.speed.iter_mut().zip(&model.accel) {
+            *h += forecast::along::departure(acc, seen, model.reaction_s);
+        }
+        sc.plan_s[..sc.n_cfg].fill(s0);
+        sc.reversing = true;
+        // Its offset from the plan (the extrapolation used the buffer as
+        // scratch), for its increment.
+        if let Some(plan) = follow.tracker.plan() {
+            plan.at_time(s0, &mut sc.offset);
+            for (o, q) in sc.offset.iter_mut().zip(mo.q) {
+                *o = q - *o;
+            }
+        }
+    }
+
+    /// Which way a robot on plan at plan time `s0` moves along it:
+    /// `Some(true)` back (at more than [`REVERSE_PACE`] of the plan's pace),
+    /// `Some(false)` still (every joint within [`increments::REST_SPEED`]),
+    /// `None` forward, or not back by that much (or no plan to say).
+    fn direction(follow: &Follow, s0: f64, v: &[f64]) -> Option<bool> {
+        let plan = follow.tracker.plan().filter(|p| p.len() > 1)?;
+        if v.iter().all(|x| x.abs() <= increments::REST_SPEED) {
+            return Some(false);
+        }
+        let k = plan.segment(s0.clamp(0.0, plan.duration_s()));
+        let dt = plan.time(k + 1) - plan.time(k);
+        let (mut vw, mut ww) = (0.0, 0.0);
+        for ((a, b), v) in plan.point(k).iter().zip(plan.point(k + 1)).zip(v) {
+            let w = (b - a) / dt;
+            vw += v * w;
+            ww += w * w;
+        }
+        (ww > 0.0 && vw < -REVERSE_PACE * ww).then_some(true)
     }
 
     /// Tracks the robot along its plan from its newest configuration `q`:
