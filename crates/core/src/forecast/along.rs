@@ -75,15 +75,8 @@ impl Along {
         let mut rate = 0.0;
         if plan.len() > 1 && s0 < end {
             let k = plan.segment(s0);
-            let dt = plan.time(k + 1) - plan.time(k);
-            let (mut vw, mut ww) = (0.0, 0.0);
-            for ((a, b), v) in plan.point(k).iter().zip(plan.point(k + 1)).zip(v) {
-                let w = (b - a) / dt;
-                vw += v * w;
-                ww += w * w;
-            }
-            if ww > 0.0 {
-                rate = (vw / ww).clamp(0.0, MAX_RATE);
+            if let Some(pace) = plan.pace(s0, v) {
+                rate = pace.clamp(0.0, MAX_RATE);
             }
             if let Some(&up) = rise.and_then(|r| r.get(k))
                 && rate < 1.0

@@ -114,6 +114,25 @@ impl JointPlan {
         self.times.partition_point(|&x| x <= t).saturating_sub(1).min(self.times.len().saturating_sub(2))
     }
 
+    /// How fast joint velocity `v` goes along the plan at plan time `s`, in
+    /// plan seconds per second (1: the plan's own pace; negative: back
+    /// along it): its projection on the plan's velocity there. `None` where
+    /// the plan stands still (or has one waypoint).
+    pub fn pace(&self, s: f64, v: &[f64]) -> Option<f64> {
+        if self.len() < 2 {
+            return None;
+        }
+        let k = self.segment(s.clamp(0.0, self.duration_s()));
+        let dt = self.time(k + 1) - self.time(k);
+        let (mut vw, mut ww) = (0.0, 0.0);
+        for ((a, b), v) in self.point(k).iter().zip(self.point(k + 1)).zip(v) {
+            let w = (b - a) / dt;
+            vw += v * w;
+            ww += w * w;
+        }
+        (ww > 0.0).then(|| vw / ww)
+    }
+
     /// Joint-space speed over segment `k` at the plan's own pace (the norm
     /// of its joints' velocities there; 0 past the last waypoint).
     pub fn segment_speed(&self, k: usize) -> f64 {

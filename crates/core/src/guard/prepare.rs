@@ -186,15 +186,7 @@ impl Guard {
         if v.iter().all(|x| x.abs() <= increments::REST_SPEED) {
             return Some(false);
         }
-        let k = plan.segment(s0.clamp(0.0, plan.duration_s()));
-        let dt = plan.time(k + 1) - plan.time(k);
-        let (mut vw, mut ww) = (0.0, 0.0);
-        for ((a, b), v) in plan.point(k).iter().zip(plan.point(k + 1)).zip(v) {
-            let w = (b - a) / dt;
-            vw += v * w;
-            ww += w * w;
-        }
-        (ww > 0.0 && vw < -REVERSE_PACE * ww).then_some(true)
+        plan.pace(s0, v).is_some_and(|p| p < -REVERSE_PACE).then_some(true)
     }
 
     /// Tracks the robot along its plan from its newest configuration `q`:
