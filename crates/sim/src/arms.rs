@@ -615,3 +615,38 @@ fn gap(p: &PosedSpheres, i: usize, q: &PosedSpheres, j: usize) -> f32 {
     let (dx, dy, dz) = (p.x[i] - q.x[j], p.y[i] - q.y[j], p.z[i] - q.z[j]);
     (dx * dx + dy * dy + dz * dz).sqrt() - p.r[i] - q.r[j]
 }
+
+/// Runs `episodes` episodes (crossing ones with `crossing`) from seed
+/// `seed` on, one thread per simulator in `sims`, and adds up what they
+/// saw. Seeds are handed out in order (each seed gives the same episode
+/// whichever thread runs it); crossing draws without a crossing set of
+/// plans do not count, up to 40 seeds per episode asked for.
+pub fn run_episodes(sims: Vec<Sim>, seed: u64, episodes: usize, crossing: bool) -> SimReport {
+    use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::SeqCst};
+    let (next, done) = (AtomicU64::new(0), AtomicUsize::new(0));
+    let limit = if crossing { 40 * episodes as u64 } else { episodes as u64 };
+    let run = |mut s: Sim| {
+        let mut r = SimReport { min_clearance_m: f64::INFINITY, ..SimReport::default() };
+        loop {
+            let k = next.fetch_add(1, SeqCst);
+            if k >= limit || done.load(SeqCst) >= episodes {
+                return r;
+            }
+            let e = if crossing { s.crossing_episode(seed + k) } else { s.episode(seed + k) };
+            // One finished past the count by another thread is left out.
+            if e.episodes == 0 || done.fetch_add(e.episodes, SeqCst) < episodes {
+                r.merge(&e);
+            }
+        }
+    };
+    let mut total = SimReport { min_clearance_m: f64::INFINITY, ..SimReport::default() };
+    std::thread::scope(|sc| {
+        let handles: Vec<_> = sims.into_iter().map(|s| sc.spawn(|| run(s))).collect();
+        for h in handles {
+            if let Ok(r) = h.join() {
+                total.merge(&r);
+            }
+        }
+    });
+    total
+}

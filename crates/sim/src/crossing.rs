@@ -241,6 +241,11 @@ impl Sim {
             v.dedup();
             sweep.extend_from_slice(&v);
             samples.push((t, v));
+            if k % 16 == 15 {
+                // Neighbouring samples share most voxels: keep the sweep short.
+                sweep.sort_unstable();
+                sweep.dedup();
+            }
         }
         sweep.sort_unstable();
         sweep.dedup();
