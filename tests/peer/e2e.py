@@ -414,6 +414,12 @@ def scenario(p, log):
     r = p.set_parameter("clearance_m", 0.5)
     expect(not r.successful, "clearance_m = 0.5 was accepted")
     ph["refused_clearance_m"] = r.reason
+    r = p.set_parameter("priority_boost_after_s", -1.0)
+    expect(not r.successful, "priority_boost_after_s = -1 was accepted")
+    r = p.set_parameter("priority_boost_after_s", 5.0)
+    expect(r.successful, f"priority_boost_after_s = 5 refused: {r.reason}")
+    p.run(5, until=lambda: p.value("workcell_guard: arm_right", "priority boosted") == "no",
+          what="`priority boosted: no` in arm_right's diagnostics")
     p.run(0.5)
     tuning = p.value("workcell_guard: node", "tuning") or ""
     expect("release_m 0.02" in tuning and "clearance_m 0.01" in tuning, f"a refused update changed the tuning: {tuning!r}")

@@ -288,15 +288,19 @@ struct BackAway {
     hysteresis: usize,
     /// The least distance between the arms' spheres, m.
     least_gap: f32,
+    /// Cycles arm_left was told to back away.
+    backed_left: usize,
 }
 
 /// arm_right (priority 10) sets off across the front and is paused by its
 /// operator once past plan time `pause_s`, in the way of arm_left's
 /// (priority 20) plan across the front; arm_left then sets off; arm_right
-/// stays paused until the guard sends it back. Runs for up to `secs`.
-fn paused_in_the_way(pause_s: f64, secs: f64) -> BackAway {
+/// stays paused until the guard sends it back. Runs for up to `secs`,
+/// priorities boosted after `boost_after_s` of waiting.
+fn paused_in_the_way(pause_s: f64, secs: f64, boost_after_s: Option<f64>) -> BackAway {
     let cell = common::cell::sample_cell();
     let (mut g, mut qs, mut t) = at_rest_facing_away();
+    g.set_arbitration_policy(ArbitrationPolicy { boost_after_s, ..ArbitrationPolicy::default() });
     let right = turn(q_right, -1.5, 1.5, 2.0);
     g.set_plan(1, Some(right.clone())).unwrap();
     let mut arms: Vec<Follower> = [turn(q_left, 1.5, -1.5, 2.0), right]
@@ -325,6 +329,7 @@ fn paused_in_the_way(pause_s: f64, secs: f64) -> BackAway {
         finished: [None; 2],
         hysteresis: 0,
         least_gap: f32::INFINITY,
+        backed_left: 0,
     };
     let start = t;
     while t < start + secs && out.finished.iter().any(Option::is_none) {
@@ -334,6 +339,9 @@ fn paused_in_the_way(pause_s: f64, secs: f64) -> BackAway {
         if commands[1].grant.state == GrantState::BackAway {
             out.backed += 1;
             assert_eq!(commands[1].grant.held_by, Some(0));
+        }
+        if commands[0].grant.state == GrantState::BackAway {
+            out.backed_left += 1;
         }
         out.retreats += usize::from(commands[1].retreat);
         out.hysteresis += (0..2).filter(|&r| held_with_a_clear_increment(&g, r)).count();
@@ -360,7 +368,7 @@ fn paused_in_the_way(pause_s: f64, secs: f64) -> BackAway {
 
 #[test]
 fn a_lower_priority_arm_stopped_in_the_path_of_a_higher_one_backs_away_then_both_finish() {
-    let b = paused_in_the_way(0.9, 20.0);
+    let b = paused_in_the_way(0.9, 20.0, None);
     assert!((1.0..1.2).contains(&b.pause_at), "arm_right paused at plan time {}", b.pause_at);
     assert_eq!(b.hysteresis, 0, "an arm granted its whole increment was held by the release hysteresis");
     assert!(b.backed > 0 && b.retreats > 0, "arm_right was never told to back away");
@@ -383,10 +391,20 @@ fn a_lower_priority_arm_stopped_in_the_path_of_a_higher_one_backs_away_then_both
 /// cm.) Both then wait: the way out is not found.
 #[test]
 fn a_lower_arm_whose_way_back_is_blocked_by_the_higher_one_is_not_let_back_into_it() {
-    let b = paused_in_the_way(1.0, 5.0);
+    let b = paused_in_the_way(1.0, 5.0, None);
     assert!(b.pause_at > 1.2, "arm_right paused at plan time {}", b.pause_at);
     assert!(b.backed > 0 && b.retreats > 0, "arm_right was never told to back away");
     assert!(b.least_gap > 0.0, "the arms' spheres met: {} m", b.least_gap);
+}
+
+#[test]
+fn boosted_after_waiting_a_lower_arm_whose_way_back_is_blocked_goes_on_and_both_finish() {
+    let b = paused_in_the_way(1.0, 20.0, Some(1.0));
+    println!("arm_left told to back away for {} cycles", b.backed_left);
+    assert!(b.pause_at > 1.2, "arm_right paused at plan time {}", b.pause_at);
+    assert!(b.least_gap > 0.0, "the arms' spheres met: {} m", b.least_gap);
+    let [Some(f0), Some(f1)] = b.finished else { panic!("an arm did not finish: {:?}", b.finished) };
+    assert!(f1 < f0, "boosted, arm_right completes first: {f0} vs {f1}");
 }
 
 /// arm_left's pan swept across the front of the cell and back, `legs`
@@ -405,13 +423,13 @@ fn sweeps(legs: usize) -> JointPlan {
     JointPlan::new(7, times, positions).unwrap()
 }
 
-/// arm_left sweeping back and forth three times, arm_right crossing once:
-/// when each finished, whether arm_right was seen starving (waiting longer
-/// than 1 s), and the least clearance between them.
-fn kept_waiting() -> ([Option<f64>; 2], bool, f32) {
+/// arm_left sweeping back and forth three times, arm_right crossing once,
+/// under `policy`: when each finished, whether arm_right was seen starving,
+/// and the least clearance between them.
+fn kept_waiting(policy: ArbitrationPolicy) -> ([Option<f64>; 2], bool, f32) {
     let cell = common::cell::sample_cell();
     let (mut g, mut qs, mut t) = at_rest_facing_away();
-    g.set_arbitration_policy(ArbitrationPolicy { starvation_s: 1.0 });
+    g.set_arbitration_policy(policy);
     let plans = [sweeps(3), turn(q_right, -1.5, 1.5, 2.0)];
     let mut arms: Vec<Follower> =
         plans.iter().zip(&cell.manipulators).map(|(p, m)| Follower::new(p.clone(), m.max_decel[0])).collect();
@@ -425,21 +443,28 @@ fn kept_waiting() -> ([Option<f64>; 2], bool, f32) {
         feed(&mut g, &qs, t);
         let commands = g.commands().to_vec();
         starving |= g.waiting(1).is_some_and(|w| w.starving);
-        assert!(g.waiting(0).is_none_or(|w| !w.starving), "arm_left (priority 20) starved");
+        if policy.boost_after_s.is_none() {
+            assert!(g.waiting(0).is_none_or(|w| !w.starving), "arm_left (priority 20) starved");
+        }
+        if policy.boost_after_s.is_none() {
+            assert!(g.boosted_since(1).is_none(), "boosted without a boost limit");
+        }
         for (r, arm) in arms.iter_mut().enumerate() {
             arm.step(&commands[r], &mut qs[r]);
             if arm.done() && finished[r].is_none() {
                 finished[r] = Some(t - start);
             }
         }
-        least = least.min(g.clearances(0).map_or(f32::INFINITY, |c| c.other_robots_m));
+        if ((t / DT).round() as usize).is_multiple_of(10) {
+            least = least.min(sphere_gap(cell, &qs));
+        }
     }
     (finished, starving, least)
 }
 
 #[test]
 fn a_robot_kept_waiting_longer_than_the_starvation_limit_is_named() {
-    let (finished, starving, least) = kept_waiting();
+    let (finished, starving, least) = kept_waiting(ArbitrationPolicy { starvation_s: 1.0, boost_after_s: None });
     println!("finished at {finished:?} s; arm_right starving: {starving}; least sphere clearance {least} m");
     let [Some(l), Some(r)] = finished else { panic!("an arm did not finish: {finished:?}") };
     assert!(starving, "arm_right waited for arm_left's three sweeps ({r} s) and was never named starving");
@@ -447,6 +472,20 @@ fn a_robot_kept_waiting_longer_than_the_starvation_limit_is_named() {
     assert!(least > 0.0, "the arms' spheres met: {least}");
     // Without a limit (the default, 10 s), nobody starves in this scene.
     let mut g = guard();
-    assert_eq!(g.arbitration_policy(), ArbitrationPolicy { starvation_s: 10.0 });
+    assert_eq!(g.arbitration_policy(), ArbitrationPolicy { starvation_s: 10.0, boost_after_s: None });
     assert!(g.set_priority(1, 30) && g.priority(1) == Some(30) && !g.set_priority(2, 1));
+}
+
+#[test]
+fn a_robot_kept_waiting_longer_than_the_boost_limit_goes_first_until_its_plan_is_done() {
+    let policy = |boost| ArbitrationPolicy { starvation_s: 1.0, boost_after_s: boost };
+    let (plain, _, _) = kept_waiting(policy(None));
+    let (boosted, _, least) = kept_waiting(policy(Some(1.0)));
+    println!("finished at {plain:?} s without a boost, {boosted:?} s with one after 1 s; least clearance {least} m");
+    let ([Some(l0), Some(r0)], [Some(l1), Some(r1)]) = (plain, boosted) else {
+        panic!("an arm did not finish: {plain:?} {boosted:?}")
+    };
+    assert!(r1 + 1.0 < r0, "boosted after 1 s of waiting, arm_right finishes well before it did: {r1} vs {r0}");
+    assert!(r1 < l1 && l1 > l0, "arm_left (priority 20) yields to the boosted arm_right: {l1} vs {l0}, {r1}");
+    assert!(least > 0.0, "the arms' spheres met: {least}");
 }

@@ -523,6 +523,7 @@ fn arb_platen() -> impl Strategy<Value = Platen> {
                 arrive_tolerance_rad: 0.02,
                 release_lag_m: 0.004,
                 path_check_s: 0.02,
+                priority_boost_after_s: None,
             };
             p
         })

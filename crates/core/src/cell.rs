@@ -240,6 +240,10 @@ pub struct AllocationSettings {
     /// Longest time between two checks of a unit on a path, s: its
     /// increment is its stopping distance plus this much travel.
     pub path_check_s: f64,
+    /// A unit on a path that has gained no ground for this long goes before
+    /// every unit not boosted (those boosted earlier first) until its path
+    /// ends; `None`: never, s.
+    pub priority_boost_after_s: Option<f64>,
 }
 
 impl Default for AllocationSettings {
@@ -251,6 +255,7 @@ impl Default for AllocationSettings {
             arrive_tolerance_rad: 0.01,
             release_lag_m: 0.005,
             path_check_s: 0.02,
+            priority_boost_after_s: None,
         }
     }
 }

@@ -58,6 +58,10 @@ pub struct NodeParams {
     /// grant's end, backing away) longer than this is named in the
     /// diagnostics, default 10.
     pub starvation_s: f64,
+    /// `priority_boost_after_s`: a robot waiting longer than this goes
+    /// before every robot not boosted until its plan is done or replaced;
+    /// 0 (the default): never.
+    pub priority_boost_after_s: f64,
 }
 
 impl Default for NodeParams {
@@ -79,6 +83,7 @@ impl Default for NodeParams {
             watchdog_s: None,
             release_hold_s: None,
             starvation_s: 10.0,
+            priority_boost_after_s: 0.0,
         }
     }
 }
@@ -265,6 +270,9 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("starvation_s", range(0.1, 3600.0), "10", NextCycle,
         "A robot that waits for others (held, slowed by its grant's end, backing away) longer than this is named in the diagnostics (WARN), s.",
         get: |p, c| p.starvation_s, set: |p, v| p.starvation_s = num(v)),
+    spec!("priority_boost_after_s", range(0.0, 3600.0), "0", NextCycle,
+        "A robot that waits for others longer than this goes before every robot not boosted (the earlier boosted first) until its plan is done or replaced; 0: never, s.",
+        get: |p, c| p.priority_boost_after_s, set: |p, v| p.priority_boost_after_s = num(v)),
 ];
 
 /// The parameter named `name`.

@@ -55,6 +55,9 @@ pub struct PathSimReport {
     pub back_aways: usize,
     /// Path requests refused.
     pub refused: usize,
+    /// Units whose priority was boosted (they gained no ground for
+    /// `priority_boost_after_s`).
+    pub boosted: usize,
     /// Sum of makespans (guarded), s.
     pub makespan_s: f64,
     /// Sum of one-at-a-time makespans, s.
@@ -77,6 +80,7 @@ impl PathSimReport {
         self.increments += o.increments;
         self.back_aways += o.back_aways;
         self.refused += o.refused;
+        self.boosted += o.boosted;
         self.makespan_s += o.makespan_s;
         self.one_at_a_time_s += o.one_at_a_time_s;
         self.unguarded_s += o.unguarded_s;
@@ -319,6 +323,7 @@ pub fn run(sc: &PathScenario, dt_s: f64) -> Result<PathSimReport, PlatenError> {
     let mut requested = vec![false; n];
     let mut answers = Vec::new();
     let mut polys: Vec<Vec<Vec<[f64; 2]>>> = vec![Vec::new(); n];
+    let mut boosted = vec![false; n];
     let mut t = 0.0;
     while fs.iter().any(|f| f.done_at.is_none()) {
         if t > bound {
@@ -364,6 +369,7 @@ pub fn run(sc: &PathScenario, dt_s: f64) -> Result<PathSimReport, PlatenError> {
                 f.done_at = Some(t);
             }
             real_shapes(&shapes[u], f.pose(), &mut polys[u]);
+            boosted[u] |= a.boosted_since(u).is_some();
         }
         for u in 0..n {
             for v in u + 1..n {
@@ -375,6 +381,7 @@ pub fn run(sc: &PathScenario, dt_s: f64) -> Result<PathSimReport, PlatenError> {
         rep.cycles += 1;
         t += dt_s;
     }
+    rep.boosted = boosted.iter().filter(|&&b| b).count();
     rep.makespan_s = fs.iter().map(|f| f.done_at.unwrap_or(t)).fold(0.0, f64::max);
     Ok(rep)
 }

@@ -78,13 +78,21 @@ pub struct ArbitrationPolicy {
     /// A robot that has waited for another (held, slowed by a grant's end,
     /// or backing away) this long is starving ([`Waiting::starving`]), s.
     pub starvation_s: f64,
+    /// A robot that has waited this long goes before every robot not
+    /// boosted (those boosted earlier first) until its plan is done or
+    /// replaced; `None`: priorities are never boosted, s.
+    pub boost_after_s: Option<f64>,
 }
 
 impl Default for ArbitrationPolicy {
     fn default() -> Self {
-        ArbitrationPolicy { starvation_s: 10.0 }
+        ArbitrationPolicy { starvation_s: 10.0, boost_after_s: None }
     }
 }
+
+/// Boosted robots' priorities lie above any a workcell gives (the earlier
+/// boosted, the higher).
+const BOOSTED: i64 = i64::MAX / 4;
 
 /// How long a robot has been waiting for others ([`Guard::waiting`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -139,6 +147,8 @@ pub(super) struct Arbitration {
     pub(super) priority: Vec<i64>,
     /// Per robot, since when it waits for others.
     wait_since: Vec<Option<f64>>,
+    /// Per robot, since when its priority is boosted.
+    boosted_at: Vec<Option<f64>>,
     /// Per robot, when it was last told to back away, s.
     backed_at: Vec<f64>,
     /// Per robot backing away, the plan time its retreat goes back to
@@ -194,6 +204,7 @@ impl Arbitration {
             plan_end: vec![(0.0, 0); n],
             priority: cell.manipulators.iter().map(|m| m.priority).collect(),
             wait_since: vec![None; n],
+            boosted_at: vec![None; n],
             backed_at: vec![f64::NEG_INFINITY; n],
             retreat_end: vec![None; n],
             policy: ArbitrationPolicy::default(),
@@ -203,15 +214,26 @@ impl Arbitration {
 }
 
 impl Arbitration {
+    /// Robot `r`'s priority this cycle: its own, or above every robot not
+    /// boosted while it is.
+    fn effective_priority(&self, r: usize) -> i64 {
+        match self.boosted_at[r] {
+            Some(t) => BOOSTED.saturating_sub((t * 1e3).clamp(0.0, 1e15) as i64),
+            None => self.priority[r],
+        }
+    }
+
     /// Robot `r` got a new plan (or lost it): its wait starts over.
     pub(super) fn forget_wait(&mut self, r: usize) {
         self.wait_since[r] = None;
+        self.boosted_at[r] = None;
     }
 
     /// Forgets every robot's waits and retreats (the guard starts over).
     pub(super) fn reset(&mut self) {
         let n = self.out.len();
         self.wait_since.iter_mut().for_each(|w| *w = None);
+        self.boosted_at.iter_mut().for_each(|w| *w = None);
         self.retreat_end.iter_mut().for_each(|e| *e = None);
         self.backed_at.iter_mut().for_each(|t| *t = f64::NEG_INFINITY);
         self.arbiter = Arbiter::new(n);
@@ -281,6 +303,12 @@ impl Guard {
         Some(Waiting { for_s, starving: for_s > ar.policy.starvation_s })
     }
 
+    /// Since when `robot` goes before the robots not boosted (it waited
+    /// longer than [`ArbitrationPolicy::boost_after_s`]), if it does.
+    pub fn boosted_since(&self, robot: usize) -> Option<f64> {
+        self.arbitration.boosted_at.get(robot).copied().flatten()
+    }
+
     /// Runs the arbitration again on this cycle's stopping paths, as the
     /// cycle at `now_s` did (what a cycle spends on it; for measuring):
     /// the grants it decides replace this cycle's.
@@ -319,12 +347,21 @@ impl Guard {
         ar.now_s = now_s;
         for ri in 0..ar.out.len() {
             let g = ar.out[ri];
+            if matches!(g.state, GrantState::Done | GrantState::NoPlan) {
+                ar.boosted_at[ri] = None;
+            }
             let waits = g.state == GrantState::BackAway || (g.held_by.is_some() && g.scaling < 1.0);
             if !waits {
                 ar.wait_since[ri] = None;
                 continue;
             }
-            ar.wait_since[ri].get_or_insert(now_s);
+            let since = *ar.wait_since[ri].get_or_insert(now_s);
+            // Only a robot kept waiting by one that goes before it: one
+            // waiting for a lower robot to clear its way gains nothing.
+            let below = g.held_by.is_some_and(|h| ar.effective_priority(h as usize) > ar.effective_priority(ri));
+            if below && ar.policy.boost_after_s.is_some_and(|b| now_s - since > b) {
+                ar.boosted_at[ri].get_or_insert(now_s);
+            }
         }
     }
 
@@ -381,7 +418,7 @@ impl Guard {
     fn offer(&mut self, ri: usize, now_s: f64) {
         let a = &self.arms[ri];
         let ar = &mut self.arbitration;
-        let priority = ar.priority[ri];
+        let priority = ar.effective_priority(ri);
         let sc = &a.scratch;
         let still = sc.at_rest;
         let plan = a.state.follow.tracker.plan();

@@ -245,6 +245,7 @@ struct Unit<M> {
     claim: M,
     max_speed_mps: f64,
     max_decel_mps2: f64,
+    priority: i64,
 }
 
 /// Counters over the allocator's life.
@@ -335,6 +336,7 @@ impl<M: CellMap> Allocator<M> {
                 claim: M::new(&grid),
                 max_speed_mps: u.max_speed_mps,
                 max_decel_mps2: u.max_decel_mps2,
+                priority: u.priority,
             });
         }
         // No unit may overlap an obstacle or a later unit at the start.

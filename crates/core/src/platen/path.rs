@@ -40,6 +40,15 @@ pub(super) struct PathRun {
     backing_from: Option<usize>,
     /// What kept its last request from being granted whole.
     blocked_by: Option<Blocker>,
+    /// The farthest it has been along the path, m …
+    best_m: f64,
+    /// … and when it got there, s.
+    gained_at_s: f64,
+    /// Since when it goes before the units not boosted, s.
+    boosted_at_s: Option<f64>,
+    /// The unit of higher priority making room for it (it could go
+    /// neither back nor forward): it goes with that one's priority.
+    lent_by: Option<usize>,
 }
 
 impl PathRun {
@@ -160,6 +169,10 @@ impl<M: CellMap> Allocator<M> {
             kept_from: 0.0,
             backing_from: None,
             blocked_by: None,
+            best_m: 0.0,
+            gained_at_s: now_s,
+            boosted_at_s: None,
+            lent_by: None,
         });
         self.counts.paths += 1;
         match self.advance_one(unit) {
@@ -172,6 +185,7 @@ impl<M: CellMap> Allocator<M> {
     /// updates), from the highest priority down; appends an answer for each
     /// unit whose grant changed.
     pub fn advance_paths(&mut self, now_s: f64, answers: &mut Vec<(usize, Answer)>) {
+        self.boost(now_s);
         self.claims.clear();
         for u in self.units.iter_mut() {
             u.claim.clear();
@@ -194,6 +208,58 @@ impl<M: CellMap> Allocator<M> {
     pub fn path_progress(&self, unit: usize) -> Option<(f64, f64, f64)> {
         let p = self.units.get(unit)?.path.as_ref()?;
         Some((p.progress, p.granted, p.total()))
+    }
+
+    /// Since when `unit` goes before the units not boosted (it gained no
+    /// ground on its path for `priority_boost_after_s`), if it does.
+    pub fn boosted_since(&self, unit: usize) -> Option<f64> {
+        self.units.get(unit)?.path.as_ref()?.boosted_at_s
+    }
+
+    /// Notes the ground units on paths gain, boosts those that gained none
+    /// for `priority_boost_after_s`, and orders the units: the boosted
+    /// first (earliest first), then by priority, then as in the workcell.
+    fn boost(&mut self, now_s: f64) {
+        let (after, tol) = (self.settings.priority_boost_after_s, 2.0 * self.grid.cell_m);
+        let after = after.unwrap_or(f64::INFINITY);
+        for u in self.units.iter_mut() {
+            let Some(p) = u.path.as_mut() else { continue };
+            if p.progress > p.best_m + tol {
+                (p.best_m, p.gained_at_s) = (p.progress, now_s);
+            }
+            if p.boosted_at_s.is_none() && now_s - p.gained_at_s > after {
+                p.boosted_at_s = Some(now_s);
+            }
+        }
+        // A priority lent by a unit that no longer makes room is given back.
+        for i in 0..self.units.len() {
+            if let Some(h) = self.units[i].path.as_ref().and_then(|p| p.lent_by)
+                && self.backing_from(h) != Some(i)
+                && let Some(p) = self.units[i].path.as_mut()
+            {
+                p.lent_by = None;
+            }
+        }
+        let units = &self.units;
+        // (boosted since, priority, lent) of unit `i`, with what is lent.
+        let key = |i: usize| {
+            let p = units[i].path.as_ref();
+            let own = p.and_then(|p| p.boosted_at_s).unwrap_or(f64::INFINITY);
+            match p.and_then(|p| p.lent_by) {
+                Some(h) => {
+                    let lender = units[h].path.as_ref().and_then(|p| p.boosted_at_s).unwrap_or(f64::INFINITY);
+                    (own.min(lender), units[h].priority.max(units[i].priority), true)
+                }
+                None => (own, units[i].priority, false),
+            }
+        };
+        self.order.sort_unstable_by(|&a, &b| {
+            let (ka, kb) = (key(a), key(b));
+            ka.0.total_cmp(&kb.0).then(kb.1.cmp(&ka.1)).then(kb.2.cmp(&ka.2)).then(a.cmp(&b))
+        });
+        for (k, &i) in self.order.iter().enumerate() {
+            self.rank[i] = k;
+        }
     }
 
     /// The unit `unit` backs away from, if it does.
@@ -240,49 +306,7 @@ impl<M: CellMap> Allocator<M> {
         }
         let (progress, granted, incr, lag) = (p.progress, p.granted, p.incr_m, self.settings.release_lag_m);
         if let Some(h) = p.backing_from {
-            let still = self.units[h].path.as_ref().is_some_and(|q| q.blocked_by == Some(Blocker::Unit(unit)));
-            if !still {
-                self.units[unit].path.as_mut()?.backing_from = None;
-                return None;
-            }
-            if progress - granted > tol {
-                return None;
-            }
-            let back = (progress - incr).max(0.0);
-            let mut behind = None;
-            if granted > 0.0 {
-                match self.try_path(unit, back, progress, false) {
-                    Ok(()) => {
-                        let p = self.units[unit].path.as_mut()?;
-                        (p.granted, p.kept_from, p.blocked_by) = (back, back, None);
-                        return Some(self.path_answer(unit));
-                    }
-                    Err(c) => behind = c.and_then(|c| self.owner(c, unit)),
-                }
-                // Whoever below `h` (below itself, if it makes room for a
-                // lower one) stands behind it backs away too.
-                self.units[unit].path.as_mut()?.blocked_by = behind;
-                if let Some(Blocker::Unit(j)) = behind {
-                    let above = if self.rank[h] < self.rank[unit] { h } else { unit };
-                    if self.rank[j] > self.rank[above] {
-                        self.ask_back(j, unit, tol);
-                    }
-                }
-            }
-            // It cannot back away (`h` itself is behind it, or it is at its
-            // path's start): out of the way forward, if nobody holds that.
-            if granted <= 0.0 || behind == Some(Blocker::Unit(h)) {
-                let (from, want) = ((progress - lag).max(0.0), total.min(progress + 2.0 * incr));
-                if want > progress + tol && self.try_path(unit, from, want, false).is_ok() {
-                    let p = self.units[unit].path.as_mut()?;
-                    (p.granted, p.kept_from, p.backing_from, p.blocked_by) = (want, from, None, None);
-                    return Some(self.path_answer(unit));
-                }
-                // Nor forward: `h` makes room (once, while this holds).
-                self.units[unit].path.as_mut()?.blocked_by = Some(Blocker::Unit(h));
-                self.ask_back(h, unit, tol);
-            }
-            return None;
+            return self.back_away(unit, h, (progress, granted, total, incr), (tol, lag));
         }
         if granted < progress - tol {
             return None; // still on its way back
@@ -335,6 +359,73 @@ impl<M: CellMap> Allocator<M> {
             self.ask_back(j, unit, tol);
         }
         changed.then(|| self.path_answer(unit))
+    }
+
+    /// One cycle of `unit` backing away from `h` (at `progress`, granted
+    /// to `granted`, of `total`, increments of `incr`; tolerance `tol`,
+    /// release lag `lag`, m): the answer if its grant changed.
+    fn back_away(&mut self, unit: usize, h: usize, at: (f64, f64, f64, f64), (tol, lag): (f64, f64)) -> Option<Answer> {
+        let (progress, granted, total, incr) = at;
+        let still = self.units[h].path.as_ref().is_some_and(|q| q.blocked_by == Some(Blocker::Unit(unit)));
+        if !still {
+            // Making room for a lower unit that could go neither back
+            // nor forward: it keeps still, claiming nothing, until that
+            // one (going with its priority) has passed.
+            if self.lent_to(unit) == Some(h) {
+                if self.holds_on_path(unit, h, progress, total) {
+                    return None;
+                }
+                self.units[h].path.as_mut()?.lent_by = None;
+            }
+            self.units[unit].path.as_mut()?.backing_from = None;
+            return None;
+        }
+        if progress - granted > tol {
+            return None;
+        }
+        let back = (progress - incr).max(0.0);
+        let mut stuck = false;
+        if granted > 0.0 {
+            let behind = match self.try_path(unit, back, progress, false) {
+                Ok(()) => {
+                    let p = self.units[unit].path.as_mut()?;
+                    (p.granted, p.kept_from, p.blocked_by) = (back, back, None);
+                    return Some(self.path_answer(unit));
+                }
+                Err(c) => c.and_then(|c| self.owner(c, unit)),
+            };
+            // Whoever below `h` (below itself, if it makes room for a
+            // lower one) stands behind it backs away too.
+            self.units[unit].path.as_mut()?.blocked_by = behind;
+            if let Some(Blocker::Unit(j)) = behind {
+                let above = if self.rank[h] < self.rank[unit] { h } else { unit };
+                if self.rank[j] > self.rank[above] {
+                    self.ask_back(j, unit, tol);
+                } else {
+                    // `h` itself, or one above both: it cannot be asked.
+                    stuck = true;
+                }
+            }
+        }
+        // It cannot back away (who is behind it cannot be asked to
+        // make room, or it is at its path's start): out of the way
+        // forward, if nobody holds that.
+        if granted <= 0.0 || stuck {
+            let (from, want) = ((progress - lag).max(0.0), total.min(progress + 2.0 * incr));
+            if want > progress + tol && self.try_path(unit, from, want, false).is_ok() {
+                let p = self.units[unit].path.as_mut()?;
+                (p.granted, p.kept_from, p.backing_from, p.blocked_by) = (want, from, None, None);
+                return Some(self.path_answer(unit));
+            }
+            // Nor forward: `h` makes room (once, while this holds), and
+            // lends it its priority while it does.
+            self.units[unit].path.as_mut()?.blocked_by = Some(Blocker::Unit(h));
+            self.ask_back(h, unit, tol);
+            if self.backing_from(h) == Some(unit) && self.rank[h] < self.rank[unit] {
+                self.units[unit].path.as_mut()?.lent_by = Some(h);
+            }
+        }
+        None
     }
 
     /// Unit `j`, if it is on a path and at rest at its grant's end (and
@@ -447,6 +538,20 @@ impl<M: CellMap> Allocator<M> {
         u.claim.clear();
         u.claim.or_from(&self.tmp2);
         self.tmp2.clear();
+    }
+
+    /// The unit `unit` lends its priority to, if any.
+    fn lent_to(&self, unit: usize) -> Option<usize> {
+        let h = self.backing_from(unit)?;
+        (self.units[h].path.as_ref()?.lent_by == Some(unit)).then_some(h)
+    }
+
+    /// Whether unit `other` holds any of `unit`'s path over `[s0, s1]`.
+    fn holds_on_path(&mut self, unit: usize, other: usize, s0: f64, s1: f64) -> bool {
+        self.path_area(unit, s0, s1, true);
+        let meets = self.units[other].map.first_common(&self.tmp2).is_some();
+        self.tmp2.clear();
+        meets
     }
 
     /// Who holds or claims `cell`, the requester aside.

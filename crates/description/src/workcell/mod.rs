@@ -495,6 +495,9 @@ fn platen(cx: &Ctx, p: &RawPlaten, names: &mut HashSet<String>) -> Result<Platen
         if let Some(v) = a.path_check_s {
             allocation.path_check_s = cx.positive(&k("path_check_s"), v)?;
         }
+        if let Some(v) = a.priority_boost_after_s {
+            allocation.priority_boost_after_s = Some(cx.positive(&k("priority_boost_after_s"), v)?);
+        }
     }
     Ok(Platen { pose, size_xy_m: size, cell_m, units, obstacles, allocation })
 }

@@ -185,6 +185,8 @@ pub(crate) struct RawAllocation {
     pub release_lag_m: Option<f64>,
     #[serde(default)]
     pub path_check_s: Option<f64>,
+    #[serde(default)]
+    pub priority_boost_after_s: Option<f64>,
 }
 
 #[derive(Deserialize, Debug)]

@@ -59,6 +59,9 @@ impl GuardNode {
                 }
             ),
         };
+        if self.guard.boosted_since(r).is_some() && matches!(g.state, GrantState::Proceed | GrantState::Hold) {
+            msg.reason.push_str(" (priority boosted: it waited longer than priority_boost_after_s)");
+        }
     }
 
     /// The grants of the last cycle, one per manipulator.

@@ -223,7 +223,8 @@ pub struct Actuate {
 
 /// How long robots may wait for others, from `params`.
 pub fn arbitration_of(p: &NodeParams) -> ArbitrationPolicy {
-    ArbitrationPolicy { starvation_s: p.starvation_s }
+    let boost = p.priority_boost_after_s;
+    ArbitrationPolicy { starvation_s: p.starvation_s, boost_after_s: (boost > 0.0).then_some(boost) }
 }
 
 /// How the core turns decisions into commands, from `params`.

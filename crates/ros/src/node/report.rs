@@ -13,8 +13,8 @@ const VOXEL: ColorRGBA = ColorRGBA { r: 0.3, g: 0.35, b: 0.45, a: 0.5 };
 
 impl GuardNode {
     /// Robot `r`'s turn-taking in its status: a hold or starvation as its
-    /// message (unless it has an input fault), its grant and how long it
-    /// waits as values 7 and 8.
+    /// message (unless it has an input fault), its grant, how long it
+    /// waits and whether its priority is boosted as values 7 to 9.
     fn fill_turns(
         s: &mut DiagnosticStatus,
         r: usize,
@@ -37,13 +37,17 @@ impl GuardNode {
                 grant.held_by, w.for_s, starvation_s, grant.reason
             );
         }
-        s.values.resize_with(9, KeyValue::default);
+        s.values.resize_with(10, KeyValue::default);
         let g = grant;
         let state = ["proceed", "hold", "back away", "done", "no plan"].get(g.state as usize).unwrap_or(&"?");
         set_kv(&mut s.values[7], "grant", format_args!("{state}: {}", g.reason));
         match waiting {
             Some(w) => set_kv(&mut s.values[8], "waiting", format_args!("for {:.3} s", w.for_s)),
             None => set_kv(&mut s.values[8], "waiting", format_args!("no")),
+        }
+        match guard.boosted_since(r) {
+            Some(t) => set_kv(&mut s.values[9], "priority boosted", format_args!("since {t:.3} s")),
+            None => set_kv(&mut s.values[9], "priority boosted", format_args!("no")),
         }
     }
 
