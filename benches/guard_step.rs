@@ -20,7 +20,7 @@ use scene::{Bench, median_us};
 
 fn main() {
     let mut c = Criterion::default().configure_from_args().sample_size(20);
-    let bench = Bench::new();
+    let bench = Bench::new(false);
     let cell = &bench.cell;
     let make = |all_pairs, plans| bench.scene(all_pairs, plans);
     let mut hashed = make(false, false);

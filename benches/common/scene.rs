@@ -72,8 +72,10 @@ pub struct Bench {
 }
 
 impl Bench {
-    /// Loads the sample cell, makes its 4-arm twin and finds a clear start.
-    pub fn new() -> Bench {
+    /// Loads the sample cell, makes its 4-arm twin and finds a clear start;
+    /// with `facing`, its first two arms turned part way towards each
+    /// other, still clear, so that their increments meet.
+    pub fn new(facing: bool) -> Bench {
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         let base = workcell::load(&root.join("config/workcell.yaml")).expect("sample cell");
         let mut cell = sim::cell_with_arms(&base, 4);
@@ -83,7 +85,11 @@ impl Bench {
         cell.guard.near_path_samples = 7;
         let cache = tempfile::tempdir().unwrap();
         let mut s = Sim::new(cell.clone(), SimOptions::default(), Some(cache.path())).unwrap();
-        let start = s.clear_start(&mut Rng::new(3)).expect("a clear start for four arms");
+        let mut start = s.clear_start(&mut Rng::new(3)).expect("a clear start for four arms");
+        if facing {
+            start[0] = vec![0.9, 0.7, 1.1, 0.0, 0.0, 0.0, 0.02];
+            start[1] = vec![-0.9, 1.2, 0.0, -0.3, 0.0, 0.0, 0.0, 0.0];
+        }
         let field = DistanceField::from_workcell(&cell);
         Bench { cell, field, start, cache }
     }

@@ -1,5 +1,7 @@
 //! Twins: each shortcut of the guard's checks against the plain way it
-//! stands for. The hashed robot check against every sphere pair, the split
+//! stands for. The hashed robot check against every sphere pair, the
+//! arbitration's conflicts lane by lane against sample pair by sample
+//! pair, the split
 //! cycle against a whole one, and the cell check's skipping (link bounds,
 //! anchors) against looking every sphere up: same decisions, cycle by
 //! cycle, over random motions of four arms through each other's space and
@@ -9,6 +11,7 @@ use crate::common;
 
 use common::cell::{cache_dir, feed, guard, random_speeds, sample_cell};
 use workcell_guard_core::field::DistanceField;
+use workcell_guard_core::forecast::track::JointPlan;
 use workcell_guard_core::guard::{Body, Decision, JointStateIn, Scope};
 use workcell_guard_core::model::coverage::Rng;
 use workcell_guard_sim::arms::{self as sim, Sim, SimOptions};
@@ -19,7 +22,7 @@ fn the_hashed_robot_check_decides_exactly_as_all_pairs() {
     let across = |p: Option<(Body, Body)>| matches!(p, Some((Body::Link { robot: x, .. }, Body::Link { robot: y, .. })) if x != y);
     let mut robot_stops = 0;
     for seed in 1..=12u64 {
-        let mut hashed = workcell_guard_description::build_guard(&cell, field.clone(), Some(cache_dir())).unwrap().0;
+        let mut lanes = workcell_guard_description::build_guard(&cell, field.clone(), Some(cache_dir())).unwrap().0;
         let mut brute = workcell_guard_description::build_guard(&cell, field.clone(), Some(cache_dir())).unwrap().0;
         brute.set_all_pairs(true);
         let mut rng = Rng::new(seed);
@@ -28,11 +31,11 @@ fn the_hashed_robot_check_decides_exactly_as_all_pairs() {
         for k in 0..320 {
             let t = k as f64 * 0.002;
             advance(&mut qs, &speeds, t);
-            let a = feed(&mut hashed, &qs, t);
+            let a = feed(&mut lanes, &qs, t);
             let b = feed(&mut brute, &qs, t);
             assert_eq!(a, b, "seed {seed} cycle {k}");
             for r in 0..qs.len() {
-                let (x, y) = (hashed.clearances(r).unwrap(), brute.clearances(r).unwrap());
+                let (x, y) = (lanes.clearances(r).unwrap(), brute.clearances(r).unwrap());
                 assert_eq!(x.other_robots_m, y.other_robots_m, "seed {seed} cycle {k} robot {r}");
                 robot_stops += usize::from(x.other_robots_m.is_finite());
             }
@@ -50,6 +53,54 @@ fn the_hashed_robot_check_decides_exactly_as_all_pairs() {
     }
     assert!(robot_stops > 0, "the scene must bring robots close");
     println!("{robot_stops} decisions with a robot pair in reach, identical with and without the hash");
+}
+
+/// The arbitration's conflicts between the arms' increments, lane by lane
+/// and sample pair by sample pair: the same table, to the bit, every
+/// cycle, with every arm following its motion as its plan.
+#[test]
+fn the_arbitration_finds_lane_by_lane_exactly_the_conflicts_of_sample_pairs() {
+    let (cell, start, field) = facing_arms();
+    let (mut compared, mut conflicting, mut partial) = (0usize, 0usize, 0usize);
+    for seed in 1..=2u64 {
+        let mut lanes = workcell_guard_description::build_guard(&cell, field.clone(), Some(cache_dir())).unwrap().0;
+        let mut pairs = workcell_guard_description::build_guard(&cell, field.clone(), Some(cache_dir())).unwrap().0;
+        pairs.set_all_pairs(true);
+        let speeds = random_speeds(&cell, &mut Rng::new(seed));
+        // The motion, 2 ms apart, is each arm's plan.
+        let mut qs = start.clone();
+        let mut path: Vec<Vec<Vec<f64>>> = vec![Vec::new(); qs.len()];
+        for k in 0..400 {
+            advance(&mut qs, &speeds, k as f64 * 0.002);
+            qs.iter().zip(&mut path).for_each(|(q, p)| p.push(q.clone()));
+        }
+        for (r, p) in path.iter().enumerate() {
+            let times = (0..p.len()).map(|k| k as f64 * 0.002).collect();
+            let plan = JointPlan::new(p[0].len(), times, p.concat()).unwrap();
+            lanes.set_plan(r, Some(plan.clone())).unwrap();
+            pairs.set_plan(r, Some(plan)).unwrap();
+        }
+        for (k, qs) in (0..300).map(|k| (k, (0..path.len()).map(|r| path[r][k].clone()).collect::<Vec<_>>())) {
+            let t = k as f64 * 0.002;
+            assert_eq!(feed(&mut lanes, &qs, t), feed(&mut pairs, &qs, t), "seed {seed} cycle {k}");
+            assert_eq!(lanes.conflicts(), pairs.conflicts(), "seed {seed} cycle {k}");
+            assert_eq!(lanes.grants(), pairs.grants(), "seed {seed} cycle {k}");
+            let planned = lanes.offers().iter().filter(|o| o.planned).count();
+            compared += usize::from(planned >= 2);
+            let n = qs.len();
+            let c = lanes.conflicts();
+            conflicting += usize::from((0..n).any(|a| (a + 1..n).any(|b| c.count(a, b) > 0)));
+            partial += (0..n)
+                .flat_map(|a| (a + 1..n).map(move |b| (a, b)))
+                .filter(|&(a, b)| (1..64).contains(&c.count(a, b)))
+                .count();
+        }
+    }
+    assert!(compared > 400, "the arms must be on their plans: {compared} cycles compared");
+    assert!(conflicting > 50, "the increments must meet: {conflicting} cycles with conflicts");
+    println!(
+        "{compared} cycles compared, {conflicting} with conflicts, {partial} pair tables partly set: identical tables and grants"
+    );
 }
 
 /// A transport that cycles on each joint state decides the robot whose

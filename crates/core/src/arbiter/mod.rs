@@ -106,7 +106,7 @@ impl Grant {
 /// Which samples of which robots interfere: for each ordered pair `(a, b)`,
 /// bit `8·i + j` says sample `i` of `a` comes within the margin of sample
 /// `j` of `b`. Kept symmetric by [`Conflicts::set`].
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Conflicts {
     n: usize,
     bits: Vec<u64>,
@@ -130,6 +130,11 @@ impl Conflicts {
         self.n
     }
 
+    /// How many (ordered) sample pairs of `a` and `b` interfere.
+    pub fn count(&self, a: usize, b: usize) -> u32 {
+        self.bits[a * self.n + b].count_ones()
+    }
+
     /// Forgets every conflict.
     pub fn clear(&mut self) {
         self.bits.fill(0);
@@ -140,6 +145,23 @@ impl Conflicts {
         debug_assert!(a != b && i < MAX_SAMPLES && j < MAX_SAMPLES);
         self.bits[a * self.n + b] |= 1 << (MAX_SAMPLES * i + j);
         self.bits[b * self.n + a] |= 1 << (MAX_SAMPLES * j + i);
+    }
+
+    /// Which samples of `b` sample `i` of `a` interferes with: bit `j`.
+    #[inline]
+    pub fn row(&self, a: usize, i: usize, b: usize) -> u8 {
+        (self.bits[a * self.n + b] >> (MAX_SAMPLES * i)) as u8
+    }
+
+    /// Sample `i` of `a` interferes with the samples of `b` in `mask`
+    /// (bit `j`: sample `j`).
+    #[inline]
+    pub fn set_row(&mut self, a: usize, i: usize, b: usize, mask: u8) {
+        let mut m = mask;
+        while m != 0 {
+            self.set(a, i, b, m.trailing_zeros() as usize);
+            m &= m - 1;
+        }
     }
 
     /// Whether sample `i` of `a` and sample `j` of `b` interfere.

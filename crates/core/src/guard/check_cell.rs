@@ -35,11 +35,7 @@ impl Guard {
     /// is checked: not adjacent, not always touching, not allowed to touch.
     /// `never` pairs count as checked here (an oracle should look at them).
     pub fn pair_matters(&self, ra: usize, la: usize, rb: usize, lb: usize) -> bool {
-        let (ga, gb) = (self.matrix.global(ra, la), self.matrix.global(rb, lb));
-        let n = self.matrix.total_links();
-        let bit = ga * n + gb;
-        let allowed = self.allowed[bit / 64] >> (bit % 64) & 1 == 1;
-        !allowed && ga != gb && matches!(self.matrix.class(ga, gb), PairClass::Sometimes | PairClass::Never)
+        link_pair_checked(&self.matrix, &self.allowed, self.matrix.global(ra, la), self.matrix.global(rb, lb))
     }
 
     /// Global link `global_link`'s allowed-contact bits, one per obstacle.
@@ -237,4 +233,14 @@ impl Guard {
         self.arms[ri].state.fixed_best = best;
         self.arms[ri].state.fixed_dirty = false;
     }
+}
+
+/// Whether global links `ga` and `gb` are a checked pair
+/// ([`Guard::pair_matters`]), by the collision matrix and the allowed
+/// contacts (bitset over global link pairs).
+#[inline]
+pub(super) fn link_pair_checked(matrix: &CollisionMatrix, allowed: &[u64], ga: usize, gb: usize) -> bool {
+    let bit = ga * matrix.total_links() + gb;
+    let allowed = allowed[bit / 64] >> (bit % 64) & 1 == 1;
+    !allowed && ga != gb && matches!(matrix.class(ga, gb), PairClass::Sometimes | PairClass::Never)
 }

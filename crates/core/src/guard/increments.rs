@@ -117,13 +117,17 @@ pub(super) struct Increment {
     /// The samples' configurations (`MAX_SAMPLES × dof`).
     q: Vec<f64>,
     /// Their poses.
-    batch: PosedBatch,
+    pub(super) batch: PosedBatch,
     /// Per slot: radius plus its link's inflation.
-    inflated_r: Vec<f32>,
+    pub(super) inflated_r: Vec<f32>,
     /// Per sample: the box around every inflated sphere.
-    boxes: [[f32; 6]; MAX_SAMPLES],
+    pub(super) boxes: [[f32; 6]; MAX_SAMPLES],
+    /// Per link, its inflation, m.
+    pub(super) inflation: Vec<f32>,
+    /// Per link, the box around its inflated spheres in every sample.
+    pub(super) link_reach: Vec<[f32; 6]>,
     /// The largest inflation of any link, m.
-    widest: f32,
+    pub(super) widest: f32,
     /// Plan time where its stopping path ends (braking now), s.
     s_stop: f64,
     /// Scratch per joint: a travel, the plan's velocity.
@@ -176,6 +180,8 @@ impl Arbitration {
                     inflated_r: batch.r.clone(),
                     batch,
                     boxes: [[0.0; 6]; MAX_SAMPLES],
+                    inflation: vec![0.0; m.robot.links.len()],
+                    link_reach: vec![[0.0; 6]; m.robot.links.len()],
                     widest: 0.0,
                     s_stop: 0.0,
                     travel: vec![0.0; dof],
@@ -498,10 +504,22 @@ impl Guard {
             return;
         }
         let mut widest = 0.0f32;
-        for s in 0..a.model.slots {
-            let l = inc.batch.link[s] as usize;
+        for &(l, s0, s1) in &a.model.ranges {
+            let l = l as usize;
             let e: f64 = a.model.lever[l * dof..(l + 1) * dof].iter().zip(&inc.half_step).map(|(x, y)| x * y).sum();
-            inc.inflated_r[s] = inc.batch.r[s] + e as f32;
+            inc.inflation[l] = e as f32;
+            for s in s0 as usize..s1 as usize {
+                inc.inflated_r[s] = inc.batch.r[s] + e as f32;
+            }
+            let lb = &inc.batch.boxes[l];
+            inc.link_reach[l] = std::array::from_fn(|c| {
+                let lanes = lb[c].iter().copied();
+                if c < 3 {
+                    lanes.fold(f32::INFINITY, f32::min) - e as f32
+                } else {
+                    lanes.fold(f32::NEG_INFINITY, f32::max) + e as f32
+                }
+            });
             widest = widest.max(e as f32);
         }
         inc.widest = widest;
@@ -531,74 +549,6 @@ impl Guard {
             at_start,
         };
     }
-
-    /// The conflict table: which sample of which robot comes within the
-    /// clearance margin of which sample of another (a robot offering one
-    /// sample stands with its whole stopping path).
-    fn find_conflicts(&mut self) {
-        let margin = self.margins.clearance_m as f32;
-        self.arbitration.conflicts.clear();
-        let n = self.arms.len();
-        for a in 0..n {
-            for b in a + 1..n {
-                let (oa, ob) = (self.arbitration.offers[a], self.arbitration.offers[b]);
-                // Only robots on plans take turns: one without (or off it)
-                // is left to the stop check, which samples its path finer.
-                if !(oa.planned && ob.planned) {
-                    continue;
-                }
-                for i in 0..oa.samples {
-                    for j in 0..ob.samples {
-                        if self.samples_meet(a, i, b, j, margin) {
-                            self.arbitration.conflicts.set(a, i, b, j);
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    /// Whether sample `i` of robot `a`'s increment and sample `j` of robot
-    /// `b`'s come within `margin` (checked link pairs only): sample boxes,
-    /// then the robot's box against the other's sample, then link boxes
-    /// and spheres.
-    fn samples_meet(&self, a: usize, i: usize, b: usize, j: usize, margin: f32) -> bool {
-        let (ia, ib) = (&self.arbitration.inc[a], &self.arbitration.inc[b]);
-        if apart(&ia.boxes[i], &ib.boxes[j], margin) {
-            return false;
-        }
-        let va = View { batch: &ia.batch, lane: i, r: &ia.inflated_r, grow: ia.widest };
-        let vb = View { batch: &ib.batch, lane: j, r: &ib.inflated_r, grow: ib.widest };
-        self.views_meet(a, &va, b, &vb, margin)
-    }
-
-    /// Whether two posed configurations of robots `a` and `b` come within
-    /// `margin`: each pair of checked links whose boxes do, sphere by sphere.
-    fn views_meet(&self, a: usize, va: &View<'_>, b: usize, vb: &View<'_>, margin: f32) -> bool {
-        let (ma, mb) = (&self.arms[a].model, &self.arms[b].model);
-        for &(la, sa0, sa1) in &ma.ranges {
-            let xa = va.link_box(la as usize);
-            for &(lb, sb0, sb1) in &mb.ranges {
-                if apart(&xa, &vb.link_box(lb as usize), margin + va.grow + vb.grow)
-                    || !self.pair_matters(a, la as usize, b, lb as usize)
-                {
-                    continue;
-                }
-                for sa in sa0 as usize..sa1 as usize {
-                    let pa = va.centre(sa);
-                    for sb in sb0 as usize..sb1 as usize {
-                        let pb = vb.centre(sb);
-                        let d2 = (pa[0] - pb[0]).powi(2) + (pa[1] - pb[1]).powi(2) + (pa[2] - pb[2]).powi(2);
-                        let reach = va.r[sa] + vb.r[sb] + margin;
-                        if d2 <= reach * reach {
-                            return true;
-                        }
-                    }
-                }
-            }
-        }
-        false
-    }
 }
 
 /// A robot going back along its plan: where it is stands for its whole
@@ -611,33 +561,4 @@ fn grow_by_retreat(half_step: &mut [f64], path: &[f64]) {
         let q0 = path[j];
         *h += path.iter().skip(j).step_by(dof).map(|q| (q - q0).abs()).fold(0.0, f64::max);
     }
-}
-
-/// One posed configuration of a robot as the conflict check reads it.
-struct View<'a> {
-    batch: &'a PosedBatch,
-    lane: usize,
-    /// Per slot, radius plus inflation.
-    r: &'a [f32],
-    /// The largest inflation of any link, m.
-    grow: f32,
-}
-
-impl View<'_> {
-    fn centre(&self, s: usize) -> [f32; 3] {
-        let at = s * BATCH + self.lane;
-        [self.batch.x[at], self.batch.y[at], self.batch.z[at]]
-    }
-
-    /// Link `l`'s box (spheres without inflation).
-    fn link_box(&self, l: usize) -> [f32; 6] {
-        let b = &self.batch.boxes[l];
-        std::array::from_fn(|c| b[c][self.lane])
-    }
-}
-
-/// Whether two boxes are farther apart than `gap` along some axis (boxes
-/// without anything, at ±∞, are apart from everything).
-fn apart(x: &[f32; 6], y: &[f32; 6], gap: f32) -> bool {
-    (0..3).any(|c| x[c] > y[3 + c] + gap || y[c] > x[3 + c] + gap) || (0..3).any(|c| x[c] > x[3 + c] || y[c] > y[3 + c])
 }

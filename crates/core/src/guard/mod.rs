@@ -70,6 +70,7 @@ mod check_cell;
 mod check_robots;
 mod check_self;
 pub mod command;
+mod conflicts;
 mod contacts;
 mod decision;
 mod hysteresis;
@@ -95,6 +96,7 @@ use crate::hash::SpatialHash;
 use crate::model::exact::{self, PlacedShape};
 use crate::model::{BATCH, Collision, PosedBatch, SpherePoser};
 use crate::platen::{Answer, BitAllocator, UnitStatus};
+use check_cell::link_pair_checked;
 pub use matrix::{CollisionMatrix, PairClass};
 use plans::Follow;
 pub use plans::{PLAN_ABANDON_S, PLAN_WINDOW_S};
@@ -389,8 +391,9 @@ impl Guard {
     }
 
     /// Checks robot against robot by testing every sphere pair of the two
-    /// swept volumes instead of through the hash (the benchmark's baseline;
-    /// same answers, slower).
+    /// swept volumes instead of through the hash, and finds the
+    /// arbitration's conflicts by boxes and spheres instead of through the
+    /// hash (the benchmarks' baselines; same answers, slower).
     pub fn set_all_pairs(&mut self, on: bool) {
         self.all_pairs = on;
     }

@@ -1,0 +1,259 @@
+//! Which samples of the robots' increments interfere: the conflict table
+//! the arbiter decides on ([`crate::arbiter::Conflicts`]).
+//!
+//! Two robots whose increments' boxes come within the clearance margin are
+//! compared link pair by link pair (checked pairs only), each link's boxes
+//! grown by its own inflation: per sample of one robot, the samples of the
+//! other whose sample and link boxes come near, then each sphere against
+//! the other link's spheres in those eight samples at once (the batch's
+//! lanes are contiguous), until every near sample is known to meet. With
+//! [`Guard::set_all_pairs`], the same table comes sample pair by sample
+//! pair, from boxes then spheres: the reference the lanes are tested and
+//! measured against. Both give the same table, to the bit: the same
+//! spheres, the same margin, the same arithmetic.
+//!
+//! A spatial hash of the inflated spheres was tried here and measured
+//! slower than either: spheres inflated by a sample's travel need cells of
+//! about 0.3 m, which hold whole links, so every lookup meets most of the
+//! other robot.
+
+use super::increments::Increment;
+use super::*;
+use crate::arbiter::{Conflicts, MAX_SAMPLES};
+
+impl Increment {
+    /// The box around every inflated sphere of every sample.
+    fn reach_box(&self) -> [f32; 6] {
+        let mut u =
+            [f32::INFINITY, f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY];
+        for b in &self.boxes {
+            for c in 0..3 {
+                u[c] = u[c].min(b[c]);
+                u[3 + c] = u[3 + c].max(b[3 + c]);
+            }
+        }
+        u
+    }
+}
+
+impl Guard {
+    /// This cycle's conflict table (robots on plans only).
+    pub fn conflicts(&self) -> &Conflicts {
+        &self.arbitration.conflicts
+    }
+
+    // The conflict table: which sample of which robot comes within the
+    // clearance margin of which sample of another. Only robots on plans
+    // take turns: one without (or off it) is left to the stop check,
+    // which samples its path finer.
+    with_avx2!(pub(super) fn find_conflicts = find_conflicts_avx2_fma / find_conflicts_impl());
+
+    #[inline(always)]
+    fn find_conflicts_impl(&mut self) {
+        let margin = self.margins.clearance_m as f32;
+        self.arbitration.conflicts.clear();
+        let n = self.arms.len();
+        for a in 0..n {
+            for b in a + 1..n {
+                let (oa, ob) = (self.arbitration.offers[a], self.arbitration.offers[b]);
+                if !(oa.planned && ob.planned) {
+                    continue;
+                }
+                let (ua, ub) = (self.arbitration.inc[a].reach_box(), self.arbitration.inc[b].reach_box());
+                if apart(&ua, &ub, margin) {
+                    continue;
+                }
+                if self.all_pairs {
+                    self.conflicts_by_boxes(a, b, margin);
+                } else {
+                    self.conflicts_by_lanes(a, b, &ub, margin);
+                }
+            }
+        }
+    }
+
+    /// Robots `a` and `b`'s conflicts lane by lane: for each checked link
+    /// pair and each sample of `a`, the samples of `b` whose link boxes come
+    /// near (each grown by its link's inflation), then sphere by sphere
+    /// against those eight samples at once, until every one of them is
+    /// known to meet.
+    #[inline(always)]
+    fn conflicts_by_lanes(&mut self, a: usize, b: usize, ub: &[f32; 6], margin: f32) {
+        let Guard { arms, arbitration, matrix, allowed, .. } = self;
+        let (inc, conflicts) = (&arbitration.inc, &mut arbitration.conflicts);
+        let (ia, ib) = (&inc[a], &inc[b]);
+        // Per sample of `a`, the samples of `b` whose boxes come near.
+        let mut samples_near = [0u8; MAX_SAMPLES];
+        let mut sample_boxes = [[0.0f32; BATCH]; 6];
+        for (j, bx) in ib.boxes.iter().enumerate() {
+            for c in 0..6 {
+                sample_boxes[c][j] = bx[c];
+            }
+        }
+        for (i, bx) in ia.boxes.iter().enumerate() {
+            samples_near[i] = near_lanes(&sample_boxes, [bx[0], bx[1], bx[2]], [bx[3], bx[4], bx[5]], margin);
+        }
+        if samples_near.iter().all(|&m| m == 0) {
+            return;
+        }
+        for &(la, sa0, sa1) in &arms[a].model.ranges {
+            let ga = matrix.global(a, la as usize);
+            let bxa = &ia.batch.boxes[la as usize];
+            let reach_a = &ia.link_reach[la as usize];
+            if apart(reach_a, ub, margin) {
+                continue;
+            }
+            for &(lb, sb0, sb1) in &arms[b].model.ranges {
+                if apart(reach_a, &ib.link_reach[lb as usize], margin)
+                    || !link_pair_checked(matrix, allowed, ga, matrix.global(b, lb as usize))
+                {
+                    continue;
+                }
+                let grow_b = margin + ib.inflation[lb as usize];
+                let gap = grow_b + ia.inflation[la as usize];
+                let bxb = &ib.batch.boxes[lb as usize];
+                for i in 0..MAX_SAMPLES {
+                    let todo = !conflicts.row(a, i, b)
+                        & samples_near[i]
+                        & near_lanes(bxb, [bxa[0][i], bxa[1][i], bxa[2][i]], [bxa[3][i], bxa[4][i], bxa[5][i]], gap);
+                    if todo == 0 {
+                        continue;
+                    }
+                    let mut met = [false; BATCH];
+                    for sa in sa0 as usize..sa1 as usize {
+                        let k = sa * BATCH + i;
+                        let (x, y, z, r) = (ia.batch.x[k], ia.batch.y[k], ia.batch.z[k], ia.inflated_r[sa]);
+                        // Only against the samples whose link box this sphere reaches.
+                        let g = r + grow_b;
+                        if todo & near_lanes(bxb, [x - g, y - g, z - g], [x + g, y + g, z + g], 0.0) == 0 {
+                            continue;
+                        }
+                        for sb in sb0 as usize..sb1 as usize {
+                            let reach = r + ib.inflated_r[sb] + margin;
+                            let at = sb * BATCH;
+                            let (bx, by, bz) =
+                                (&ib.batch.x[at..at + BATCH], &ib.batch.y[at..at + BATCH], &ib.batch.z[at..at + BATCH]);
+                            for j in 0..BATCH {
+                                let d2 = (x - bx[j]).powi(2) + (y - by[j]).powi(2) + (z - bz[j]).powi(2);
+                                met[j] |= d2 <= reach * reach;
+                            }
+                        }
+                        if pack(&met) & todo == todo {
+                            break;
+                        }
+                    }
+                    let hit = pack(&met) & todo;
+                    conflicts.set_row(a, i, b, hit);
+                }
+            }
+        }
+    }
+
+    /// Robots `a` and `b`'s conflicts by boxes, then spheres (the
+    /// reference for the lanes: the same table, slower).
+    fn conflicts_by_boxes(&mut self, a: usize, b: usize, margin: f32) {
+        for i in 0..MAX_SAMPLES {
+            for j in 0..MAX_SAMPLES {
+                if !self.arbitration.conflicts.get(a, i, b, j) && self.samples_meet(a, i, b, j, margin) {
+                    self.arbitration.conflicts.set(a, i, b, j);
+                }
+            }
+        }
+    }
+
+    /// Whether sample `i` of robot `a`'s increment and sample `j` of robot
+    /// `b`'s come within `margin` (checked link pairs only): sample boxes,
+    /// then the robot's box against the other's sample, then link boxes
+    /// and spheres.
+    fn samples_meet(&self, a: usize, i: usize, b: usize, j: usize, margin: f32) -> bool {
+        let (ia, ib) = (&self.arbitration.inc[a], &self.arbitration.inc[b]);
+        if apart(&ia.boxes[i], &ib.boxes[j], margin) {
+            return false;
+        }
+        let va = View { batch: &ia.batch, lane: i, r: &ia.inflated_r, grow: ia.widest };
+        let vb = View { batch: &ib.batch, lane: j, r: &ib.inflated_r, grow: ib.widest };
+        self.views_meet(a, &va, b, &vb, margin)
+    }
+
+    /// Whether two posed configurations of robots `a` and `b` come within
+    /// `margin`: each pair of checked links whose boxes do, sphere by sphere.
+    fn views_meet(&self, a: usize, va: &View<'_>, b: usize, vb: &View<'_>, margin: f32) -> bool {
+        let (ma, mb) = (&self.arms[a].model, &self.arms[b].model);
+        for &(la, sa0, sa1) in &ma.ranges {
+            let xa = va.link_box(la as usize);
+            for &(lb, sb0, sb1) in &mb.ranges {
+                if apart(&xa, &vb.link_box(lb as usize), margin + va.grow + vb.grow)
+                    || !self.pair_matters(a, la as usize, b, lb as usize)
+                {
+                    continue;
+                }
+                for sa in sa0 as usize..sa1 as usize {
+                    let pa = va.centre(sa);
+                    for sb in sb0 as usize..sb1 as usize {
+                        let pb = vb.centre(sb);
+                        let d2 = (pa[0] - pb[0]).powi(2) + (pa[1] - pb[1]).powi(2) + (pa[2] - pb[2]).powi(2);
+                        let reach = va.r[sa] + vb.r[sb] + margin;
+                        if d2 <= reach * reach {
+                            return true;
+                        }
+                    }
+                }
+            }
+        }
+        false
+    }
+}
+
+/// One posed configuration of a robot as the conflict check reads it.
+struct View<'a> {
+    batch: &'a PosedBatch,
+    lane: usize,
+    /// Per slot, radius plus inflation.
+    r: &'a [f32],
+    /// The largest inflation of any link, m.
+    grow: f32,
+}
+
+impl View<'_> {
+    fn centre(&self, s: usize) -> [f32; 3] {
+        let at = s * BATCH + self.lane;
+        [self.batch.x[at], self.batch.y[at], self.batch.z[at]]
+    }
+
+    /// Link `l`'s box (spheres without inflation).
+    fn link_box(&self, l: usize) -> [f32; 6] {
+        lane_box(self.batch, l, self.lane)
+    }
+}
+
+/// Link `l`'s box in lane `lane` of `batch` (spheres without inflation).
+fn lane_box(batch: &PosedBatch, l: usize, lane: usize) -> [f32; 6] {
+    let b = &batch.boxes[l];
+    std::array::from_fn(|c| b[c][lane])
+}
+
+/// Whether two boxes are farther apart than `gap` along some axis (boxes
+/// without anything, at ±∞, are apart from everything).
+fn apart(x: &[f32; 6], y: &[f32; 6], gap: f32) -> bool {
+    (0..3).any(|c| x[c] > y[3 + c] + gap || y[c] > x[3 + c] + gap) || (0..3).any(|c| x[c] > x[3 + c] || y[c] > y[3 + c])
+}
+
+/// The lanes of a link's boxes (`boxes`: per lane, minimum x, y, z, then
+/// maximum) that come within `gap` of the box from `lo` to `hi`: bit `j`
+/// for lane `j`.
+#[inline(always)]
+fn near_lanes(boxes: &[[f32; BATCH]; 6], lo: [f32; 3], hi: [f32; 3], gap: f32) -> u8 {
+    let mut near = [true; BATCH];
+    for c in 0..3 {
+        for (j, n) in near.iter_mut().enumerate() {
+            *n &= lo[c] <= boxes[3 + c][j] + gap && boxes[c][j] <= hi[c] + gap;
+        }
+    }
+    pack(&near)
+}
+
+/// Eight flags as the bits of a byte (flag `j`: bit `j`).
+#[inline(always)]
+fn pack(flags: &[bool; BATCH]) -> u8 {
+    flags.iter().enumerate().fold(0u8, |m, (j, &f)| m | (u8::from(f) << j))
+}
