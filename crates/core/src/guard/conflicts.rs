@@ -21,6 +21,9 @@ use super::increments::Increment;
 use super::*;
 use crate::arbiter::{Conflicts, MAX_SAMPLES};
 
+// An increment's samples are the lanes of one posed batch.
+const _: () = assert!(MAX_SAMPLES == BATCH);
+
 impl Increment {
     /// The box around every inflated sphere of every sample.
     fn reach_box(&self) -> [f32; 6] {
