@@ -404,6 +404,9 @@ impl Sim {
         }
         let unguarded = self.unguarded_makespan(&arms);
         self.run(&mut rep, arms, self.opts.plans.publishes(seed), (unguarded, 3.0 * unguarded + 1.0));
+        if rep.stalled > 0 {
+            rep.first_stalled_seed = Some(seed);
+        }
         rep
     }
 

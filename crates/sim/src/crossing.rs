@@ -365,6 +365,9 @@ impl Sim {
         self.guard.set_command_policy(CommandPolicy { slow_down_m: 1e-3, ..policy });
         let unguarded = self.unguarded_makespan(&arms);
         self.run(&mut rep, arms, true, (unguarded, deadlock_bound_s(reference)));
+        if rep.stalled > 0 {
+            rep.first_stalled_seed = Some(seed);
+        }
         self.guard.set_command_policy(policy);
         if rep.finished > 0 {
             rep.makespan_one_at_a_time_s = reference;

@@ -59,6 +59,8 @@ pub struct SimReport {
     /// Episodes cut off at their time limit (three times the unguarded
     /// makespan, plus a second) with goals left.
     pub stalled: usize,
+    /// The lowest seed of a stalled episode (run it alone with `--seed`).
+    pub first_stalled_seed: Option<u64>,
     /// Sum over finished episodes of the time until the last arm reached
     /// its last goal, s.
     pub makespan_s: f64,
@@ -106,6 +108,10 @@ impl SimReport {
         self.escapes += o.escapes;
         self.finished += o.finished;
         self.stalled += o.stalled;
+        self.first_stalled_seed = match (self.first_stalled_seed, o.first_stalled_seed) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         self.makespan_s += o.makespan_s;
         self.makespan_unguarded_s += o.makespan_unguarded_s;
         self.makespan_one_at_a_time_s += o.makespan_one_at_a_time_s;
@@ -201,6 +207,9 @@ impl SimReport {
             self.finished,
             self.stalled
         );
+        if let Some(seed) = self.first_stalled_seed {
+            let _ = writeln!(o, "first stalled episode: seed {seed} (alone: --seed {seed} --episodes 1)");
+        }
         if self.makespan_one_at_a_time_s > 0.0 {
             let u = self.makespan_unguarded_s;
             let _ = writeln!(
