@@ -248,14 +248,9 @@ impl Arbitration {
 
 impl Guard {
     /// This cycle's arbiter answer per manipulator (in samples of its
-    /// increment; [`Guard::arm_grants`] says what it tells the robot).
+    /// increment; each [`Command`]'s `grant` says what it tells the robot).
     pub fn grants(&self) -> &[Grant] {
         &self.arbitration.grants
-    }
-
-    /// This cycle's grant per manipulator, in plan time.
-    pub fn arm_grants(&self) -> &[ArmGrant] {
-        &self.arbitration.out
     }
 
     /// `robot`'s planned trajectory, while it has one.
