@@ -498,37 +498,7 @@ impl Guard {
                 Offer { priority, samples: 0, committed: 0, planned: false, still, retreating: false, at_start: false };
             return;
         }
-        let mut widest = 0.0f32;
-        for &(l, s0, s1) in &a.model.ranges {
-            let l = l as usize;
-            let e: f64 = a.model.lever[l * dof..(l + 1) * dof].iter().zip(&inc.half_step).map(|(x, y)| x * y).sum();
-            inc.inflation[l] = e as f32;
-            for s in s0 as usize..s1 as usize {
-                inc.inflated_r[s] = inc.batch.r[s] + e as f32;
-            }
-            let lb = &inc.batch.boxes[l];
-            inc.link_reach[l] = std::array::from_fn(|c| {
-                let lanes = lb[c].iter().copied();
-                if c < 3 {
-                    lanes.fold(f32::INFINITY, f32::min) - e as f32
-                } else {
-                    lanes.fold(f32::NEG_INFINITY, f32::max) + e as f32
-                }
-            });
-            widest = widest.max(e as f32);
-        }
-        inc.widest = widest;
-        for (lane, bx) in inc.boxes.iter_mut().enumerate() {
-            *bx =
-                [f32::INFINITY, f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY];
-            for &(l, _, _) in &a.model.ranges {
-                let lb = &inc.batch.boxes[l as usize];
-                for c in 0..3 {
-                    bx[c] = bx[c].min(lb[c][lane] - widest);
-                    bx[3 + c] = bx[3 + c].max(lb[3 + c][lane] + widest);
-                }
-            }
-        }
+        inc.inflate(&a.model.ranges, &a.model.lever);
         // Stopped, for the rule: it cannot brake out of where it stands
         // (joint-state noise keeps a standing robot's estimate from 0).
         let still = still || committed == 0.0;
@@ -543,6 +513,47 @@ impl Guard {
             retreating,
             at_start,
         };
+    }
+}
+
+impl Increment {
+    /// Inflates every sphere of the posed samples by its link's lever on
+    /// the joints' half steps (per link, as `ranges` lists them; `lever`:
+    /// per link, per joint), and sets the boxes: per link over all
+    /// samples, per sample over all links.
+    fn inflate(&mut self, ranges: &[(u32, u32, u32)], lever: &[f64]) {
+        let dof = self.half_step.len();
+        let mut widest = 0.0f32;
+        for &(l, s0, s1) in ranges {
+            let l = l as usize;
+            let e: f64 = lever[l * dof..(l + 1) * dof].iter().zip(&self.half_step).map(|(x, y)| x * y).sum();
+            self.inflation[l] = e as f32;
+            for s in s0 as usize..s1 as usize {
+                self.inflated_r[s] = self.batch.r[s] + e as f32;
+            }
+            let lb = &self.batch.boxes[l];
+            self.link_reach[l] = std::array::from_fn(|c| {
+                let lanes = lb[c].iter().copied();
+                if c < 3 {
+                    lanes.fold(f32::INFINITY, f32::min) - e as f32
+                } else {
+                    lanes.fold(f32::NEG_INFINITY, f32::max) + e as f32
+                }
+            });
+            widest = widest.max(e as f32);
+        }
+        self.widest = widest;
+        for (lane, bx) in self.boxes.iter_mut().enumerate() {
+            *bx =
+                [f32::INFINITY, f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY];
+            for &(l, _, _) in ranges {
+                let lb = &self.batch.boxes[l as usize];
+                for c in 0..3 {
+                    bx[c] = bx[c].min(lb[c][lane] - widest);
+                    bx[3 + c] = bx[3 + c].max(lb[3 + c][lane] + widest);
+                }
+            }
+        }
     }
 }
 
