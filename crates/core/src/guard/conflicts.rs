@@ -17,27 +17,11 @@
 //! about 0.3 m, which hold whole links, so every lookup meets most of the
 //! other robot.
 
-use super::increments::Increment;
 use super::*;
 use crate::arbiter::{Conflicts, MAX_SAMPLES};
 
 // An increment's samples are the lanes of one posed batch.
 const _: () = assert!(MAX_SAMPLES == BATCH);
-
-impl Increment {
-    /// The box around every inflated sphere of every sample.
-    fn reach_box(&self) -> [f32; 6] {
-        let mut u =
-            [f32::INFINITY, f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY];
-        for b in &self.boxes {
-            for c in 0..3 {
-                u[c] = u[c].min(b[c]);
-                u[3 + c] = u[3 + c].max(b[3 + c]);
-            }
-        }
-        u
-    }
-}
 
 impl Guard {
     /// This cycle's conflict table (robots on plans only).
@@ -62,7 +46,7 @@ impl Guard {
                 if !(oa.planned && ob.planned) {
                     continue;
                 }
-                let (ua, ub) = (self.arbitration.inc[a].reach_box(), self.arbitration.inc[b].reach_box());
+                let (ua, ub) = (self.arbitration.inc[a].reach, self.arbitration.inc[b].reach);
                 if apart(&ua, &ub, margin) {
                     continue;
                 }

@@ -126,6 +126,8 @@ pub(super) struct Increment {
     pub(super) inflation: Vec<f32>,
     /// Per link, the box around its inflated spheres in every sample.
     pub(super) link_reach: Vec<[f32; 6]>,
+    /// The box around every inflated sphere of every sample.
+    pub(super) reach: [f32; 6],
     /// The largest inflation of any link, m.
     pub(super) widest: f32,
     /// Plan time where its stopping path ends (braking now), s.
@@ -182,6 +184,7 @@ impl Arbitration {
                     boxes: [[0.0; 6]; MAX_SAMPLES],
                     inflation: vec![0.0; m.robot.links.len()],
                     link_reach: vec![[0.0; 6]; m.robot.links.len()],
+                    reach: [0.0; 6],
                     widest: 0.0,
                     s_stop: 0.0,
                     travel: vec![0.0; dof],
@@ -520,7 +523,7 @@ impl Increment {
     /// Inflates every sphere of the posed samples by its link's lever on
     /// the joints' half steps (per link, as `ranges` lists them; `lever`:
     /// per link, per joint), and sets the boxes: per link over all
-    /// samples, per sample over all links.
+    /// samples, per sample over all links, and around all of them.
     fn inflate(&mut self, ranges: &[(u32, u32, u32)], lever: &[f64]) {
         let dof = self.half_step.len();
         let mut widest = 0.0f32;
@@ -554,6 +557,10 @@ impl Increment {
                 }
             }
         }
+        self.reach = std::array::from_fn(|c| {
+            let sides = self.boxes.iter().map(|b| b[c]);
+            if c < 3 { sides.fold(f32::INFINITY, f32::min) } else { sides.fold(f32::NEG_INFINITY, f32::max) }
+        });
     }
 }
 
