@@ -148,6 +148,8 @@ pub struct Sim {
     /// Per arm, its least clearance at the oracle's last look.
     arm_min: Vec<f64>,
     pub(crate) opts: SimOptions,
+    /// Which voxels a crossing sweep's sample already holds.
+    pub(crate) stamps: crate::crossing::Stamps,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -180,7 +182,7 @@ impl Sim {
             .collect();
         let boxes = cell.manipulators.iter().map(|m| vec![(0, 0, [0.0; 6]); m.robot.links.len()]).collect();
         let arm_min = vec![f64::INFINITY; cell.manipulators.len()];
-        Ok(Sim { cell, guard, posers, posed, limits, vmax, boxes, arm_min, opts })
+        Ok(Sim { cell, guard, posers, posed, limits, vmax, boxes, arm_min, opts, stamps: Default::default() })
     }
 
     /// The guard.
@@ -405,7 +407,7 @@ impl Sim {
         let unguarded = self.unguarded_makespan(&arms);
         self.run(&mut rep, arms, self.opts.plans.publishes(seed), (unguarded, 3.0 * unguarded + 1.0));
         if rep.stalled > 0 {
-            rep.first_stalled_seed = Some(seed);
+            rep.stalled_seeds.push(seed);
         }
         rep
     }
@@ -434,6 +436,9 @@ impl Sim {
         let limit = (limit_s / dt).ceil() as usize;
         let mut was_stopped = vec![true; n];
         let mut finished_at = None;
+        // WG_SIM_TRACE=N: a line per arm every N cycles (to see a stall).
+        let trace: Option<usize> =
+            std::env::var("WG_SIM_TRACE").ok().and_then(|v| v.parse().ok()).filter(|&n: &usize| n > 0);
         for k in 0..(warm + limit) {
             let t = k as f64 * dt;
             let moving = k >= warm;
@@ -498,6 +503,9 @@ impl Sim {
                     a.brake_at = None;
                 }
                 continue;
+            }
+            if trace.is_some_and(|every| k % every == 0) {
+                trace_cycle(t, &arms, &commands);
             }
             self.advance(&mut arms, t);
             let c = self.contacts(&arms, 0.0);
@@ -652,4 +660,23 @@ pub fn run_episodes(sims: Vec<Sim>, seed: u64, episodes: usize, crossing: bool) 
         }
     });
     total
+}
+
+/// One cycle of arms and their commands, to stderr (`WG_SIM_TRACE`).
+fn trace_cycle(t: f64, arms: &[SimArm], commands: &[Command]) {
+    for (r, (a, c)) in arms.iter().zip(commands).enumerate() {
+        let g = &c.grant;
+        eprintln!(
+            "t {t:7.3} arm {r} goals left {} plan s {:6.3} stop {} ({:?}) scaling {:.2} grant {:?} until {:.3} held by {:?} back to {:?}",
+            a.goals.len(),
+            a.s,
+            c.stop,
+            c.source,
+            c.speed_scaling,
+            g.state,
+            g.until_s,
+            g.held_by,
+            a.back_to
+        );
+    }
 }

@@ -62,6 +62,51 @@ fn key(ix: i64, iy: i64, iz: i64) -> u64 {
     (((ix + o) as u64) << 42) | (((iy + o) as u64) << 21) | ((iz + o) as u64)
 }
 
+/// Marks of the voxels one list already holds, for voxel indices within
+/// ±`STAMP_HALF` on each axis (±2.56 m; voxels beyond are listed as often
+/// as they are met, and the list's sort and dedup remove the repeats):
+/// neighbouring spheres of a link share most of their voxels. One bit per
+/// voxel (256 KiB), cleared by the list's owner when it is done.
+#[derive(Default)]
+pub(crate) struct Stamps {
+    /// One bit per voxel; allocated at first use.
+    bits: Vec<u64>,
+}
+
+const STAMP_HALF: i64 = 64;
+
+impl Stamps {
+    /// The voxel's bit, `None` out of range.
+    fn at(i: [i64; 3]) -> Option<usize> {
+        let side = 2 * STAMP_HALF;
+        if i.iter().any(|&v| !(-STAMP_HALF..STAMP_HALF).contains(&v)) {
+            return None;
+        }
+        Some((((i[0] + STAMP_HALF) * side + i[1] + STAMP_HALF) * side + i[2] + STAMP_HALF) as usize)
+    }
+
+    /// True when the voxel was not yet marked (it is now).
+    fn take(&mut self, i: [i64; 3]) -> bool {
+        let Some(at) = Self::at(i) else { return true };
+        if self.bits.is_empty() {
+            self.bits = vec![0; (2 * STAMP_HALF as usize).pow(3) / 64];
+        }
+        let (w, b) = (at / 64, 1u64 << (at % 64));
+        let fresh = self.bits[w] & b == 0;
+        self.bits[w] |= b;
+        fresh
+    }
+
+    /// Unmarks `keys`: the next list starts empty.
+    fn clear(&mut self, keys: &[u64]) {
+        for &k in keys {
+            if let Some(at) = Self::at(unkey(k)) {
+                self.bits[at / 64] &= !(1u64 << (at % 64));
+            }
+        }
+    }
+}
+
 /// True when two sorted voxel lists share one.
 fn meet(a: &[u64], b: &[u64]) -> bool {
     let (mut i, mut j) = (0, 0);
@@ -193,35 +238,39 @@ fn zone_legs(l: &Leg, goals: usize, inside: &dyn Fn(&[u64]) -> bool) -> Vec<Zone
 }
 
 impl Sim {
-    /// The voxels of arm `r`'s spheres at `q`, grown by `grow`, added to `out`.
+    /// The voxels of arm `r`'s spheres at `q`, grown by `grow`, added to
+    /// `out` (each once, unless far out: see [`Stamps`]).
     fn voxels_at(&mut self, r: usize, q: &[f64], grow: f64, out: &mut Vec<u64>) {
         self.posers[r].pose(q, &mut self.posed[r]).expect("sized by the poser");
+        let start = out.len();
         let p = &self.posed[r];
         for i in 0..p.len() {
             let c = [f64::from(p.x[i]), f64::from(p.y[i]), f64::from(p.z[i])];
             let rad = f64::from(p.r[i]) + grow;
             let lo: [i64; 3] = std::array::from_fn(|k| ((c[k] - rad) / VOXEL_M).floor() as i64);
             let hi: [i64; 3] = std::array::from_fn(|k| ((c[k] + rad) / VOXEL_M).floor() as i64);
+            // Squared distance from the centre to a voxel's slab along one axis.
+            let gap2 = |i: i64, v: f64| {
+                let d = (i as f64 * VOXEL_M - v).max(v - (i + 1) as f64 * VOXEL_M).max(0.0);
+                d * d
+            };
+            let r2 = rad * rad;
             for ix in lo[0]..=hi[0] {
+                let dx = gap2(ix, c[0]);
                 for iy in lo[1]..=hi[1] {
+                    let dxy = dx + gap2(iy, c[1]);
+                    if dxy > r2 {
+                        continue;
+                    }
                     for iz in lo[2]..=hi[2] {
-                        // Distance from the centre to the voxel's box.
-                        let d2: f64 = [ix, iy, iz]
-                            .iter()
-                            .zip(&c)
-                            .map(|(&i, &v)| {
-                                let (a, b) = (i as f64 * VOXEL_M, (i + 1) as f64 * VOXEL_M);
-                                let d = (a - v).max(v - b).max(0.0);
-                                d * d
-                            })
-                            .sum();
-                        if d2 <= rad * rad {
+                        if dxy + gap2(iz, c[2]) <= r2 && self.stamps.take([ix, iy, iz]) {
                             out.push(key(ix, iy, iz));
                         }
                     }
                 }
             }
         }
+        self.stamps.clear(&out[start..]);
     }
 
     /// A leg of arm `r` from a random rest A to a random rest B, with its
@@ -239,14 +288,13 @@ impl Sim {
             self.voxels_at(r, &q, 0.0, &mut v);
             v.sort_unstable();
             v.dedup();
-            sweep.extend_from_slice(&v);
             samples.push((t, v));
-            if k % 16 == 15 {
-                // Neighbouring samples share most voxels: keep the sweep short.
-                sweep.sort_unstable();
-                sweep.dedup();
-            }
         }
+        // Neighbouring samples share most voxels: each once in the sweep.
+        for (_, v) in &samples {
+            sweep.extend(v.iter().copied().filter(|&k| self.stamps.take(unkey(k))));
+        }
+        self.stamps.clear(&sweep);
         sweep.sort_unstable();
         sweep.dedup();
         let mut rests = Vec::new();
@@ -366,7 +414,7 @@ impl Sim {
         let unguarded = self.unguarded_makespan(&arms);
         self.run(&mut rep, arms, true, (unguarded, deadlock_bound_s(reference)));
         if rep.stalled > 0 {
-            rep.first_stalled_seed = Some(seed);
+            rep.stalled_seeds.push(seed);
         }
         self.guard.set_command_policy(policy);
         if rep.finished > 0 {

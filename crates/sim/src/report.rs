@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 /// What one or more episodes did.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct SimReport {
     /// Episodes run.
     pub episodes: usize,
@@ -59,8 +59,9 @@ pub struct SimReport {
     /// Episodes cut off at their time limit (three times the unguarded
     /// makespan, plus a second) with goals left.
     pub stalled: usize,
-    /// The lowest seed of a stalled episode (run it alone with `--seed`).
-    pub first_stalled_seed: Option<u64>,
+    /// The seeds of the stalled episodes, lowest first (run one alone with
+    /// `--seed`).
+    pub stalled_seeds: Vec<u64>,
     /// Sum over finished episodes of the time until the last arm reached
     /// its last goal, s.
     pub makespan_s: f64,
@@ -108,10 +109,8 @@ impl SimReport {
         self.escapes += o.escapes;
         self.finished += o.finished;
         self.stalled += o.stalled;
-        self.first_stalled_seed = match (self.first_stalled_seed, o.first_stalled_seed) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
+        self.stalled_seeds.extend_from_slice(&o.stalled_seeds);
+        self.stalled_seeds.sort_unstable();
         self.makespan_s += o.makespan_s;
         self.makespan_unguarded_s += o.makespan_unguarded_s;
         self.makespan_one_at_a_time_s += o.makespan_one_at_a_time_s;
@@ -207,8 +206,14 @@ impl SimReport {
             self.finished,
             self.stalled
         );
-        if let Some(seed) = self.first_stalled_seed {
-            let _ = writeln!(o, "first stalled episode: seed {seed} (alone: --seed {seed} --episodes 1)");
+        if let Some(seed) = self.stalled_seeds.first() {
+            let list: Vec<String> = self.stalled_seeds.iter().take(20).map(u64::to_string).collect();
+            let more = if self.stalled_seeds.len() > 20 { ", …" } else { "" };
+            let _ = writeln!(
+                o,
+                "stalled episodes' seeds: {}{more} (one alone: --seed {seed} --episodes 1)",
+                list.join(", ")
+            );
         }
         if self.makespan_one_at_a_time_s > 0.0 {
             let u = self.makespan_unguarded_s;

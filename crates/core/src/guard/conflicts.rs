@@ -233,7 +233,7 @@ fn near_lanes(boxes: &[[f32; BATCH]; 6], lo: [f32; 3], hi: [f32; 3], gap: f32) -
     let mut near = [true; BATCH];
     for c in 0..3 {
         for (j, n) in near.iter_mut().enumerate() {
-            *n &= lo[c] <= boxes[3 + c][j] + gap && boxes[c][j] <= hi[c] + gap;
+            *n &= (lo[c] <= boxes[3 + c][j] + gap) & (boxes[c][j] <= hi[c] + gap);
         }
     }
     pack(&near)
