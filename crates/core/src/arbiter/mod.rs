@@ -32,7 +32,14 @@
 //!   retreat has run to its end ([`Offer::retreating`]), as long as that
 //!   robot is on plan; one standing at its plan's start cannot, and does
 //!   not hold the one above ([`Offer::at_start`]): the stop check guards
-//!   that pass.
+//!   that pass;
+//! - a robot at its plan's start (not yet under way) **gives way** to one below
+//!   it that is already on its way (moving, on plan) and whose increment
+//!   meets its own: the one that set off first passes first, as
+//!   an interlock gives a zone to the robot inside it. The other goes just
+//!   before it in the order until it stands still or its plan ends
+//!   (otherwise it would be stopped in the way and sent back, only to come
+//!   again).
 //!
 //! A held robot stays within its grant as long as the grant reaches its
 //! committed samples; where it does not, two committed regions meet and
@@ -189,6 +196,8 @@ pub struct Arbiter {
     /// Per robot: the robot it was told to back away from last time (it
     /// goes on until clear and its retreat has run).
     backing: Vec<Option<u16>>,
+    /// Per robot: the robot below it it gives way to.
+    giving_way: Vec<Option<u16>>,
 }
 
 impl Arbiter {
@@ -200,6 +209,7 @@ impl Arbiter {
             reach: vec![0; n],
             back_from: vec![None; n],
             backing: vec![None; n],
+            giving_way: vec![None; n],
         }
     }
 
@@ -213,6 +223,7 @@ impl Arbiter {
         // Highest priority first; ties to the lower index.
         self.order
             .sort_unstable_by(|&a, &b| offers[b as usize].priority.cmp(&offers[a as usize].priority).then(a.cmp(&b)));
+        self.give_way(offers, conflicts);
         for r in 0..n {
             self.decided[r] = false;
             self.back_from[r] = None;
@@ -280,6 +291,53 @@ impl Arbiter {
                 None => Grant { state: GrantState::Hold, last_sample: last, held_by: cut_by },
             };
         }
+    }
+}
+
+impl Arbiter {
+    /// Who gives way to whom this cycle (see the module's text), and the
+    /// order changed to match: each robot given way to goes just before
+    /// the one giving way (`order` sorted by priority on entry).
+    fn give_way(&mut self, offers: &[Offer], conflicts: &Conflicts) {
+        let n = offers.len();
+        let on_its_way = |o: usize| offers[o].planned && !offers[o].still && offers[o].samples > 0;
+        for r in 0..n {
+            let me = offers[r];
+            if let Some(o) = self.giving_way[r] {
+                let o = o as usize;
+                if !(me.planned && on_its_way(o)) {
+                    self.giving_way[r] = None;
+                }
+            }
+            if self.giving_way[r].is_some() || !(me.planned && me.at_start && me.samples > 0) {
+                continue;
+            }
+            let pos = |x: usize| self.order.iter().position(|&y| y as usize == x);
+            let Some(at) = pos(r) else { continue };
+            // The first robot below it on its way whose increment meets its own.
+            self.giving_way[r] = self.order[at + 1..]
+                .iter()
+                .map(|&o| o as usize)
+                .find(|&o| on_its_way(o) && conflicts.count(r, o) > 0)
+                .map(|o| o as u16);
+        }
+        for r in 0..n {
+            let Some(o) = self.giving_way[r] else { continue };
+            let (Some(at_r), Some(at_o)) =
+                (self.order.iter().position(|&y| y as usize == r), self.order.iter().position(|&y| y == o))
+            else {
+                continue;
+            };
+            if at_o > at_r {
+                let moved = self.order.remove(at_o);
+                self.order.insert(at_r, moved);
+            }
+        }
+    }
+
+    /// The robot below `robot` that it gives way to this cycle, if any.
+    pub fn giving_way(&self, robot: usize) -> Option<usize> {
+        self.giving_way.get(robot).copied().flatten().map(usize::from)
     }
 }
 

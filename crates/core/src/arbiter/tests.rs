@@ -222,3 +222,36 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_robot_at_its_start_gives_way_to_a_lower_one_already_on_its_way_until_its_plan_ends() {
+    let mut a = Arbiter::new(2);
+    let mut g = vec![Grant::NONE; 2];
+    // Robot 1 (high) has just been given a plan; robot 0 (low) moves
+    // through where robot 1's increment goes (its sample 5 meets robot 1's 3).
+    let mut c = Conflicts::new(2);
+    c.set(0, 5, 1, 3);
+    let high_at_start = Offer { at_start: true, ..offer(9, 0) };
+    a.decide(&[offer(1, 2), high_at_start], &c, &mut g);
+    assert_eq!(a.giving_way(1), Some(0));
+    assert_eq!(g[0], Grant { state: GrantState::Proceed, last_sample: Some(MAX_SAMPLES - 1), held_by: None });
+    assert_eq!(g[1], Grant { state: GrantState::Hold, last_sample: Some(1), held_by: Some(0) });
+    // It goes on giving way while the other is on its way, wherever their
+    // increments are now.
+    a.decide(&[offer(1, 2), high_at_start], &Conflicts::new(2), &mut g);
+    assert_eq!(a.giving_way(1), Some(0));
+    a.decide(&[offer(1, 2), high_at_start], &c, &mut g);
+    assert_eq!((g[0].state, g[1].state), (GrantState::Proceed, GrantState::Hold));
+    // Its plan done (or standing still): priorities as they are again.
+    let done = Offer { planned: false, ..offer(1, 2) };
+    a.decide(&[done, high_at_start], &c, &mut g);
+    assert_eq!(a.giving_way(1), None);
+    a.decide(&[offer(1, 2), Offer { at_start: false, ..offer(9, 0) }], &c, &mut g);
+    assert_eq!(a.giving_way(1), None);
+    assert_eq!(g[1].state, GrantState::Proceed);
+    // Not at its start (under way), it does not give way.
+    let mut a = Arbiter::new(2);
+    a.decide(&[offer(1, 2), offer(9, 2)], &c, &mut g);
+    assert_eq!(a.giving_way(1), None);
+    assert_eq!((g[0].state, g[1].state), (GrantState::Hold, GrantState::Proceed));
+}
