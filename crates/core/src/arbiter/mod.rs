@@ -301,8 +301,7 @@ impl Arbiter {
     fn give_way(&mut self, offers: &[Offer], conflicts: &Conflicts) {
         let n = offers.len();
         let on_its_way = |o: usize| offers[o].planned && !offers[o].still && offers[o].samples > 0;
-        for r in 0..n {
-            let me = offers[r];
+        for (r, &me) in offers.iter().enumerate() {
             if let Some(o) = self.giving_way[r] {
                 let o = o as usize;
                 if !(me.planned && on_its_way(o)) {
