@@ -138,6 +138,9 @@ struct SimulateArgs {
     /// skipped, up to 40 per episode asked for).
     #[arg(long)]
     crossing: bool,
+    /// Arms at their plan's start give way to lower ones on their way (`give_way_at_start`).
+    #[arg(long)]
+    give_way: bool,
     /// Threads running episodes (each seed still gives the same episode).
     #[arg(long, default_value_t = 1)]
     jobs: usize,
@@ -257,18 +260,16 @@ fn simulate(a: &SimulateArgs) -> Result<(), AnyError> {
 /// Closed-loop episodes of the cell's arms (copies added up to `--arms`).
 fn simulate_arms(a: &SimulateArgs, base: &workcell::Workcell) -> Result<(), AnyError> {
     let mut cell = sim::cell_with_arms(base, a.arms);
-    if let Some(n) = a.max_path_samples {
-        cell.guard.max_path_samples = n.clamp(1, 1024);
-    }
-    if let Some(n) = a.near_path_samples {
-        cell.guard.near_path_samples = n.clamp(1, 1024);
-    }
+    let g = &mut cell.guard;
+    g.max_path_samples = a.max_path_samples.map_or(g.max_path_samples, |n| n.clamp(1, 1024));
+    g.near_path_samples = a.near_path_samples.map_or(g.near_path_samples, |n| n.clamp(1, 1024));
     cell.guard.near_path_samples = cell.guard.near_path_samples.max(cell.guard.max_path_samples);
     let opts = SimOptions {
         goals: a.goals,
         plans: if a.crossing { sim::PlanMode::Always } else { a.plans },
         obey_scaling: a.obey_scaling || a.crossing,
         obey_grants: a.crossing,
+        give_way: a.give_way,
         swept: a.swept,
         speed_fraction: a.speed_fraction,
         ..SimOptions::default()

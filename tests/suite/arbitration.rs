@@ -464,7 +464,8 @@ fn kept_waiting(policy: ArbitrationPolicy) -> ([Option<f64>; 2], bool, f32) {
 
 #[test]
 fn a_robot_kept_waiting_longer_than_the_starvation_limit_is_named() {
-    let (finished, starving, least) = kept_waiting(ArbitrationPolicy { starvation_s: 1.0, boost_after_s: None });
+    let (finished, starving, least) =
+        kept_waiting(ArbitrationPolicy { starvation_s: 1.0, boost_after_s: None, give_way_at_start: false });
     println!("finished at {finished:?} s; arm_right starving: {starving}; least sphere clearance {least} m");
     let [Some(l), Some(r)] = finished else { panic!("an arm did not finish: {finished:?}") };
     assert!(starving, "arm_right waited for arm_left's three sweeps ({r} s) and was never named starving");
@@ -472,13 +473,16 @@ fn a_robot_kept_waiting_longer_than_the_starvation_limit_is_named() {
     assert!(least > 0.0, "the arms' spheres met: {least}");
     // Without a limit (the default, 10 s), nobody starves in this scene.
     let mut g = guard();
-    assert_eq!(g.arbitration_policy(), ArbitrationPolicy { starvation_s: 10.0, boost_after_s: None });
+    assert_eq!(
+        g.arbitration_policy(),
+        ArbitrationPolicy { starvation_s: 10.0, boost_after_s: None, give_way_at_start: false }
+    );
     assert!(g.set_priority(1, 30) && g.priority(1) == Some(30) && !g.set_priority(2, 1));
 }
 
 #[test]
 fn a_robot_kept_waiting_longer_than_the_boost_limit_goes_first_until_its_plan_is_done() {
-    let policy = |boost| ArbitrationPolicy { starvation_s: 1.0, boost_after_s: boost };
+    let policy = |boost| ArbitrationPolicy { starvation_s: 1.0, boost_after_s: boost, give_way_at_start: false };
     let (plain, _, _) = kept_waiting(policy(None));
     let (boosted, _, least) = kept_waiting(policy(Some(1.0)));
     println!("finished at {plain:?} s without a boost, {boosted:?} s with one after 1 s; least clearance {least} m");

@@ -62,6 +62,9 @@ pub struct NodeParams {
     /// before every robot not boosted until its plan is done or replaced;
     /// 0 (the default): never.
     pub priority_boost_after_s: f64,
+    /// `give_way_at_start`: a robot at its plan's start gives way to a
+    /// lower one already on its way through its increment.
+    pub give_way_at_start: bool,
 }
 
 impl Default for NodeParams {
@@ -84,6 +87,7 @@ impl Default for NodeParams {
             release_hold_s: None,
             starvation_s: 10.0,
             priority_boost_after_s: 0.0,
+            give_way_at_start: false,
         }
     }
 }
@@ -273,6 +277,9 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("priority_boost_after_s", range(0.0, 3600.0), "0", NextCycle,
         "A robot that waits for others longer than this goes before every robot not boosted (the earlier boosted first) until its plan is done or replaced; 0: never, s.",
         get: |p, c| p.priority_boost_after_s, set: |p, v| p.priority_boost_after_s = num(v)),
+    spec!("give_way_at_start", Kind::Bool, "false", NextCycle,
+        "A robot at its plan's start waits for a lower one already on its way through its increment (until that one stands still or its plan ends) instead of sending it back; false: priority alone decides.",
+        get: |p, c| p.give_way_at_start, set: |p, v| p.give_way_at_start = v.as_bool() == Some(true)),
 ];
 
 /// The parameter named `name`.

@@ -26,7 +26,7 @@ use workcell_guard_core::cell::{BodyRef, Obstacle, Workcell};
 use workcell_guard_core::field::DistanceField;
 use workcell_guard_core::frame::Frame;
 use workcell_guard_core::guard::{
-    Command, Decision, Guard, GuardError, JointStateIn, PlanState, Reason, Scope, StopSource,
+    ArbitrationPolicy, Command, Decision, Guard, GuardError, JointStateIn, PlanState, Reason, Scope, StopSource,
 };
 use workcell_guard_core::model::coverage::Rng;
 use workcell_guard_core::model::{PosedSpheres, SpherePoser};
@@ -54,6 +54,9 @@ pub struct SimOptions {
     /// The arms obey their grants: never past a grant's end, and back
     /// along their plans when told to back away.
     pub obey_grants: bool,
+    /// Arms at their plan's start give way to lower ones already on their
+    /// way ([`ArbitrationPolicy::give_way_at_start`]).
+    pub give_way: bool,
 }
 
 /// Which episodes' arms hand their planned trajectories to the guard.
@@ -100,6 +103,7 @@ impl Default for SimOptions {
             obey_scaling: false,
             swept: false,
             obey_grants: false,
+            give_way: false,
         }
     }
 }
@@ -166,6 +170,8 @@ impl Sim {
         let field = DistanceField::from_workcell(&cell);
         let (mut guard, _) = workcell_guard_description::build_guard(&cell, field, matrix_cache)?;
         guard.set_time_matched(!opts.swept);
+        let policy = guard.arbitration_policy();
+        guard.set_arbitration_policy(ArbitrationPolicy { give_way_at_start: opts.give_way, ..policy });
         let posers: Vec<SpherePoser> =
             cell.manipulators.iter().map(|m| SpherePoser::new(&m.robot, &m.spheres, m.base)).collect();
         let posed = posers.iter().map(|p| p.posed()).collect();
@@ -315,13 +321,31 @@ impl Sim {
         out
     }
 
-    /// A random configuration of arm `r` clear of the cell and itself by
-    /// the release margin (what a planner would give as a goal).
-    pub(crate) fn clear_q(&mut self, r: usize, rng: &mut Rng) -> Option<Vec<f64>> {
+    /// Whether arm `r` at `q` is clear of the cell by `cell_m` and of
+    /// itself by the release margin.
+    fn arm_clear(&mut self, r: usize, q: &[f64], cell_m: f64) -> bool {
         let release = self.cell.margins.release_m;
+        self.posers[r].pose(q, &mut self.posed[r]).expect("sized by the poser");
+        self.link_boxes(r);
+        let within = cell_m.max(release) as f32;
+        let p = &self.posed[r];
+        if (0..p.len()).any(|i| f64::from(self.cell_gap(r, p, i, within)) <= cell_m) {
+            return false;
+        }
+        let nl = self.boxes[r].len();
+        (0..nl).all(|la| {
+            ((la + 1)..nl).all(|lb| {
+                !self.guard.pair_matters(r, la, r, lb) || f64::from(self.link_pair_gap(r, la, r, lb, within)) > release
+            })
+        })
+    }
+
+    /// A random configuration of arm `r` clear of the cell by `cell_m` and
+    /// of itself by the release margin (what a planner would give as a goal).
+    pub(crate) fn clear_q(&mut self, r: usize, cell_m: f64, rng: &mut Rng) -> Option<Vec<f64>> {
         for _ in 0..2000 {
             let q = self.random_q(r, rng);
-            if self.arm_contacts(r, &q, release as f32) > release {
+            if self.arm_clear(r, &q, cell_m) {
                 return Some(q);
             }
         }
@@ -329,14 +353,13 @@ impl Sim {
     }
 
     /// A goal for arm `r` from `from` as a planner for the static cell
-    /// would give one: clear of the cell and itself by the release margin,
-    /// and so is the straight path to it (checked every 0.01 rad of the
-    /// joint that moves most). `None` after 200 tries.
-    pub(crate) fn clear_goal(&mut self, r: usize, from: &[f64], rng: &mut Rng) -> Option<Vec<f64>> {
-        let release = self.cell.margins.release_m;
+    /// would give one: clear of the cell by `cell_m` and of itself by the
+    /// release margin, and so is the straight path to it (checked every
+    /// 0.01 rad of the joint that moves most). `None` after 200 tries.
+    pub(crate) fn clear_goal(&mut self, r: usize, from: &[f64], cell_m: f64, rng: &mut Rng) -> Option<Vec<f64>> {
         let mut at = from.to_vec();
         for _ in 0..200 {
-            let g = self.clear_q(r, rng)?;
+            let g = self.clear_q(r, cell_m, rng)?;
             let span = g.iter().zip(from).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
             let n = (span / 0.01).ceil() as usize;
             let clear = (1..n).all(|k| {
@@ -344,7 +367,7 @@ impl Sim {
                 for ((x, a), b) in at.iter_mut().zip(from).zip(&g) {
                     *x = a + u * (b - a);
                 }
-                self.arm_contacts(r, &at, release as f32) > release
+                self.arm_clear(r, &at, cell_m)
             });
             if clear {
                 return Some(g);
@@ -369,7 +392,7 @@ impl Sim {
         for _ in 0..50 {
             let mut states = Vec::new();
             for r in 0..n {
-                let Some(q) = self.clear_q(r, rng) else { break };
+                let Some(q) = self.clear_q(r, release, rng) else { break };
                 states.push(SimArm::new(q, Vec::new()));
             }
             if states.len() == n && self.contacts(&states, release as f32).min > release {
@@ -396,7 +419,7 @@ impl Sim {
             let mut goals: Vec<Vec<f64>> = Vec::with_capacity(self.opts.goals);
             for _ in 0..self.opts.goals {
                 let from = goals.last().unwrap_or(&q).clone();
-                match self.clear_goal(r, &from, &mut rng) {
+                match self.clear_goal(r, &from, self.cell.margins.release_m, &mut rng) {
                     Some(g) => goals.push(g),
                     None => break,
                 }
@@ -505,7 +528,7 @@ impl Sim {
                 continue;
             }
             if trace.is_some_and(|every| k % every == 0) {
-                trace_cycle(t, &arms, &commands);
+                crate::report::trace_cycle(t, &arms, &commands);
             }
             self.advance(&mut arms, t);
             let c = self.contacts(&arms, 0.0);
@@ -660,23 +683,4 @@ pub fn run_episodes(sims: Vec<Sim>, seed: u64, episodes: usize, crossing: bool) 
         }
     });
     total
-}
-
-/// One cycle of arms and their commands, to stderr (`WG_SIM_TRACE`).
-fn trace_cycle(t: f64, arms: &[SimArm], commands: &[Command]) {
-    for (r, (a, c)) in arms.iter().zip(commands).enumerate() {
-        let g = &c.grant;
-        eprintln!(
-            "t {t:7.3} arm {r} goals left {} plan s {:6.3} stop {} ({:?}) scaling {:.2} grant {:?} until {:.3} held by {:?} back to {:?}",
-            a.goals.len(),
-            a.s,
-            c.stop,
-            c.source,
-            c.speed_scaling,
-            g.state,
-            g.until_s,
-            g.held_by,
-            a.back_to
-        );
-    }
 }

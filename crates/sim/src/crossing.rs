@@ -6,7 +6,8 @@
 //! so that
 //! - every leg is what a planner for the static cell would give (both
 //!   rests and the straight path between them clear of the cell and the
-//!   arm itself by the release margin, [`Sim::clear_goal`]);
+//!   arm itself by the release margin, the field's voxel diagonal and the
+//!   clearance margin, [`Sim::clear_goal`]);
 //! - every arm's rests lie outside every other arm's sweep (grown by the
 //!   release margin, a voxel's diagonal and 3 cm): the shared zone is only
 //!   passed through, never parked in, so any order of turns can finish;
@@ -276,8 +277,15 @@ impl Sim {
     /// A leg of arm `r` from a random rest A to a random rest B, with its
     /// plan and sweeps; `None` when no clear one was found.
     fn draw_leg(&mut self, r: usize, rng: &mut Rng) -> Option<Leg> {
-        let a = self.clear_q(r, rng)?;
-        let b = self.clear_goal(r, &a, rng)?;
+        // Clear by what the guard can tell from its field: the release
+        // margin, a voxel's diagonal (the field's error) and the clearance
+        // margin. A plan passing closer to the cell is stopped there by the
+        // cell check and, standing within the release margin as the field
+        // sees it, never released (two such stalls in 1,000 episodes).
+        let (m, g) = (&self.cell.margins, &self.cell.voxel_grid);
+        let clear = m.release_m + g.resolution_m * 3f64.sqrt() + m.clearance_m;
+        let a = self.clear_q(r, clear, rng)?;
+        let b = self.clear_goal(r, &a, clear, rng)?;
         let plan = straight_plan(&a, &b, &self.vmax[r], &self.cell.manipulators[r].max_decel)?;
         let (mut q, mut samples, mut sweep) = (vec![0.0; a.len()], Vec::new(), Vec::new());
         let n = (plan.duration_s() / SAMPLE_S).ceil() as usize;

@@ -235,3 +235,23 @@ impl SimReport {
         o
     }
 }
+
+/// One cycle of arms and their commands, to stderr (`WG_SIM_TRACE`).
+pub(crate) fn trace_cycle(t: f64, arms: &[crate::motion::SimArm], commands: &[workcell_guard_core::guard::Command]) {
+    for (r, (a, c)) in arms.iter().zip(commands).enumerate() {
+        let g = &c.grant;
+        eprintln!(
+            "t {t:7.3} arm {r} goals left {} plan s {:6.3} stop {} ({:?} {:?}) scaling {:.2} grant {:?} until {:.3} held by {:?} back to {:?}",
+            a.goals.len(),
+            a.s,
+            c.stop,
+            c.source,
+            c.cause.map(|s| s.reason),
+            c.speed_scaling,
+            g.state,
+            g.until_s,
+            g.held_by,
+            a.back_to
+        );
+    }
+}

@@ -33,7 +33,8 @@
 //!   robot is on plan; one standing at its plan's start cannot, and does
 //!   not hold the one above ([`Offer::at_start`]): the stop check guards
 //!   that pass;
-//! - a robot at its plan's start (not yet under way) **gives way** to one below
+//! - optionally ([`Arbiter::set_give_way`]; the method has priority alone
+//!   decide), a robot at its plan's start (not yet under way) **gives way** to one below
 //!   it that is already on its way (moving, on plan) and whose increment
 //!   meets its own: the one that set off first passes first, as
 //!   an interlock gives a zone to the robot inside it. The other goes just
@@ -198,6 +199,8 @@ pub struct Arbiter {
     backing: Vec<Option<u16>>,
     /// Per robot: the robot below it it gives way to.
     giving_way: Vec<Option<u16>>,
+    /// Whether robots at their start give way ([`Arbiter::set_give_way`]).
+    give_way: bool,
 }
 
 impl Arbiter {
@@ -210,6 +213,7 @@ impl Arbiter {
             back_from: vec![None; n],
             backing: vec![None; n],
             giving_way: vec![None; n],
+            give_way: false,
         }
     }
 
@@ -223,7 +227,9 @@ impl Arbiter {
         // Highest priority first; ties to the lower index.
         self.order
             .sort_unstable_by(|&a, &b| offers[b as usize].priority.cmp(&offers[a as usize].priority).then(a.cmp(&b)));
-        self.give_way(offers, conflicts);
+        if self.give_way {
+            self.give_way(offers, conflicts);
+        }
         for r in 0..n {
             self.decided[r] = false;
             self.back_from[r] = None;
@@ -295,6 +301,15 @@ impl Arbiter {
 }
 
 impl Arbiter {
+    /// Whether a robot at its plan's start gives way to a lower one already
+    /// on its way (off by default: priority alone decides).
+    pub fn set_give_way(&mut self, on: bool) {
+        self.give_way = on;
+        if !on {
+            self.giving_way.fill(None);
+        }
+    }
+
     /// Who gives way to whom this cycle (see the module's text), and the
     /// order changed to match: each robot given way to goes just before
     /// the one giving way (`order` sorted by priority on entry).

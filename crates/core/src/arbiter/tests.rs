@@ -226,6 +226,7 @@ proptest! {
 #[test]
 fn a_robot_at_its_start_gives_way_to_a_lower_one_already_on_its_way_until_its_plan_ends() {
     let mut a = Arbiter::new(2);
+    a.set_give_way(true);
     let mut g = vec![Grant::NONE; 2];
     // Robot 1 (high) has just been given a plan; robot 0 (low) moves
     // through where robot 1's increment goes (its sample 5 meets robot 1's 3).
@@ -250,8 +251,12 @@ fn a_robot_at_its_start_gives_way_to_a_lower_one_already_on_its_way_until_its_pl
     assert_eq!(a.giving_way(1), None);
     assert_eq!(g[1].state, GrantState::Proceed);
     // Not at its start (under way), it does not give way.
-    let mut a = Arbiter::new(2);
     a.decide(&[offer(1, 2), offer(9, 2)], &c, &mut g);
+    assert_eq!(a.giving_way(1), None);
+    assert_eq!((g[0].state, g[1].state), (GrantState::Hold, GrantState::Proceed));
+    // Off (the default): priority alone decides.
+    let mut a = Arbiter::new(2);
+    a.decide(&[offer(1, 2), high_at_start], &c, &mut g);
     assert_eq!(a.giving_way(1), None);
     assert_eq!((g[0].state, g[1].state), (GrantState::Hold, GrantState::Proceed));
 }

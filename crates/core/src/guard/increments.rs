@@ -82,11 +82,15 @@ pub struct ArbitrationPolicy {
     /// boosted (those boosted earlier first) until its plan is done or
     /// replaced; `None`: priorities are never boosted, s.
     pub boost_after_s: Option<f64>,
+    /// A robot at its plan's start gives way to a lower one already on its
+    /// way through its increment (the arbiter's module text); `false`:
+    /// priority alone decides, as the method has it.
+    pub give_way_at_start: bool,
 }
 
 impl Default for ArbitrationPolicy {
     fn default() -> Self {
-        ArbitrationPolicy { starvation_s: 10.0, boost_after_s: None }
+        ArbitrationPolicy { starvation_s: 10.0, boost_after_s: None, give_way_at_start: false }
     }
 }
 
@@ -246,6 +250,7 @@ impl Arbitration {
         self.retreat_end.iter_mut().for_each(|e| *e = None);
         self.backed_at.iter_mut().for_each(|t| *t = f64::NEG_INFINITY);
         self.arbiter = Arbiter::new(n);
+        self.arbiter.set_give_way(self.policy.give_way_at_start);
     }
 }
 
@@ -291,6 +296,7 @@ impl Guard {
     /// Sets how long robots may wait before they are named starving.
     pub fn set_arbitration_policy(&mut self, p: ArbitrationPolicy) {
         self.arbitration.policy = p;
+        self.arbitration.arbiter.set_give_way(p.give_way_at_start);
     }
 
     /// How long robots may wait before they are named starving.

@@ -224,7 +224,11 @@ pub struct Actuate {
 /// How long robots may wait for others, from `params`.
 pub fn arbitration_of(p: &NodeParams) -> ArbitrationPolicy {
     let boost = p.priority_boost_after_s;
-    ArbitrationPolicy { starvation_s: p.starvation_s, boost_after_s: (boost > 0.0).then_some(boost) }
+    ArbitrationPolicy {
+        starvation_s: p.starvation_s,
+        boost_after_s: (boost > 0.0).then_some(boost),
+        give_way_at_start: p.give_way_at_start,
+    }
 }
 
 /// How the core turns decisions into commands, from `params`.
