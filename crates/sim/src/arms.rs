@@ -267,23 +267,29 @@ impl Sim {
     /// Least sphere-level clearance of arm `r` alone at `q` (cell and
     /// itself), exact up to `within` (beyond it, `+∞` for link pairs).
     fn arm_contacts(&mut self, r: usize, q: &[f64], within: f32) -> f64 {
+        let (cell, own) = self.arm_gaps(r, q, within);
+        cell.min(own)
+    }
+
+    /// Arm `r` alone at `q`: its least sphere-level clearance to the cell,
+    /// and to itself, each exact up to `within`.
+    fn arm_gaps(&mut self, r: usize, q: &[f64], within: f32) -> (f64, f64) {
         self.posers[r].pose(q, &mut self.posed[r]).expect("sized by the poser");
         self.link_boxes(r);
-        let mut min = f64::INFINITY;
+        let (mut cell, mut own) = (f64::INFINITY, f64::INFINITY);
         let p = &self.posed[r];
         for i in 0..p.len() {
-            let c = self.cell_gap(r, p, i, within);
-            min = min.min(f64::from(c));
+            cell = cell.min(f64::from(self.cell_gap(r, p, i, within)));
         }
         let nl = self.boxes[r].len();
         for la in 0..nl {
             for lb in (la + 1)..nl {
                 if self.guard.pair_matters(r, la, r, lb) {
-                    min = min.min(f64::from(self.link_pair_gap(r, la, r, lb, within)));
+                    own = own.min(f64::from(self.link_pair_gap(r, la, r, lb, within)));
                 }
             }
         }
-        min
+        (cell, own)
     }
 
     /// Sphere-level contacts of the arms at `states` (the oracle); the
@@ -325,19 +331,8 @@ impl Sim {
     /// itself by the release margin.
     fn arm_clear(&mut self, r: usize, q: &[f64], cell_m: f64) -> bool {
         let release = self.cell.margins.release_m;
-        self.posers[r].pose(q, &mut self.posed[r]).expect("sized by the poser");
-        self.link_boxes(r);
-        let within = cell_m.max(release) as f32;
-        let p = &self.posed[r];
-        if (0..p.len()).any(|i| f64::from(self.cell_gap(r, p, i, within)) <= cell_m) {
-            return false;
-        }
-        let nl = self.boxes[r].len();
-        (0..nl).all(|la| {
-            ((la + 1)..nl).all(|lb| {
-                !self.guard.pair_matters(r, la, r, lb) || f64::from(self.link_pair_gap(r, la, r, lb, within)) > release
-            })
-        })
+        let (cell, own) = self.arm_gaps(r, q, cell_m.max(release) as f32);
+        cell > cell_m && own > release
     }
 
     /// A random configuration of arm `r` clear of the cell by `cell_m` and
