@@ -76,7 +76,13 @@ class Executor:
         w = abs(pan_at(self.arm, self.s + ds) - pan_at(self.arm, self.s)) / ds
         return min(self.arm["decel"] / w, 1e3) if w > 1e-9 else 1e3
 
-    def step(self, grant, stop):
+    def step(self, grant, stop, dt):
+        """`dt` seconds since its last step, at most 3 DT: it moves in real
+        time (its joint states' stamps and positions agree, whether or not
+        this process kept its pace), and where this process stalled longer
+        it held still for the rest, as a controller that missed its cycles
+        holds (it never runs on blind to its commands)."""
+        dt = min(dt, 3 * DT)
         b, react = self.rate(), 0.05
         until = grant.granted_until.sec + grant.granted_until.nanosec * 1e-9 if grant else 0.0
         state = grant.state if grant else NO_PLAN
@@ -90,10 +96,10 @@ class Executor:
         else:
             want = 1.0
         if want < self.pace:
-            self.pace = max(self.pace - b * DT, want)
+            self.pace = max(self.pace - b * dt, want)
         else:
-            self.pace = min(self.pace + b * DT, want)
-        s = min(max(self.s + self.pace * DT, 0.0), PLAN_S)
+            self.pace = min(self.pace + b * dt, want)
+        s = min(max(self.s + self.pace * dt, 0.0), PLAN_S)
         if state in (PROCEED, HOLD) and s > max(until, self.s):
             # Never past its grant: it stops there (harder than it could:
             # safe, and it sets off again from rest).
@@ -178,7 +184,7 @@ def main():
         start = time.time()
         finished = [None, None]
         stamps_seen = set()
-        next_tick = time.time()
+        next_tick = prev_t = time.time()
         while time.time() < start + 20 and None in finished:
             expect(node.poll() is None, f"the node died (exit {node.poll()})")
             now = time.time()
@@ -187,9 +193,10 @@ def main():
                 note(i, now - start)
                 if grants[i].state in (PROCEED, HOLD, BACK_AWAY):
                     stamps_seen.add((grants[i].plan_stamp.sec, grants[i].plan_stamp.nanosec))
-                ex[i].step(grants[i], stops[i])
+                ex[i].step(grants[i], stops[i], now - prev_t)
                 if ex[i].done() and finished[i] is None:
                     finished[i] = round(now - start, 3)
+            prev_t = now
             # A hold and the stop flag arrive on two topics, in either order:
             # they may disagree for a moment, not for 0.1 s.
             if grants[last].state == HOLD and not stops[last]:

@@ -9,7 +9,7 @@ use workcell_guard_core::arbiter::{GrantState, MAX_SAMPLES};
 use workcell_guard_core::cell::Workcell;
 use workcell_guard_core::forecast::track::JointPlan;
 use workcell_guard_core::guard::{
-    ArbitrationPolicy, Body, Command, CommandPolicy, Decision, Guard, Reason, Stop, StopSource,
+    ArbitrationPolicy, Body, Command, CommandPolicy, Decision, Guard, Reason, Stop, StopSource, Tuning,
 };
 use workcell_guard_core::model::SpherePoser;
 
@@ -65,6 +65,11 @@ impl Follower {
 
     /// One cycle under command `c`.
     fn step(&mut self, c: &Command, q: &mut [f64]) {
+        self.step_dt(c, q, DT);
+    }
+
+    /// `dt` seconds under command `c`.
+    fn step_dt(&mut self, c: &Command, q: &mut [f64], dt: f64) {
         if c.retreat {
             self.back_to = Some(c.grant.until_s);
         }
@@ -78,8 +83,8 @@ impl Follower {
             None if c.stop => 0.0,
             None => c.speed_scaling,
         };
-        self.pace = if want < self.pace { (self.pace - b * DT).max(want) } else { (self.pace + b * DT).min(want) };
-        let mut s = (self.s + self.pace * DT).clamp(0.0, self.plan.duration_s());
+        self.pace = if want < self.pace { (self.pace - b * dt).max(want) } else { (self.pace + b * dt).min(want) };
+        let mut s = (self.s + self.pace * dt).clamp(0.0, self.plan.duration_s());
         if matches!(c.grant.state, GrantState::Proceed | GrantState::Hold) && s > c.grant.until_s.max(self.s) {
             // Never past its grant: where the grant ends short of where it
             // can stop, it stops there (harder than it could: safe, and it
@@ -492,4 +497,66 @@ fn a_robot_kept_waiting_longer_than_the_boost_limit_goes_first_until_its_plan_is
     assert!(r1 + 1.0 < r0, "boosted after 1 s of waiting, arm_right finishes well before it did: {r1} vs {r0}");
     assert!(r1 < l1 && l1 > l0, "arm_left (priority 20) yields to the boosted arm_right: {l1} vs {l0}, {r1}");
     assert!(least > 0.0, "the arms' spheres met: {least}");
+}
+
+/// An arm stopped on its plan by two of its own links that sit between
+/// the margins all along the plan (arm_left's base and upper arm as its
+/// first joint turns) is released after the hold time and finishes: that
+/// pair never comes closer, nor farther, as it goes; held until it did, it
+/// would stand there for good.
+#[test]
+fn an_arm_stopped_on_its_plan_by_a_pair_its_plan_keeps_between_the_margins_is_released_and_finishes() {
+    let cell = common::cell::sample_cell();
+    let mut g = guard();
+    g.set_command_policy(CommandPolicy { slow_down_m: 1e-3, ..g.command_policy() });
+    // A release margin of 3.5 cm: that pair (2.3-2.4 cm apart, less the
+    // departure bound at rest) sits between the margins.
+    let tuning = Tuning { release_m: 0.035, ..g.tuning() };
+    g.set_tuning(tuning).unwrap();
+    let mut qs = vec![q_left(-0.6), q_right(-1.5)];
+    let mut t = 0.0;
+    for _ in 0..100 {
+        t += DT;
+        feed(&mut g, &qs, t);
+    }
+    let plan = turn(q_left, -0.6, -1.1, 1.0);
+    g.set_plan(0, Some(plan.clone())).unwrap();
+    // A margin raised past that pair's clearance stops it, for that pair;
+    // put back, the pair sits between the margins.
+    g.set_tuning(Tuning { clearance_m: 0.03, ..tuning }).unwrap();
+    for _ in 0..10 {
+        t += DT;
+        feed(&mut g, &qs, t);
+    }
+    let own = g.clearances(0).unwrap().own_links_m;
+    assert!(
+        matches!(g.decisions()[0], Decision::Stop(Stop { reason: Reason::SelfCollision, .. })),
+        "{:?}",
+        g.decisions()[0]
+    );
+    g.set_tuning(tuning).unwrap();
+    assert!(
+        own > tuning.clearance_m as f32 && own < tuning.release_m as f32,
+        "own links {own} m: not between the margins"
+    );
+    let mut arm = Follower::new(plan, cell.manipulators[0].max_decel[0]);
+    let (start, mut released, mut least) = (t, None, f32::INFINITY);
+    while t < start + 5.0 && !arm.done() {
+        t += DT;
+        feed(&mut g, &qs, t);
+        let c = g.commands()[0];
+        if !c.stop && released.is_none() {
+            released = Some(t - start);
+        }
+        least = least.min(g.clearances(0).unwrap().own_links_m);
+        arm.step(&c, &mut qs[0]);
+    }
+    println!(
+        "own links {own:.4} m when stopped; released after {released:?} s; least {least:.4} m; done {}",
+        arm.done()
+    );
+    let hold = tuning.release_hold_s;
+    assert!(released.is_some_and(|r| r <= hold + 0.05), "held {released:?} s (hold time {hold} s)");
+    assert!(arm.done(), "did not finish its plan");
+    assert!(least > tuning.clearance_m as f32, "its own links came within the margin: {least}");
 }

@@ -152,7 +152,7 @@ fn build_arm(
         let j = &spec.robot.joints[spec.robot.links[l].parent_joint.expect("non-root links have a parent joint")];
         fixed_link[l] = fixed_link[j.parent] && j.kind == crate::model::JointKind::Fixed;
     }
-    let posed = poser.posed_batch();
+    let (posed, ahead) = (poser.posed_batch(), poser.posed());
     Arm {
         model: ArmModel {
             decel: spec.max_decel.clone(),
@@ -181,6 +181,8 @@ fn build_arm(
         },
         scratch: ArmScratch {
             brake: spec.max_decel.clone(),
+            ahead,
+            ahead_q: vec![0.0; dof],
             link_inflation: vec![0.0; spec.robot.links.len()],
             inflated_r: vec![0.0; slots],
             pair_inflation: vec![0.0; n_self_pairs],

@@ -40,9 +40,36 @@ impl Guard {
         granted && by.is_some_and(|o| ar.offers.get(o).is_some_and(|x| x.planned))
     }
 
+    /// Whether robot `ri`, stopped on its plan for a pair of its links or
+    /// one against the cell, has that pair clear of the clearance margin
+    /// where its increment ends (posed without inflation: the hysteresis
+    /// decides on it, the checks keep it safe). False where it cannot
+    /// tell (no such stop, no plan, no increment, no joint state).
+    fn plan_clear(&mut self, ri: usize) -> bool {
+        let StopCause::Proximity(c, (Body::Link { link: la, .. }, b)) = self.arms[ri].state.cause else { return false };
+        let offer = self.arbitration.offers.get(ri);
+        let (true, Some(o)) = (self.arms[ri].state.stopped && c < 2, offer.filter(|o| o.planned && o.samples >= 2))
+        else {
+            return false;
+        };
+        let end_s = self.increment_time(ri, o.samples - 1);
+        let other = match b {
+            Body::Link { link, .. } => Some(u32::from(link)),
+            _ => None,
+        };
+        let a = &mut self.arms[ri];
+        let Some(plan) = a.state.follow.tracker.plan() else { return false };
+        plan.at_time(end_s, &mut a.scratch.ahead_q);
+        if a.model.poser.pose(&a.scratch.ahead_q, &mut a.scratch.ahead).is_err() {
+            return false;
+        }
+        pair_clearance(&a.scratch.ahead, &self.field, u32::from(la), other) > self.margins.clearance_m as f32
+    }
+
     fn decide_state(&mut self, ri: usize, now_s: f64, release: f32, unknown: Option<u16>) -> Decision {
         let hold = self.settings.release_hold_s;
         let clear_ahead = self.clear_ahead(ri);
+        let plan_clear = self.plan_clear(ri);
         let a = &mut self.arms[ri];
         let stop = |kind, reason, a: &Arm| {
             let conflict = a.scratch.track.conflict_k != usize::MAX;
@@ -111,10 +138,20 @@ impl Guard {
             // pose (two of its own links between the two margins, say)
             // starts, while the hysteresis still keeps a proximity stop from
             // chattering.
+            //
+            // On a plan whose increment ends clear of the margin on the
+            // pair that stopped it against the cell or its own links, that
+            // pair no longer holds it: they come closer only as it moves,
+            // along the plan its forecast checks every cycle, and where its
+            // plan runs between the margins (beside a table, two links of a
+            // compact wrist side by side) it would hold it there for good,
+            // the plan never taking it farther away ([`Guard::plan_clear`]).
+            // Anything within the release margin that comes closer (a
+            // sensed obstacle, another robot) still holds it.
             let held = (0..3).any(|c| {
                 let now = a.scratch.track.class_best[c];
-                let cause =
-                    matches!(a.state.cause, StopCause::Proximity(k, pair) if k == c && a.scratch.track.class_pair[c] == Some(pair));
+                let cause = (c == 2 || !plan_clear)
+                    && matches!(a.state.cause, StopCause::Proximity(k, pair) if k == c && a.scratch.track.class_pair[c] == Some(pair));
                 now < release && (cause || now < prev[c] - APPROACH_EPS_M)
             });
             if !held {
@@ -132,4 +169,24 @@ impl Guard {
         }
         Decision::Continue { clearance_m: a.scratch.track.best, pair: a.scratch.track.best_pair, escaping: escape }
     }
+}
+
+/// Least clearance of link `a`'s spheres in `p` to link `b`'s (`Some`) or
+/// to the cell (`None`), m.
+fn pair_clearance(p: &PosedSpheres, field: &DistanceField, a: u32, b: Option<u32>) -> f32 {
+    let mut best = f32::INFINITY;
+    for i in (0..p.len()).filter(|&i| p.link[i] == a) {
+        let d = match b {
+            None => field.clearance(p.x[i], p.y[i], p.z[i], p.r[i]),
+            Some(b) => (0..p.len())
+                .filter(|&j| p.link[j] == b)
+                .map(|j| {
+                    let (dx, dy, dz) = (p.x[i] - p.x[j], p.y[i] - p.y[j], p.z[i] - p.z[j]);
+                    (dx * dx + dy * dy + dz * dz).sqrt() - p.r[i] - p.r[j]
+                })
+                .fold(f32::INFINITY, f32::min),
+        };
+        best = best.min(d);
+    }
+    best
 }

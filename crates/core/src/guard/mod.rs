@@ -94,7 +94,7 @@ use crate::forecast::{self, Estimator, SampleError, StopPlan};
 use crate::frame::Frame;
 use crate::hash::SpatialHash;
 use crate::model::exact::{self, PlacedShape};
-use crate::model::{BATCH, Collision, PosedBatch, SpherePoser};
+use crate::model::{BATCH, Collision, PosedBatch, PosedSpheres, SpherePoser};
 use crate::platen::{Answer, BitAllocator, UnitStatus};
 use check_cell::link_pair_checked;
 pub use matrix::{CollisionMatrix, PairClass};
@@ -160,6 +160,10 @@ struct ArmModel {
 struct ArmScratch {
     /// This cycle's braking deceleration per joint ([`forecast::braking_decel`]).
     brake: Vec<f64>,
+    /// A robot stopped on plan posed at its increment's end, and the
+    /// configuration there ([`hysteresis`]'s look ahead).
+    ahead: PosedSpheres,
+    ahead_q: Vec<f64>,
     /// Per link, this cycle's inflation, m.
     link_inflation: Vec<f64>,
     /// Per slot, radius plus its link's inflation, this cycle.

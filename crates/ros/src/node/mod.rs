@@ -31,8 +31,8 @@ use std::fmt::Write;
 use std::sync::mpsc;
 use workcell_guard_core::field::{DistanceField, PointReport};
 use workcell_guard_core::guard::{
-    ArbitrationPolicy, Body, CommandPolicy, Decision, Guard, JointStateIn, MoveRequest, PathRequest, PlatenPoseIn,
-    Reason, Scope, Stop, Tuning, TuningError,
+    ArbitrationPolicy, Body, Command, CommandPolicy, Decision, Guard, JointStateIn, MoveRequest, PathRequest,
+    PlatenPoseIn, Reason, Scope, Stop, StopSource, Tuning, TuningError,
 };
 use workcell_guard_core::model::{PosedSpheres, SpherePoser};
 use workcell_guard_core::platen::{Answer, Blocker, PathFault, Refusal, StopReason, UnitStatus};
@@ -202,6 +202,17 @@ pub struct GuardNode {
     panic_frame_id: Option<String>,
     sensing: Option<Sensing>,
     cloud_error: Option<CloudError>,
+}
+
+/// One log line when a robot's stop flag changes: a guard's stop as a
+/// warning with its cause, a hold on its grant and a release as
+/// information (the diagnostics carry the rest).
+fn log_transition(robot: &str, c: &Command, cause: &str) {
+    match (c.stop, c.source) {
+        (false, _) => tracing::info!("{robot}: released"),
+        (true, StopSource::Grant) => tracing::info!("{robot}: holds on its path (its grant)"),
+        (true, source) => tracing::warn!("{robot}: stopped ({source:?}): {cause}"),
+    }
 }
 
 /// What to tell a robot's controller this cycle (where the workcell names
@@ -544,6 +555,9 @@ impl GuardNode {
                 self.names.body(b, &mut io.cause);
                 io.cause.push(')');
             }
+        }
+        if c.stop != self.stops[r].data {
+            log_transition(&self.cell.manipulators[r].name, &c, &io.cause);
         }
         self.stops[r].data = c.stop;
         self.speed[r].data = c.speed_scaling;
