@@ -261,6 +261,12 @@ impl Guard {
         &self.arbitration.grants
     }
 
+    /// The robot `robot` gives way to this cycle (lower, and already on
+    /// its way through its increment: [`ArbitrationPolicy::give_way_at_start`]).
+    pub fn giving_way(&self, robot: usize) -> Option<usize> {
+        self.arbitration.arbiter.giving_way(robot)
+    }
+
     /// `robot`'s planned trajectory, while it has one.
     pub fn joint_plan(&self, robot: usize) -> Option<&JointPlan> {
         self.arms.get(robot).and_then(|a| a.state.follow.tracker.plan())
