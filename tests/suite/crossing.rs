@@ -61,3 +61,20 @@ fn one_at_a_time_reference_waits_at_the_zone_and_holds_it_to_the_end_of_the_wind
     // zone at 1.8, waits to 2.0, leaves at 2.6, done at 2.8.
     assert!((t - 2.8).abs() < 0.01, "{t}");
 }
+
+/// Four arms, seed 1,059 of `simulate --crossing --arms 4`: an arm sent
+/// back along its plan by a higher one stands where its way back turns
+/// into a third arm. Judged on its plan ahead (away from the robot it backs
+/// away from), it was let go, stopped once moving back, let go again: a
+/// ratchet into that arm (2.6 cm deep). Its way back is what it is judged
+/// on: no contact (it waits; the episode stalls).
+#[test]
+fn an_arm_sent_back_into_another_is_judged_on_its_way_back_and_never_touches_it() {
+    let opts = SimOptions { goals: 2, obey_scaling: true, obey_grants: true, ..SimOptions::default() };
+    let cell = sim::cell_with_arms(sample_cell(), 4);
+    let mut s = Sim::new(cell, opts, Some(cache_dir())).unwrap();
+    let r = s.crossing_episode(1059);
+    print!("{}", r.summary(4, opts.dt_s));
+    assert_eq!(r.episodes, 1, "seed 1059 no longer draws a crossing episode: {r:?}");
+    assert_eq!(r.contacts(), 0, "{r:?}");
+}

@@ -427,6 +427,9 @@ impl Sim {
         if rep.stalled > 0 {
             rep.stalled_seeds.push(seed);
         }
+        if rep.contacts() > 0 {
+            rep.contact_seeds.push(seed);
+        }
         rep
     }
 
@@ -527,6 +530,12 @@ impl Sim {
             }
             self.advance(&mut arms, t);
             let c = self.contacts(&arms, 0.0);
+            if trace.is_some() && (c.cell || c.robot || c.selfc) {
+                println!(
+                    "t {t:7.3} contact: least clearance {:.4} m (cell {}, robots {}, own {}); per arm {:.4?}",
+                    c.min, c.cell, c.robot, c.selfc, self.arm_min
+                );
+            }
             rep.min_clearance_m = rep.min_clearance_m.min(c.min);
             rep.contacts_cell += usize::from(c.cell);
             rep.contacts_robot += usize::from(c.robot);

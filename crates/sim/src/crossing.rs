@@ -424,6 +424,9 @@ impl Sim {
         if rep.stalled > 0 {
             rep.stalled_seeds.push(seed);
         }
+        if rep.contacts() > 0 {
+            rep.contact_seeds.push(seed);
+        }
         self.guard.set_command_policy(policy);
         if rep.finished > 0 {
             rep.makespan_one_at_a_time_s = reference;

@@ -62,6 +62,8 @@ pub struct SimReport {
     /// The seeds of the stalled episodes, lowest first (run one alone with
     /// `--seed`).
     pub stalled_seeds: Vec<u64>,
+    /// The seeds of the episodes with a contact, lowest first.
+    pub contact_seeds: Vec<u64>,
     /// Sum over finished episodes of the time until the last arm reached
     /// its last goal, s.
     pub makespan_s: f64,
@@ -111,6 +113,8 @@ impl SimReport {
         self.stalled += o.stalled;
         self.stalled_seeds.extend_from_slice(&o.stalled_seeds);
         self.stalled_seeds.sort_unstable();
+        self.contact_seeds.extend_from_slice(&o.contact_seeds);
+        self.contact_seeds.sort_unstable();
         self.makespan_s += o.makespan_s;
         self.makespan_unguarded_s += o.makespan_unguarded_s;
         self.makespan_one_at_a_time_s += o.makespan_one_at_a_time_s;
@@ -214,6 +218,12 @@ impl SimReport {
                 "stalled episodes' seeds: {}{more} (one alone: --seed {seed} --episodes 1)",
                 list.join(", ")
             );
+        }
+        if let Some(seed) = self.contact_seeds.first() {
+            let list: Vec<String> = self.contact_seeds.iter().take(20).map(u64::to_string).collect();
+            let more = if self.contact_seeds.len() > 20 { ", …" } else { "" };
+            let _ =
+                writeln!(o, "seeds with a contact: {}{more} (one alone: --seed {seed} --episodes 1)", list.join(", "));
         }
         if self.makespan_one_at_a_time_s > 0.0 {
             let u = self.makespan_unguarded_s;
