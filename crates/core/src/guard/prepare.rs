@@ -2,7 +2,6 @@
 //! planned and sampled, the samples posed in batches.
 
 use super::*;
-use crate::arbiter::GrantState;
 
 /// A robot on plan goes back along it when its pace along the plan is
 /// below minus this (plan seconds per second): a retreat, not the jitter of
@@ -15,7 +14,6 @@ impl Guard {
         let settings = self.settings;
         let step_m = self.margins.clearance_m;
         let release = self.margins.release_m as f32;
-        let backing = self.arbitration.grants.get(ri).is_some_and(|g| g.state == GrantState::BackAway); // sent back
         let a = &mut self.arms[ri];
         // What last cycle found decides whether this one samples finer.
         let (last_class, last_robot_near) = (a.scratch.track.class_best, a.scratch.track.robot_near);
@@ -24,7 +22,9 @@ impl Guard {
         a.scratch.n_cfg = 0;
         a.scratch.inflate = 0.0;
         a.scratch.present = a.state.est.count() > 0;
-        (a.scratch.borne_out, a.scratch.at_rest, a.scratch.reversing) = (false, false, false);
+        a.scratch.borne_out = false;
+        a.scratch.at_rest = false;
+        a.scratch.reversing = false;
         let dof = a.model.decel.len();
         // A state refused since the last cycle names the stop; then the
         // refusal still standing (no state accepted since); then silence
@@ -74,7 +74,7 @@ impl Guard {
                 let on = Self::follow_plan(&mut a.state.follow, mo.q, now_s);
                 a.scratch.borne_out = on.is_some() || mo.step_follows;
                 let cap = settings.max_path_samples;
-                Self::forecast(&a.model, &mut a.scratch, (&a.state.follow, backing), &mo, on, react, seen, step_m, cap);
+                Self::forecast(&a.model, &mut a.scratch, &a.state.follow, &mo, on, react, seen, step_m, cap);
                 // Where the cap binds, a robot that came near something last
                 // cycle is sampled again, finer (less inflation): near the
                 // cell or a robot within the release margin plus this
@@ -90,17 +90,7 @@ impl Guard {
                     || within(robots, release + a.scratch.inflate)
                     || within(own, release);
                 if near > cap && a.scratch.n_cfg > cap && close {
-                    Self::forecast(
-                        &a.model,
-                        &mut a.scratch,
-                        (&a.state.follow, backing),
-                        &mo,
-                        on,
-                        react,
-                        seen,
-                        step_m,
-                        near,
-                    );
+                    Self::forecast(&a.model, &mut a.scratch, &a.state.follow, &mo, on, react, seen, step_m, near);
                 }
             }
             other => {
@@ -135,14 +125,12 @@ impl Guard {
     /// The stopping path, on plan from plan time `on` or by extrapolation,
     /// at most `cap` intervals, with its inflation. A robot on plan going
     /// back along it (a retreat) is forecast from its motion
-    /// ([`Guard::forecast_reversing`]); one standing still that its last
-    /// grant sends back (`backing`), back along its plan
-    /// ([`Guard::forecast_back`]): that is where it goes once let go.
+    /// ([`Guard::forecast_reversing`]).
     #[allow(clippy::too_many_arguments)]
     fn forecast(
         model: &ArmModel,
         sc: &mut ArmScratch,
-        (follow, backing): (&Follow, bool),
+        follow: &Follow,
         mo: &forecast::Motion<'_>,
         on: Option<f64>,
         react: f64,
@@ -153,9 +141,6 @@ impl Guard {
         match on {
             Some(s0) if Self::direction(follow, s0, mo.v) == Some(true) => {
                 Self::forecast_reversing(model, sc, follow, mo, s0, (react, seen, step_m, cap));
-            }
-            Some(s0) if backing && Self::direction(follow, s0, mo.v) == Some(false) => {
-                Self::forecast_back(model, sc, follow, mo, s0, (react, seen, step_m, cap));
             }
             Some(s0) => Self::forecast_on_plan(model, sc, follow, mo, s0, react, seen, step_m, cap),
             None => Self::forecast_extrapolated(model, sc, mo, react, seen, step_m, cap),
@@ -190,88 +175,6 @@ impl Guard {
                 *o = q - *o;
             }
         }
-    }
-
-    /// Most intervals of a standing robot's way back ([`Guard::forecast_back`]).
-    const BACK_SAMPLES: usize = 32;
-
-    /// The stopping path of a robot standing on its plan at plan time `s0`
-    /// that its grant sends back along it: the plan backwards, as far as it
-    /// gets at the plan's own pace (a retreat runs at most at it) through
-    /// the reaction and then braking at its joints' deceleration, inflated
-    /// by half steps and the departure bound. Forecast along the plan
-    /// ahead, a retreat into a robot behind it would pass for an escape
-    /// (farther from the robot it backs away from), be let go, stopped
-    /// once moving, let go again: a ratchet into that robot.
-    fn forecast_back(
-        model: &ArmModel,
-        sc: &mut ArmScratch,
-        follow: &Follow,
-        mo: &forecast::Motion<'_>,
-        s0: f64,
-        (react, seen, step_m, cap): (f64, f64, f64, usize),
-    ) {
-        let dof = model.decel.len();
-        let plan = follow.tracker.plan().expect("on plan");
-        plan.at_time(s0, &mut sc.offset);
-        for (o, q) in sc.offset.iter_mut().zip(mo.q) {
-            *o = q - *o;
-        }
-        // Braking from the plan's pace at its joints' deceleration, in
-        // plan time, on the stretch of plan behind it.
-        let k = plan.segment(s0.max(plan.time(0) + 1e-9) - 1e-9);
-        let dt_seg = (plan.time(k + 1) - plan.time(k)).max(1e-9);
-        let mut down = f64::INFINITY;
-        for j in 0..dof {
-            let w = ((plan.point(k + 1)[j] - plan.point(k)[j]) / dt_seg).abs();
-            if w > 1e-12 {
-                down = down.min(model.decel[j] / w);
-            }
-        }
-        // Judged on as much of its way back as it could run at the plan's
-        // pace before a stop took effect, and brake from: the evidence for
-        // an escape is the way it goes, not its first millimetres (which
-        // may part from the robot it backs away from on a way that then
-        // turns into it).
-        let horizon = (react + 1.0 / down.max(1e-9)).min(s0 - plan.time(0)).max(0.0);
-        sc.tv.fill(0.0);
-        plan.travel(s0 - horizon, s0, &mut sc.tv);
-        let travel = (0..model.n_links)
-            .map(|l| model.lever[l * dof..(l + 1) * dof].iter().zip(&sc.tv).map(|(a, b)| a * b).sum::<f64>())
-            .fold(0.0, f64::max);
-        // At most BACK_SAMPLES: a longer way back, sampled coarser (more
-        // inflation), keeps a standing robot's check cheap.
-        let intervals = if travel <= 0.0 || horizon <= 0.0 {
-            0
-        } else {
-            ((travel / step_m.max(1e-6)).ceil() as usize).clamp(1, cap.clamp(1, Self::BACK_SAMPLES))
-        };
-        sc.n_cfg = intervals + 1;
-        let dt = if intervals == 0 { 0.0 } else { horizon / intervals as f64 };
-        sc.speed.fill(0.0);
-        for k in 0..sc.n_cfg {
-            let s = s0 - dt * k as f64;
-            let out = &mut sc.path_q[k * dof..(k + 1) * dof];
-            plan.at_time(s, out);
-            for (o, d) in out.iter_mut().zip(&sc.offset) {
-                *o += d;
-            }
-            if k > 0 {
-                sc.tv.fill(0.0);
-                plan.travel(s, s + dt, &mut sc.tv);
-                for (h, t) in sc.speed.iter_mut().zip(&sc.tv) {
-                    *h = h.max(t / 2.0);
-                }
-            }
-            sc.plan_s[k] = s0;
-        }
-        for (h, &a) in sc.speed.iter_mut().zip(&model.accel) {
-            *h += forecast::along::departure(a, seen, model.reaction_s);
-        }
-        sc.plan = StopPlan { react_s: react, horizon_s: horizon, intervals, travel_m: travel, inflation_m: 0.0 };
-        sc.reversing = true;
-        // It may be anywhere on the way back from when it can get there.
-        fill_windows(&mut sc.windows[..sc.n_cfg], sc.t0, dt, 0.0, seen, |_, _| false);
     }
 
     /// Which way a robot on plan at plan time `s0` moves along it:
