@@ -121,26 +121,26 @@ struct SimulateArgs {
     /// Goals per arm and episode (a planned trajectory to each in turn).
     #[arg(long, default_value_t = SimOptions::default().goals)]
     goals: usize,
-    /// Which episodes hand their planned trajectories to the guard:
-    /// half (even seeds), always, never.
+    /// Which episodes hand their planned trajectories to the guard: half (even seeds), always, never.
     #[arg(long, default_value = "half")]
     plans: sim::PlanMode,
-    /// The arms follow the guard's speed scaling (by default they run at
-    /// full pace until stopped).
+    /// The arms follow the guard's speed scaling (by default they run at full pace until stopped).
     #[arg(long)]
     obey_scaling: bool,
     /// Robot against robot by whole swept volumes (the baseline), not time-matched.
     #[arg(long)]
     swept: bool,
-    /// Crossing plans, the arms obeying their grants, beside one arm at a
-    /// time in the shared zone and the unguarded run: `--episodes` counts
-    /// episodes run (seeds whose draw has no crossing set of plans are
+    /// Crossing plans, the arms obeying their grants, beside one arm at a time in the shared zone and
+    /// the unguarded run: `--episodes` counts episodes run (seeds without a crossing set of plans are
     /// skipped, up to 40 per episode asked for).
     #[arg(long)]
     crossing: bool,
     /// Arms at their plan's start give way to lower ones on their way (`give_way_at_start`).
     #[arg(long)]
     give_way: bool,
+    /// A robot waiting for a higher one longer than this goes first (`priority_boost_after_s`), s.
+    #[arg(long)]
+    boost_after: Option<f64>,
     /// Threads running episodes (each seed still gives the same episode).
     #[arg(long, default_value_t = 1)]
     jobs: usize,
@@ -163,8 +163,7 @@ struct SimulateArgs {
     /// Length of a platen episode, s.
     #[arg(long, default_value_t = 10.0)]
     platen_duration_s: f64,
-    /// Platen units on crossing paths: this many episodes for 2, 3 and 4
-    /// units, and the swap and ring scenarios (their own surfaces).
+    /// Platen units on crossing paths: this many episodes for 2, 3 and 4 units, and the swap and ring scenarios.
     #[arg(long, default_value_t = 0)]
     platen_paths: usize,
 }
@@ -270,6 +269,7 @@ fn simulate_arms(a: &SimulateArgs, base: &workcell::Workcell) -> Result<(), AnyE
         obey_scaling: a.obey_scaling || a.crossing,
         obey_grants: a.crossing,
         give_way: a.give_way,
+        boost_after_s: a.boost_after.filter(|s| s.is_finite() && *s > 0.0),
         swept: a.swept,
         speed_fraction: a.speed_fraction,
         ..SimOptions::default()

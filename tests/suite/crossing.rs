@@ -64,14 +64,12 @@ fn one_at_a_time_reference_waits_at_the_zone_and_holds_it_to_the_end_of_the_wind
 
 /// Four arms, seed 1,059 of `simulate --crossing --arms 4`: an arm sent
 /// back along its plan by a higher one stands where its way back turns
-/// into a third arm. Judged on its plan ahead (away from the robot it backs
-/// away from), it is let go, stopped once moving back, let go again: a
-/// ratchet into that arm (2.6 cm deep). Known, not yet fixed: forecasting
-/// it back along its plan instead let a robot that does not obey its grant
-/// (it goes on along its plan when let go) into contact in the closed-loop
-/// episodes of `tests/suite/guard.rs`; the stop check must cover both ways.
+/// into another arm. Judged on its plan ahead alone (away from the robot it
+/// backs away from), it was let go, stopped once moving back, let go again:
+/// a ratchet into that arm (2.6 cm deep). Its stopping path now covers both
+/// ways it may go when let go (on, for a controller that ignores grants;
+/// back, for one that obeys), so it is never let go into it.
 #[test]
-#[ignore = "known contact, not yet fixed (README: arbitration)"]
 fn an_arm_sent_back_into_another_is_judged_on_its_way_back_and_never_touches_it() {
     let opts = SimOptions { goals: 2, obey_scaling: true, obey_grants: true, ..SimOptions::default() };
     let cell = sim::cell_with_arms(sample_cell(), 4);

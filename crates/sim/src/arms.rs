@@ -57,6 +57,8 @@ pub struct SimOptions {
     /// Arms at their plan's start give way to lower ones already on their
     /// way ([`ArbitrationPolicy::give_way_at_start`]).
     pub give_way: bool,
+    /// [`ArbitrationPolicy::boost_after_s`] (`None`: the cell's).
+    pub boost_after_s: Option<f64>,
 }
 
 /// Which episodes' arms hand their planned trajectories to the guard.
@@ -104,6 +106,7 @@ impl Default for SimOptions {
             swept: false,
             obey_grants: false,
             give_way: false,
+            boost_after_s: None,
         }
     }
 }
@@ -171,7 +174,8 @@ impl Sim {
         let (mut guard, _) = workcell_guard_description::build_guard(&cell, field, matrix_cache)?;
         guard.set_time_matched(!opts.swept);
         let policy = guard.arbitration_policy();
-        guard.set_arbitration_policy(ArbitrationPolicy { give_way_at_start: opts.give_way, ..policy });
+        let boost_after_s = opts.boost_after_s.or(policy.boost_after_s);
+        guard.set_arbitration_policy(ArbitrationPolicy { give_way_at_start: opts.give_way, boost_after_s, ..policy });
         let posers: Vec<SpherePoser> =
             cell.manipulators.iter().map(|m| SpherePoser::new(&m.robot, &m.spheres, m.base)).collect();
         let posed = posers.iter().map(|p| p.posed()).collect();

@@ -10,7 +10,9 @@ impl Guard {
         let posers: Vec<SpherePoser> =
             cell.manipulators.iter().map(|spec| SpherePoser::new(&spec.robot, &spec.spheres, spec.base)).collect();
         let settings = cell.guard;
-        let max_cfg = (settings.max_path_samples.max(settings.near_path_samples) + 1).div_ceil(BATCH) * BATCH;
+        // Room for a standing robot's way back beside its path on ([`Guard::append_way_back`]).
+        let longest = settings.max_path_samples.max(settings.near_path_samples) + 1 + Guard::BACK_SAMPLES;
+        let max_cfg = longest.div_ceil(BATCH) * BATCH;
         let mut arms = Vec::new();
         let mut r_max = 0.0f32;
         let mut max_items = 0;

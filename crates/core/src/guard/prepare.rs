@@ -2,6 +2,7 @@
 //! planned and sampled, the samples posed in batches.
 
 use super::*;
+use crate::arbiter::GrantState;
 
 /// A robot on plan goes back along it when its pace along the plan is
 /// below minus this (plan seconds per second): a retreat, not the jitter of
@@ -14,6 +15,7 @@ impl Guard {
         let settings = self.settings;
         let step_m = self.margins.clearance_m;
         let release = self.margins.release_m as f32;
+        let backing = self.arbitration.grants.get(ri).is_some_and(|g| g.state == GrantState::BackAway); // sent back
         let a = &mut self.arms[ri];
         // What last cycle found decides whether this one samples finer.
         let (last_class, last_robot_near) = (a.scratch.track.class_best, a.scratch.track.robot_near);
@@ -22,9 +24,7 @@ impl Guard {
         a.scratch.n_cfg = 0;
         a.scratch.inflate = 0.0;
         a.scratch.present = a.state.est.count() > 0;
-        a.scratch.borne_out = false;
-        a.scratch.at_rest = false;
-        a.scratch.reversing = false;
+        (a.scratch.borne_out, a.scratch.at_rest, a.scratch.reversing) = (false, false, false);
         let dof = a.model.decel.len();
         // A state refused since the last cycle names the stop; then the
         // refusal still standing (no state accepted since); then silence
@@ -74,7 +74,7 @@ impl Guard {
                 let on = Self::follow_plan(&mut a.state.follow, mo.q, now_s);
                 a.scratch.borne_out = on.is_some() || mo.step_follows;
                 let cap = settings.max_path_samples;
-                Self::forecast(&a.model, &mut a.scratch, &a.state.follow, &mo, on, react, seen, step_m, cap);
+                Self::forecast(&a.model, &mut a.scratch, (&a.state.follow, backing), &mo, on, react, seen, step_m, cap);
                 // Where the cap binds, a robot that came near something last
                 // cycle is sampled again, finer (less inflation): near the
                 // cell or a robot within the release margin plus this
@@ -90,7 +90,17 @@ impl Guard {
                     || within(robots, release + a.scratch.inflate)
                     || within(own, release);
                 if near > cap && a.scratch.n_cfg > cap && close {
-                    Self::forecast(&a.model, &mut a.scratch, &a.state.follow, &mo, on, react, seen, step_m, near);
+                    Self::forecast(
+                        &a.model,
+                        &mut a.scratch,
+                        (&a.state.follow, backing),
+                        &mo,
+                        on,
+                        react,
+                        seen,
+                        step_m,
+                        near,
+                    );
                 }
             }
             other => {
@@ -125,12 +135,15 @@ impl Guard {
     /// The stopping path, on plan from plan time `on` or by extrapolation,
     /// at most `cap` intervals, with its inflation. A robot on plan going
     /// back along it (a retreat) is forecast from its motion
-    /// ([`Guard::forecast_reversing`]).
+    /// ([`Guard::forecast_reversing`]); any other that its last grant sends
+    /// back (`backing`: standing, braking, creeping back slower than
+    /// [`REVERSE_PACE`]), both ways along its plan
+    /// ([`Guard::append_way_back`]): either is where it may go once let go.
     #[allow(clippy::too_many_arguments)]
     fn forecast(
         model: &ArmModel,
         sc: &mut ArmScratch,
-        follow: &Follow,
+        (follow, backing): (&Follow, bool),
         mo: &forecast::Motion<'_>,
         on: Option<f64>,
         react: f64,
@@ -142,7 +155,12 @@ impl Guard {
             Some(s0) if Self::direction(follow, s0, mo.v) == Some(true) => {
                 Self::forecast_reversing(model, sc, follow, mo, s0, (react, seen, step_m, cap));
             }
-            Some(s0) => Self::forecast_on_plan(model, sc, follow, mo, s0, react, seen, step_m, cap),
+            Some(s0) => {
+                Self::forecast_on_plan(model, sc, follow, mo, s0, react, seen, step_m, cap);
+                if backing {
+                    Self::append_way_back(model, sc, follow, s0, (react, seen, step_m));
+                }
+            }
             None => Self::forecast_extrapolated(model, sc, mo, react, seen, step_m, cap),
         }
         Self::inflate_from_steps(model, sc, model.decel.len());
@@ -175,6 +193,86 @@ impl Guard {
                 *o = q - *o;
             }
         }
+    }
+
+    /// Most intervals of a standing robot's way back ([`Guard::append_way_back`]).
+    pub(super) const BACK_SAMPLES: usize = 32;
+
+    /// Appends to the stopping path of a robot on its plan at plan time
+    /// `s0` (not going back along it), that its grant sends back along it,
+    /// its way back from where it is: the
+    /// plan backwards, as far as it gets at the plan's own pace (a retreat
+    /// runs at most at it) through the reaction and then braking at its
+    /// joints' deceleration, its half steps taken into the inflation. Its
+    /// path then covers both ways it may go once let go: on along the plan
+    /// (a controller that ignores grants) and back (one that obeys).
+    /// Judged on the plan ahead alone, a retreat into a robot behind it
+    /// would pass for an escape from the robot it backs away from (or hold
+    /// nothing within the release margin), be let go, stopped once moving,
+    /// let go again: a ratchet into that robot.
+    fn append_way_back(
+        model: &ArmModel,
+        sc: &mut ArmScratch,
+        follow: &Follow,
+        s0: f64,
+        (react, seen, step_m): (f64, f64, f64),
+    ) {
+        let dof = model.decel.len();
+        let Some(plan) = follow.tracker.plan().filter(|p| p.len() > 1) else { return };
+        let n_f = sc.n_cfg;
+        let room = sc.plan_s.len().saturating_sub(n_f);
+        if n_f == 0 || room == 0 || s0 <= plan.time(0) {
+            return;
+        }
+        // Braking from the plan's pace at its joints' deceleration, in
+        // plan time, on the stretch of plan behind it.
+        let k = plan.segment(s0 - 1e-9);
+        let dt_seg = (plan.time(k + 1) - plan.time(k)).max(1e-9);
+        let mut down = f64::INFINITY;
+        for j in 0..dof {
+            let w = ((plan.point(k + 1)[j] - plan.point(k)[j]) / dt_seg).abs();
+            if w > 1e-12 {
+                down = down.min(model.decel[j] / w);
+            }
+        }
+        let horizon = (react + 1.0 / down.max(1e-9)).min(s0 - plan.time(0)).max(0.0);
+        sc.tv.fill(0.0);
+        plan.travel(s0 - horizon, s0, &mut sc.tv);
+        let travel = (0..model.n_links)
+            .map(|l| model.lever[l * dof..(l + 1) * dof].iter().zip(&sc.tv).map(|(a, b)| a * b).sum::<f64>())
+            .fold(0.0, f64::max);
+        if travel <= 0.0 || horizon <= 0.0 {
+            return;
+        }
+        // At most BACK_SAMPLES (and the room left): a longer way back is
+        // sampled coarser (more inflation), keeping a standing robot's
+        // check cheap.
+        let intervals = ((travel / step_m.max(1e-6)).ceil() as usize).clamp(1, Self::BACK_SAMPLES.min(room));
+        let dt = horizon / intervals as f64;
+        // Its offset from the plan where it stands.
+        plan.at_time(s0, &mut sc.offset);
+        for (o, q) in sc.offset.iter_mut().zip(&sc.path_q[..dof]) {
+            *o = q - *o;
+        }
+        let s_end = sc.plan_s[n_f - 1];
+        for i in 1..=intervals {
+            let (s, k) = (s0 - dt * i as f64, n_f + i - 1);
+            let out = &mut sc.path_q[k * dof..(k + 1) * dof];
+            plan.at_time(s, out);
+            for (o, d) in out.iter_mut().zip(&sc.offset) {
+                *o += d;
+            }
+            sc.tv.fill(0.0);
+            plan.travel(s, s + dt, &mut sc.tv);
+            for ((h, t), &a) in sc.speed.iter_mut().zip(&sc.tv).zip(&model.accel) {
+                *h = h.max(t / 2.0 + forecast::along::departure(a, seen, model.reaction_s));
+            }
+            // Its stopping path on the plan still ends where it did.
+            sc.plan_s[k] = s_end;
+            // It may be anywhere on the way back from now on.
+            sc.windows[k] = (sc.t0, f64::INFINITY);
+        }
+        sc.n_cfg = n_f + intervals;
     }
 
     /// Which way a robot on plan at plan time `s0` moves along it:
