@@ -210,21 +210,8 @@ impl SimReport {
             self.finished,
             self.stalled
         );
-        if let Some(seed) = self.stalled_seeds.first() {
-            let list: Vec<String> = self.stalled_seeds.iter().take(20).map(u64::to_string).collect();
-            let more = if self.stalled_seeds.len() > 20 { ", …" } else { "" };
-            let _ = writeln!(
-                o,
-                "stalled episodes' seeds: {}{more} (one alone: --seed {seed} --episodes 1)",
-                list.join(", ")
-            );
-        }
-        if let Some(seed) = self.contact_seeds.first() {
-            let list: Vec<String> = self.contact_seeds.iter().take(20).map(u64::to_string).collect();
-            let more = if self.contact_seeds.len() > 20 { ", …" } else { "" };
-            let _ =
-                writeln!(o, "seeds with a contact: {}{more} (one alone: --seed {seed} --episodes 1)", list.join(", "));
-        }
+        seed_list(&mut o, "stalled episodes' seeds", &self.stalled_seeds);
+        seed_list(&mut o, "seeds with a contact", &self.contact_seeds);
         if self.makespan_one_at_a_time_s > 0.0 {
             let u = self.makespan_unguarded_s;
             let _ = writeln!(
@@ -263,5 +250,14 @@ pub(crate) fn trace_cycle(t: f64, arms: &[crate::motion::SimArm], commands: &[wo
             g.held_by,
             a.back_to
         );
+    }
+}
+
+/// A line naming up to 20 seeds (none: no line), with how to run the first alone.
+fn seed_list(o: &mut String, what: &str, seeds: &[u64]) {
+    if let Some(seed) = seeds.first() {
+        let list: Vec<String> = seeds.iter().take(20).map(u64::to_string).collect();
+        let more = if seeds.len() > 20 { ", …" } else { "" };
+        let _ = writeln!(o, "{what}: {}{more} (one alone: --seed {seed} --episodes 1)", list.join(", "));
     }
 }

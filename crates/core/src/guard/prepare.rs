@@ -89,18 +89,11 @@ impl Guard {
                     || within(cell, release + a.scratch.inflate)
                     || within(robots, release + a.scratch.inflate)
                     || within(own, release);
-                if near > cap && a.scratch.n_cfg > cap && close {
-                    Self::forecast(
-                        &a.model,
-                        &mut a.scratch,
-                        (&a.state.follow, backing),
-                        &mo,
-                        on,
-                        react,
-                        seen,
-                        step_m,
-                        near,
-                    );
+                // (The cap binds on the path's own intervals: a way back
+                // appended to it has its own.)
+                if near > cap && a.scratch.plan.intervals >= cap && close {
+                    let follow = (&a.state.follow, backing);
+                    Self::forecast(&a.model, &mut a.scratch, follow, &mo, on, react, seen, step_m, near);
                 }
             }
             other => {
