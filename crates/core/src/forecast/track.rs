@@ -54,6 +54,9 @@ pub struct JointPlan {
     times: Vec<f64>,
     /// Waypoint positions, `dof` per waypoint (flat).
     positions: Vec<f64>,
+    /// Per waypoint, per joint: how far the joint has travelled along the
+    /// plan up to it (flat, as `positions`).
+    travelled: Vec<f64>,
 }
 
 impl JointPlan {
@@ -75,7 +78,14 @@ impl JointPlan {
         if let Some(k) = positions.chunks(dof.max(1)).position(|p| p.iter().any(|x| !x.is_finite())) {
             return Err(PlanError::NotFinite { point: k });
         }
-        Ok(JointPlan { dof, times, positions })
+        let mut travelled = vec![0.0; positions.len()];
+        for k in 1..times.len() {
+            for j in 0..dof {
+                let (at, before) = (k * dof + j, (k - 1) * dof + j);
+                travelled[at] = travelled[before] + (positions[at] - positions[before]).abs();
+            }
+        }
+        Ok(JointPlan { dof, times, positions, travelled })
     }
 
     /// Joint count.
@@ -114,6 +124,44 @@ impl JointPlan {
         self.times.partition_point(|&x| x <= t).saturating_sub(1).min(self.times.len().saturating_sub(2))
     }
 
+    /// [`JointPlan::segment`], looked for from segment `hint` outwards in
+    /// steps that double (as quick as a binary search from anywhere, and
+    /// quicker near `hint`).
+    pub fn segment_from(&self, t: f64, hint: usize) -> usize {
+        let n = self.times.len();
+        if n < 2 {
+            return 0;
+        }
+        let k = hint.min(n - 2);
+        // A bracket with times[lo] <= t < times[hi] (hi == n: past the end).
+        let (lo, hi) = if self.times[k] <= t {
+            let (mut lo, mut step) = (k, 1);
+            loop {
+                let hi = lo + step;
+                if hi >= n {
+                    break (lo, n);
+                }
+                if self.times[hi] > t {
+                    break (lo, hi);
+                }
+                (lo, step) = (hi, step * 2);
+            }
+        } else {
+            let (mut hi, mut step) = (k, 1);
+            loop {
+                if hi == 0 {
+                    return 0;
+                }
+                let lo = hi.saturating_sub(step);
+                if self.times[lo] <= t {
+                    break (lo, hi);
+                }
+                (hi, step) = (lo, step * 2);
+            }
+        };
+        (lo + self.times[lo..hi].partition_point(|&x| x <= t) - 1).min(n - 2)
+    }
+
     /// How fast joint velocity `v` goes along the plan at plan time `s`, in
     /// plan seconds per second (1: the plan's own pace; negative: back
     /// along it): its projection on the plan's velocity there. `None` where
@@ -147,37 +195,63 @@ impl JointPlan {
     /// plan times `a <= b` (the sum of its moves over the pieces between
     /// waypoints: a joint that goes and comes back counts both ways).
     pub fn travel(&self, a: f64, b: f64, out: &mut [f64]) {
+        self.travel_from(a, b, 0, out);
+    }
+
+    /// [`JointPlan::travel`], its segments looked for from segment `hint`
+    /// on (quicker where the spans follow one another); returns the segment
+    /// holding `b`, a hint for the next span.
+    pub fn travel_from(&self, a: f64, b: f64, hint: usize, out: &mut [f64]) -> usize {
         let end = self.duration_s();
         let (a, b) = (a.clamp(0.0, end), b.clamp(0.0, end));
         if b <= a || self.times.len() < 2 {
-            return;
+            return hint;
         }
-        let mut k = self.segment(a);
-        let mut t = a;
-        while t < b && k + 1 < self.times.len() {
-            let (t0, t1) = (self.times[k], self.times[k + 1]);
-            let u = b.min(t1);
-            let f = (u - t) / (t1 - t0);
-            for ((o, p), q) in out.iter_mut().zip(self.point(k)).zip(self.point(k + 1)) {
-                *o += (q - p).abs() * f;
-            }
-            t = u;
-            k += 1;
+        let ka = self.segment_from(a, hint);
+        let kb = self.segment_from(b, ka);
+        let (fa, fb) = (self.fraction(ka, a), self.fraction(kb, b));
+        for (j, o) in out.iter_mut().enumerate() {
+            let at = |k: usize, f: f64| {
+                let (x, y) = (self.travelled[k * self.dof + j], self.travelled[(k + 1) * self.dof + j]);
+                x + (y - x) * f
+            };
+            *o += (at(kb, fb) - at(ka, fa)).max(0.0);
         }
+        kb
+    }
+
+    /// How far plan time `t` lies into segment `k`, 0..=1.
+    fn fraction(&self, k: usize, t: f64) -> f64 {
+        let (t0, t1) = (self.times[k], self.times[k + 1]);
+        ((t - t0) / (t1 - t0)).clamp(0.0, 1.0)
     }
 
     /// The plan's configuration at time `t` (clamped to the plan), linear
     /// between waypoints, into `out`.
     pub fn at_time(&self, t: f64, out: &mut [f64]) {
-        let k = self.times.partition_point(|&x| x <= t);
-        if k == 0 {
+        self.at_segment(self.segment(t), t, out);
+    }
+
+    /// [`JointPlan::at_time`], its segment looked for from segment `hint`
+    /// on (quicker where the times follow one another); returns the
+    /// segment, a hint for the next.
+    pub fn at_time_from(&self, t: f64, hint: usize, out: &mut [f64]) -> usize {
+        let k = self.segment_from(t, hint);
+        self.at_segment(k, t, out);
+        k
+    }
+
+    /// The configuration at time `t` of segment `k` (`segment(t)`).
+    fn at_segment(&self, k: usize, t: f64, out: &mut [f64]) {
+        let n = self.times.len();
+        if t < self.times[0] || n == 1 {
             out.copy_from_slice(self.point(0));
-        } else if k == self.times.len() {
-            out.copy_from_slice(self.point(k - 1));
+        } else if t >= self.times[n - 1] {
+            out.copy_from_slice(self.point(n - 1));
         } else {
-            let (t0, t1) = (self.times[k - 1], self.times[k]);
+            let (t0, t1) = (self.times[k], self.times[k + 1]);
             let u = (t - t0) / (t1 - t0);
-            for ((o, a), b) in out.iter_mut().zip(self.point(k - 1)).zip(self.point(k)) {
+            for ((o, a), b) in out.iter_mut().zip(self.point(k)).zip(self.point(k + 1)) {
                 *o = a + u * (b - a);
             }
         }
@@ -370,6 +444,73 @@ mod tests {
         assert_eq!(q, [0.0, 0.0]);
         p.at_time(9.0, &mut q);
         assert_eq!(q, [0.0, 1.0]);
+    }
+
+    #[test]
+    fn a_segment_looked_for_from_a_hint_is_the_one_a_binary_search_finds() {
+        let mut rng = crate::model::coverage::Rng::new(7);
+        for n in 1..40usize {
+            let mut t = 0.0;
+            let times: Vec<f64> = (0..n)
+                .map(|_| {
+                    t += 0.001 + rng.unit();
+                    t
+                })
+                .collect();
+            let last = t;
+            let p = JointPlan::new(1, times, vec![0.0; n]).unwrap();
+            for _ in 0..200 {
+                let t = rng.unit() * (last + 2.0) - 1.0;
+                let hint = (rng.unit() * (n as f64 + 3.0)) as usize;
+                assert_eq!(p.segment_from(t, hint), p.segment(t), "n {n} t {t} hint {hint}");
+                let (mut x, mut y) = ([0.0], [0.0]);
+                p.at_time(t, &mut x);
+                p.at_time_from(t, hint, &mut y);
+                assert_eq!(x, y);
+            }
+            // Exactly at each waypoint, from every hint.
+            for k in 0..n {
+                for hint in 0..n + 2 {
+                    assert_eq!(p.segment_from(p.time(k), hint), p.segment(p.time(k)), "n {n} k {k} hint {hint}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn travel_counts_every_move_between_two_plan_times_both_ways() {
+        let p = line();
+        let sum = |a: f64, b: f64| {
+            let mut out = [0.0; 2];
+            p.travel(a, b, &mut out);
+            out
+        };
+        let close = |x: [f64; 2], y: [f64; 2]| (x[0] - y[0]).abs() < 1e-12 && (x[1] - y[1]).abs() < 1e-12;
+        assert!(close(sum(0.0, 2.0), [2.0, 1.0]), "out and back: {:?}", sum(0.0, 2.0));
+        assert!(close(sum(0.5, 1.5), [1.0, 0.5]), "{:?}", sum(0.5, 1.5));
+        assert!(close(sum(0.25, 0.75), [0.5, 0.25]), "{:?}", sum(0.25, 0.75));
+        assert!(close(sum(-3.0, 9.0), [2.0, 1.0]), "clamped to the plan: {:?}", sum(-3.0, 9.0));
+        assert_eq!(sum(1.5, 0.5), [0.0, 0.0], "a backwards span adds nothing");
+        // Against the sum of many small steps, over uneven waypoints.
+        let times = vec![0.0, 0.1, 0.35, 0.4, 1.0];
+        let positions = vec![0.0, 1.0, 0.3, 0.2, -0.1, 0.9, 0.5, 0.9, 0.2, -2.0];
+        let p = JointPlan::new(2, times, positions).unwrap();
+        let (a, b) = (0.05, 0.93);
+        let mut fast = [0.0; 2];
+        p.travel(a, b, &mut fast);
+        let (mut slow, mut prev, mut q) = ([0.0; 2], [0.0; 2], [0.0; 2]);
+        p.at_time(a, &mut prev);
+        for k in 1..=88_000 {
+            p.at_time(a + (b - a) * k as f64 / 88_000.0, &mut q);
+            for j in 0..2 {
+                slow[j] += (q[j] - prev[j]).abs();
+            }
+            prev = q;
+        }
+        assert!(
+            close(fast.map(|x| x * 1e3).map(f64::round), slow.map(|x| x * 1e3).map(f64::round)),
+            "{fast:?} vs {slow:?}"
+        );
     }
 
     #[test]

@@ -61,9 +61,10 @@ impl Guard {
 
     /// Robots `a` and `b`'s conflicts lane by lane: for each checked link
     /// pair and each sample of `a`, the samples of `b` whose link boxes come
-    /// near (each grown by its link's inflation), then sphere by sphere
-    /// against those eight samples at once, until every one of them is
-    /// known to meet.
+    /// near (each grown by its link's inflation), then group by group
+    /// ([`super::groups`]) and, where two groups' covers meet, sphere by
+    /// sphere against those eight samples at once, until every one of them
+    /// is known to meet.
     #[inline(always)]
     fn conflicts_by_lanes(&mut self, a: usize, b: usize, ub: &[f32; 6], margin: f32) {
         let Guard { arms, arbitration, matrix, allowed, .. } = self;
@@ -83,22 +84,25 @@ impl Guard {
         if samples_near.iter().all(|&m| m == 0) {
             return;
         }
-        for &(la, sa0, sa1) in &arms[a].model.ranges {
-            let ga = matrix.global(a, la as usize);
+        for &(la, _, _) in &arms[a].model.ranges {
+            let global_a = matrix.global(a, la as usize);
             let bxa = &ia.batch.boxes[la as usize];
             let reach_a = &ia.link_reach[la as usize];
             if apart(reach_a, ub, margin) {
                 continue;
             }
-            for &(lb, sb0, sb1) in &arms[b].model.ranges {
+            for &(lb, _, _) in &arms[b].model.ranges {
                 if apart(reach_a, &ib.link_reach[lb as usize], margin)
-                    || !link_pair_checked(matrix, allowed, ga, matrix.global(b, lb as usize))
+                    || !link_pair_checked(matrix, allowed, global_a, matrix.global(b, lb as usize))
                 {
                     continue;
                 }
                 let grow_b = margin + ib.inflation[lb as usize];
                 let gap = grow_b + ia.inflation[la as usize];
                 let bxb = &ib.batch.boxes[lb as usize];
+                let (ga, gb) = (&ia.groups, &ib.groups);
+                let (a0, a1) = ga.of_link[la as usize];
+                let (b0, b1) = gb.of_link[lb as usize];
                 for i in 0..MAX_SAMPLES {
                     let todo = !conflicts.row(a, i, b)
                         & samples_near[i]
@@ -106,31 +110,38 @@ impl Guard {
                     if todo == 0 {
                         continue;
                     }
-                    let mut met = [false; BATCH];
-                    for sa in sa0 as usize..sa1 as usize {
-                        let k = sa * BATCH + i;
-                        let (x, y, z, r) = (ia.batch.x[k], ia.batch.y[k], ia.batch.z[k], ia.inflated_r[sa]);
-                        // Only against the samples whose link box this sphere reaches.
-                        let g = r + grow_b;
-                        if todo & near_lanes(bxb, [x - g, y - g, z - g], [x + g, y + g, z + g], 0.0) == 0 {
+                    let mut met = 0u8;
+                    'groups: for g in &ga.groups[a0 as usize..a1 as usize] {
+                        let k = g.rep as usize * BATCH + i;
+                        let (x, y, z) = (ia.batch.x[k], ia.batch.y[k], ia.batch.z[k]);
+                        let ra = g.radius + ia.inflation[la as usize];
+                        // Only against the samples whose link box this group's cover reaches.
+                        let c = ra + grow_b;
+                        let lanes = todo & !met & near_lanes(bxb, [x - c, y - c, z - c], [x + c, y + c, z + c], 0.0);
+                        if lanes == 0 {
                             continue;
                         }
-                        for sb in sb0 as usize..sb1 as usize {
-                            let reach = r + ib.inflated_r[sb] + margin;
-                            let at = sb * BATCH;
-                            let (bx, by, bz) =
-                                (&ib.batch.x[at..at + BATCH], &ib.batch.y[at..at + BATCH], &ib.batch.z[at..at + BATCH]);
-                            for j in 0..BATCH {
-                                let d2 = (x - bx[j]).powi(2) + (y - by[j]).powi(2) + (z - bz[j]).powi(2);
-                                met[j] |= d2 <= reach * reach;
+                        for h in &gb.groups[b0 as usize..b1 as usize] {
+                            let near =
+                                lanes & !met & within(&ib.batch, h.rep as usize, [x, y, z], ra + h.radius + grow_b);
+                            if near == 0 {
+                                continue;
+                            }
+                            let hb = &gb.members[h.start as usize..h.end as usize];
+                            for &sa in &ga.members[g.start as usize..g.end as usize] {
+                                let k = sa as usize * BATCH + i;
+                                let (x, y, z) = (ia.batch.x[k], ia.batch.y[k], ia.batch.z[k]);
+                                let r = ia.inflated_r[sa as usize] + margin;
+                                for &sb in hb {
+                                    met |= within(&ib.batch, sb as usize, [x, y, z], r + ib.inflated_r[sb as usize]);
+                                }
+                            }
+                            if met & todo == todo {
+                                break 'groups;
                             }
                         }
-                        if pack(&met) & todo == todo {
-                            break;
-                        }
                     }
-                    let hit = pack(&met) & todo;
-                    conflicts.set_row(a, i, b, hit);
+                    conflicts.set_row(a, i, b, met & todo);
                 }
             }
         }
@@ -235,6 +246,20 @@ fn near_lanes(boxes: &[[f32; BATCH]; 6], lo: [f32; 3], hi: [f32; 3], gap: f32) -
         for (j, n) in near.iter_mut().enumerate() {
             *n &= (lo[c] <= boxes[3 + c][j] + gap) & (boxes[c][j] <= hi[c] + gap);
         }
+    }
+    pack(&near)
+}
+
+/// The lanes where slot `s` of `batch` has its centre within `reach` of
+/// `p`: bit `j` for lane `j`.
+#[inline(always)]
+fn within(batch: &PosedBatch, s: usize, p: [f32; 3], reach: f32) -> u8 {
+    let at = s * BATCH;
+    let (bx, by, bz) = (&batch.x[at..at + BATCH], &batch.y[at..at + BATCH], &batch.z[at..at + BATCH]);
+    let mut near = [false; BATCH];
+    for j in 0..BATCH {
+        let d2 = (p[0] - bx[j]).powi(2) + (p[1] - by[j]).powi(2) + (p[2] - bz[j]).powi(2);
+        near[j] = d2 <= reach * reach;
     }
     pack(&near)
 }

@@ -18,6 +18,7 @@
 //! not arbitrated: no conflicts are looked for with it (the stop check
 //! guards every pair with such a robot, on a finer sampling of its path).
 
+use super::groups::SphereGroups;
 use super::*;
 use crate::arbiter::{Arbiter, Conflicts, Grant, GrantState, MAX_SAMPLES, Offer};
 use crate::forecast::track::JointPlan;
@@ -134,6 +135,8 @@ pub(super) struct Increment {
     pub(super) reach: [f32; 6],
     /// The largest inflation of any link, m.
     pub(super) widest: f32,
+    /// Its spheres in groups of neighbours (fixed).
+    pub(super) groups: SphereGroups,
     /// Plan time where its stopping path ends (braking now), s.
     s_stop: f64,
     /// Scratch per joint: a travel, the plan's velocity.
@@ -190,6 +193,7 @@ impl Arbitration {
                     link_reach: vec![[0.0; 6]; m.robot.links.len()],
                     reach: [0.0; 6],
                     widest: 0.0,
+                    groups: SphereGroups::new(p, m.robot.links.len()),
                     s_stop: 0.0,
                     travel: vec![0.0; dof],
                     half_step: vec![0.0; dof],
@@ -473,18 +477,21 @@ impl Guard {
         let span = end - s0;
         let last = MAX_SAMPLES - 1;
         inc.half_step.fill(0.0);
+        // The samples follow one another along the plan: each one's
+        // segment is looked for from the last one's.
+        let mut hint = k;
         for k in 0..MAX_SAMPLES {
             let s = s0 + span * k as f64 / last as f64;
             inc.times[k] = s;
             let out = &mut inc.q[k * dof..(k + 1) * dof];
-            plan.at_time(s, out);
+            hint = plan.at_time_from(s, hint, out);
             for (o, d) in out.iter_mut().zip(&sc.offset) {
                 *o += d;
             }
             if k > 0 {
                 inc.travel.fill(0.0);
                 let prev = inc.times[k - 1];
-                plan.travel(prev.min(s), prev.max(s), &mut inc.travel);
+                plan.travel_from(prev.min(s), prev.max(s), hint, &mut inc.travel);
                 for (h, t) in inc.half_step.iter_mut().zip(&inc.travel) {
                     *h = h.max(t / 2.0);
                 }

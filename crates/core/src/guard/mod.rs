@@ -73,6 +73,7 @@ pub mod command;
 mod conflicts;
 mod contacts;
 mod decision;
+mod groups;
 mod hysteresis;
 mod increments;
 pub mod matrix;

@@ -248,15 +248,16 @@ impl Guard {
             *o = q - *o;
         }
         let s_end = sc.plan_s[n_f - 1];
+        let mut hint = plan.segment(s0);
         for i in 1..=intervals {
             let (s, k) = (s0 - dt * i as f64, n_f + i - 1);
             let out = &mut sc.path_q[k * dof..(k + 1) * dof];
-            plan.at_time(s, out);
+            hint = plan.at_time_from(s, hint, out);
             for (o, d) in out.iter_mut().zip(&sc.offset) {
                 *o += d;
             }
             sc.tv.fill(0.0);
-            plan.travel(s, s + dt, &mut sc.tv);
+            plan.travel_from(s, s + dt, hint, &mut sc.tv);
             for ((h, t), &a) in sc.speed.iter_mut().zip(&sc.tv).zip(&model.accel) {
                 *h = h.max(t / 2.0 + forecast::along::departure(a, seen, model.reaction_s));
             }
@@ -420,22 +421,23 @@ impl Guard {
         let dt = if intervals == 0 { 0.0 } else { along.horizon_s / intervals as f64 };
         let mut walk = along.walker();
         let mut prev_s = along.s0;
+        let mut hint = plan.segment(along.s0);
         sc.speed.fill(0.0);
         for k in 0..sc.n_cfg {
             let s = walk.plan_time_at(plan, &st.rates, dt * k as f64);
             let out = &mut sc.path_q[k * dof..(k + 1) * dof];
-            plan.at_time(s, out);
+            let at = plan.at_time_from(s, hint, out);
             for (o, d) in out.iter_mut().zip(&sc.offset) {
                 *o += d;
             }
             if k > 0 {
                 sc.tv.fill(0.0);
-                plan.travel(prev_s, s, &mut sc.tv);
+                plan.travel_from(prev_s, s, hint, &mut sc.tv);
                 for (h, t) in sc.speed.iter_mut().zip(&sc.tv) {
                     *h = h.max(t / 2.0);
                 }
             }
-            prev_s = s;
+            (prev_s, hint) = (s, at);
             sc.plan_s[k] = s;
         }
         for (h, &a) in sc.speed.iter_mut().zip(&model.accel) {
