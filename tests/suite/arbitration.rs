@@ -295,17 +295,20 @@ struct BackAway {
     least_gap: f32,
     /// Cycles arm_left was told to back away.
     backed_left: usize,
+    /// Whether arm_right was lifted over arm_left (its way back blocked).
+    lifted: bool,
 }
 
 /// arm_right (priority 10) sets off across the front and is paused by its
 /// operator once past plan time `pause_s`, in the way of arm_left's
 /// (priority 20) plan across the front; arm_left then sets off; arm_right
-/// stays paused until the guard sends it back. Runs for up to `secs`,
-/// priorities boosted after `boost_after_s` of waiting.
-fn paused_in_the_way(pause_s: f64, secs: f64, boost_after_s: Option<f64>) -> BackAway {
+/// stays paused until the guard sends it back (or lifts it: it goes
+/// first). Runs for up to `secs`,
+/// arbitrated under `policy`.
+fn paused_in_the_way(pause_s: f64, secs: f64, policy: ArbitrationPolicy) -> BackAway {
     let cell = common::cell::sample_cell();
     let (mut g, mut qs, mut t) = at_rest_facing_away();
-    g.set_arbitration_policy(ArbitrationPolicy { boost_after_s, ..ArbitrationPolicy::default() });
+    g.set_arbitration_policy(policy);
     let right = turn(q_right, -1.5, 1.5, 2.0);
     g.set_plan(1, Some(right.clone())).unwrap();
     let mut arms: Vec<Follower> = [turn(q_left, 1.5, -1.5, 2.0), right]
@@ -335,6 +338,7 @@ fn paused_in_the_way(pause_s: f64, secs: f64, boost_after_s: Option<f64>) -> Bac
         hysteresis: 0,
         least_gap: f32::INFINITY,
         backed_left: 0,
+        lifted: false,
     };
     let start = t;
     while t < start + secs && out.finished.iter().any(Option::is_none) {
@@ -348,12 +352,13 @@ fn paused_in_the_way(pause_s: f64, secs: f64, boost_after_s: Option<f64>) -> Bac
         if commands[0].grant.state == GrantState::BackAway {
             out.backed_left += 1;
         }
+        out.lifted |= g.lifted(1).is_some();
         out.retreats += usize::from(commands[1].retreat);
         out.hysteresis += (0..2).filter(|&r| held_with_a_clear_increment(&g, r)).count();
         for (r, arm) in arms.iter_mut().enumerate() {
             let mut c = commands[r];
-            if r == 1 && out.backed == 0 {
-                // Its operator's pause holds until the guard sends it back.
+            if r == 1 && out.backed == 0 && !out.lifted {
+                // Its operator's pause holds until the guard sends it back or lifts it.
                 c.speed_scaling = 0.0;
             }
             arm.step(&c, &mut qs[r]);
@@ -365,18 +370,26 @@ fn paused_in_the_way(pause_s: f64, secs: f64, boost_after_s: Option<f64>) -> Bac
         out.least_gap = out.least_gap.min(sphere_gap(cell, &qs));
     }
     println!(
-        "arm_right paused at plan time {pause_at:.2} s, backed away for {} cycles ({} retreats) to {:.2} s; finished at {:?} s; held with a clear increment {} cycles; least sphere gap {:.4} m",
-        out.backed, out.retreats, out.least_back, out.finished, out.hysteresis, out.least_gap
+        "arm_right paused at plan time {pause_at:.2} s, backed away for {} cycles ({} retreats) to {:.2} s, lifted {}; arm_left backed away for {} cycles; finished at {:?} s; held with a clear increment {} cycles; least sphere gap {:.4} m",
+        out.backed,
+        out.retreats,
+        out.least_back,
+        out.lifted,
+        out.backed_left,
+        out.finished,
+        out.hysteresis,
+        out.least_gap
     );
     out
 }
 
 #[test]
 fn a_lower_priority_arm_stopped_in_the_path_of_a_higher_one_backs_away_then_both_finish() {
-    let b = paused_in_the_way(0.9, 20.0, None);
-    assert!((1.0..1.2).contains(&b.pause_at), "arm_right paused at plan time {}", b.pause_at);
+    let b = paused_in_the_way(0.7, 20.0, ArbitrationPolicy::default());
+    assert!((0.85..1.0).contains(&b.pause_at), "arm_right paused at plan time {}", b.pause_at);
     assert_eq!(b.hysteresis, 0, "an arm granted its whole increment was held by the release hysteresis");
     assert!(b.backed > 0 && b.retreats > 0, "arm_right was never told to back away");
+    assert!(!b.lifted, "arm_right, its way back free, was lifted instead of backing away");
     assert!(
         b.least_back < b.pause_at - 0.05,
         "arm_right did not go back along its plan: {} vs {}",
@@ -389,27 +402,21 @@ fn a_lower_priority_arm_stopped_in_the_path_of_a_higher_one_backs_away_then_both
 }
 
 /// Paused farther across, arm_right's way back swings through where
-/// arm_left stands by the time it is told to back away: going back, it is
-/// forecast from its motion, and the guard stops it short of arm_left each
-/// time it sets off; it is never let into it. (Forecast as braking along
-/// its plan ahead, the retreat went unseen, and their spheres met by 11
-/// cm.) Both then wait: the way out is not found.
+/// arm_left stands by the time it is told to back away. Going back, it is
+/// forecast from its motion and the guard would stop it short of arm_left
+/// each time it set off (forecast as braking along its plan ahead, the
+/// retreat went unseen, and their spheres met by 11 cm); both then waited
+/// for ever. Now its way back is seen blocked: it is lifted over arm_left
+/// (which holds, its way back free should it have to back away), goes on,
+/// and both finish, arm_right first.
 #[test]
-fn a_lower_arm_whose_way_back_is_blocked_by_the_higher_one_is_not_let_back_into_it() {
-    let b = paused_in_the_way(1.0, 5.0, None);
+fn a_lower_arm_whose_way_back_the_higher_one_blocks_is_lifted_and_both_finish() {
+    let b = paused_in_the_way(1.0, 20.0, ArbitrationPolicy::default());
     assert!(b.pause_at > 1.2, "arm_right paused at plan time {}", b.pause_at);
-    assert!(b.backed > 0 && b.retreats > 0, "arm_right was never told to back away");
-    assert!(b.least_gap > 0.0, "the arms' spheres met: {} m", b.least_gap);
-}
-
-#[test]
-fn boosted_after_waiting_a_lower_arm_whose_way_back_is_blocked_goes_on_and_both_finish() {
-    let b = paused_in_the_way(1.0, 20.0, Some(1.0));
-    println!("arm_left told to back away for {} cycles", b.backed_left);
-    assert!(b.pause_at > 1.2, "arm_right paused at plan time {}", b.pause_at);
+    assert!(b.lifted, "arm_right, its way back blocked, was not lifted");
     assert!(b.least_gap > 0.0, "the arms' spheres met: {} m", b.least_gap);
     let [Some(f0), Some(f1)] = b.finished else { panic!("an arm did not finish: {:?}", b.finished) };
-    assert!(f1 < f0, "boosted, arm_right completes first: {f0} vs {f1}");
+    assert!(f1 < f0, "lifted, arm_right completes first: {f0} vs {f1}");
 }
 
 /// arm_left's pan swept across the front of the cell and back, `legs`
@@ -467,10 +474,18 @@ fn kept_waiting(policy: ArbitrationPolicy) -> ([Option<f64>; 2], bool, f32) {
     (finished, starving, least)
 }
 
+/// The method's rule: a robot in the way of a higher one backs away, never
+/// goes on first (`go_on_when_clear` off). arm_right, held at the edge of
+/// arm_left's sweeps, goes on through them otherwise, and nobody waits
+/// long enough to starve.
+fn strict() -> ArbitrationPolicy {
+    ArbitrationPolicy { go_on_when_clear: false, ..ArbitrationPolicy::default() }
+}
+
 #[test]
 fn a_robot_kept_waiting_longer_than_the_starvation_limit_is_named() {
     let (finished, starving, least) =
-        kept_waiting(ArbitrationPolicy { starvation_s: 1.0, boost_after_s: None, give_way_at_start: false });
+        kept_waiting(ArbitrationPolicy { starvation_s: 1.0, boost_after_s: None, ..strict() });
     println!("finished at {finished:?} s; arm_right starving: {starving}; least sphere clearance {least} m");
     let [Some(l), Some(r)] = finished else { panic!("an arm did not finish: {finished:?}") };
     assert!(starving, "arm_right waited for arm_left's three sweeps ({r} s) and was never named starving");
@@ -480,21 +495,21 @@ fn a_robot_kept_waiting_longer_than_the_starvation_limit_is_named() {
     let mut g = guard();
     assert_eq!(
         g.arbitration_policy(),
-        ArbitrationPolicy { starvation_s: 10.0, boost_after_s: None, give_way_at_start: false }
+        ArbitrationPolicy { starvation_s: 10.0, boost_after_s: None, ..ArbitrationPolicy::default() }
     );
     assert!(g.set_priority(1, 30) && g.priority(1) == Some(30) && !g.set_priority(2, 1));
 }
 
 #[test]
 fn a_robot_kept_waiting_longer_than_the_boost_limit_goes_first_until_its_plan_is_done() {
-    let policy = |boost| ArbitrationPolicy { starvation_s: 1.0, boost_after_s: boost, give_way_at_start: false };
+    let policy = |boost| ArbitrationPolicy { starvation_s: 1.0, boost_after_s: boost, ..strict() };
     let (plain, _, _) = kept_waiting(policy(None));
-    let (boosted, _, least) = kept_waiting(policy(Some(1.0)));
-    println!("finished at {plain:?} s without a boost, {boosted:?} s with one after 1 s; least clearance {least} m");
+    let (boosted, _, least) = kept_waiting(policy(Some(0.5)));
+    println!("finished at {plain:?} s without a boost, {boosted:?} s with one after 0.5 s; least clearance {least} m");
     let ([Some(l0), Some(r0)], [Some(l1), Some(r1)]) = (plain, boosted) else {
         panic!("an arm did not finish: {plain:?} {boosted:?}")
     };
-    assert!(r1 + 1.0 < r0, "boosted after 1 s of waiting, arm_right finishes well before it did: {r1} vs {r0}");
+    assert!(r1 + 1.0 < r0, "boosted after 0.5 s of waiting, arm_right finishes well before it did: {r1} vs {r0}");
     assert!(r1 < l1 && l1 > l0, "arm_left (priority 20) yields to the boosted arm_right: {l1} vs {l0}, {r1}");
     assert!(least > 0.0, "the arms' spheres met: {least}");
 }
@@ -559,4 +574,20 @@ fn an_arm_stopped_on_its_plan_by_a_pair_its_plan_keeps_between_the_margins_is_re
     assert!(released.is_some_and(|r| r <= hold + 0.05), "held {released:?} s (hold time {hold} s)");
     assert!(arm.done(), "did not finish its plan");
     assert!(least > tuning.clearance_m as f32, "its own links came within the margin: {least}");
+}
+
+/// By default (`go_on_when_clear`), arm_right, standing in arm_left's
+/// sweeps where its own increment meets only what arm_left claims, goes on
+/// through instead of waiting for all three sweeps, without contact.
+#[test]
+fn a_robot_in_the_way_whose_way_on_is_clear_goes_on_by_default() {
+    let (strict_at, _, _) = kept_waiting(strict());
+    let (default_at, starving, least) = kept_waiting(ArbitrationPolicy::default());
+    println!("finished at {strict_at:?} s backing away, {default_at:?} s going on; least clearance {least} m");
+    let ([Some(_), Some(r0)], [Some(_), Some(r1)]) = (strict_at, default_at) else {
+        panic!("an arm did not finish: {strict_at:?} {default_at:?}")
+    };
+    assert!(r1 + 1.0 < r0, "arm_right did not go on through: {r1} vs {r0}");
+    assert!(!starving, "arm_right starved although it went on");
+    assert!(least > 0.0, "the arms' spheres met: {least}");
 }

@@ -78,4 +78,24 @@ fn an_arm_sent_back_into_another_is_judged_on_its_way_back_and_never_touches_it(
     print!("{}", r.summary(4, opts.dt_s));
     assert_eq!(r.episodes, 1, "seed 1059 no longer draws a crossing episode: {r:?}");
     assert_eq!(r.contacts(), 0, "{r:?}");
+    // Its way back blocked, it is lifted over the arm it stood in the way
+    // of (`way_back` in the guard), which backs away: the episode finishes
+    // (it stalled before, without a priority boost).
+    assert_eq!(r.stalled, 0, "{r:?}");
+}
+
+/// Three arms, seed 2,240 of `simulate --crossing --arms 3`: an arm sent
+/// back into a higher one that stands in its way back. Both waited for
+/// ever (the stop check keeps it from backing into it); now it is lifted
+/// over that arm, and the episode finishes without contact.
+#[test]
+fn an_arm_whose_way_back_another_blocks_is_lifted_and_the_episode_finishes() {
+    let opts = SimOptions { goals: 2, obey_scaling: true, obey_grants: true, ..SimOptions::default() };
+    let cell = sim::cell_with_arms(sample_cell(), 3);
+    let mut s = Sim::new(cell, opts, Some(cache_dir())).unwrap();
+    let r = s.crossing_episode(2240);
+    print!("{}", r.summary(3, opts.dt_s));
+    assert_eq!(r.episodes, 1, "seed 2240 no longer draws a crossing episode: {r:?}");
+    assert_eq!(r.contacts(), 0, "{r:?}");
+    assert_eq!(r.stalled, 0, "{r:?}");
 }

@@ -197,6 +197,8 @@ pub struct Arbiter {
     /// Per robot: the robot it was told to back away from last time (it
     /// goes on until clear and its retreat has run).
     backing: Vec<Option<u16>>,
+    /// `backing` as the last cycle left it ([`Arbiter::decide_again`]).
+    backing_before: Vec<Option<u16>>,
     /// Per robot: the robot below it it gives way to.
     giving_way: Vec<Option<u16>>,
     /// Whether robots at their start give way ([`Arbiter::set_give_way`]).
@@ -212,6 +214,7 @@ impl Arbiter {
             reach: vec![0; n],
             back_from: vec![None; n],
             backing: vec![None; n],
+            backing_before: vec![None; n],
             giving_way: vec![None; n],
             give_way: false,
         }
@@ -222,6 +225,7 @@ impl Arbiter {
     pub fn decide(&mut self, offers: &[Offer], conflicts: &Conflicts, out: &mut [Grant]) {
         let n = offers.len();
         assert!(out.len() == n && conflicts.robots() == n && self.decided.len() >= n, "one offer and grant per robot");
+        self.backing_before.copy_from_slice(&self.backing);
         self.order.clear();
         self.order.extend((0..n as u16).filter(|&r| offers[r as usize].samples > 0));
         // Highest priority first; ties to the lower index.
@@ -301,6 +305,14 @@ impl Arbiter {
 }
 
 impl Arbiter {
+    /// Decides this cycle again, on changed offers (priorities), as if
+    /// [`Arbiter::decide`] had not run this cycle: what robots were told
+    /// to back away from last cycle is what counts.
+    pub fn decide_again(&mut self, offers: &[Offer], conflicts: &Conflicts, out: &mut [Grant]) {
+        self.backing.copy_from_slice(&self.backing_before);
+        self.decide(offers, conflicts, out);
+    }
+
     /// Whether a robot at its plan's start gives way to a lower one already
     /// on its way (off by default: priority alone decides).
     pub fn set_give_way(&mut self, on: bool) {

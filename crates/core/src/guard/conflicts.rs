@@ -175,7 +175,7 @@ impl Guard {
 
     /// Whether two posed configurations of robots `a` and `b` come within
     /// `margin`: each pair of checked links whose boxes do, sphere by sphere.
-    fn views_meet(&self, a: usize, va: &View<'_>, b: usize, vb: &View<'_>, margin: f32) -> bool {
+    pub(super) fn views_meet(&self, a: usize, va: &View<'_>, b: usize, vb: &View<'_>, margin: f32) -> bool {
         let (ma, mb) = (&self.arms[a].model, &self.arms[b].model);
         for &(la, sa0, sa1) in &ma.ranges {
             let xa = va.link_box(la as usize);
@@ -203,13 +203,13 @@ impl Guard {
 }
 
 /// One posed configuration of a robot as the conflict check reads it.
-struct View<'a> {
-    batch: &'a PosedBatch,
-    lane: usize,
+pub(super) struct View<'a> {
+    pub(super) batch: &'a PosedBatch,
+    pub(super) lane: usize,
     /// Per slot, radius plus inflation.
-    r: &'a [f32],
+    pub(super) r: &'a [f32],
     /// The largest inflation of any link, m.
-    grow: f32,
+    pub(super) grow: f32,
 }
 
 impl View<'_> {
@@ -232,7 +232,7 @@ fn lane_box(batch: &PosedBatch, l: usize, lane: usize) -> [f32; 6] {
 
 /// Whether two boxes are farther apart than `gap` along some axis (boxes
 /// without anything, at ±∞, are apart from everything).
-fn apart(x: &[f32; 6], y: &[f32; 6], gap: f32) -> bool {
+pub(super) fn apart(x: &[f32; 6], y: &[f32; 6], gap: f32) -> bool {
     (0..3).any(|c| x[c] > y[3 + c] + gap || y[c] > x[3 + c] + gap) || (0..3).any(|c| x[c] > x[3 + c] || y[c] > y[3 + c])
 }
 

@@ -87,11 +87,17 @@ pub struct ArbitrationPolicy {
     /// way through its increment (the arbiter's module text); `false`:
     /// priority alone decides, as the method has it.
     pub give_way_at_start: bool,
+    /// A robot standing in the increment of a higher one goes on (it is
+    /// lifted over it: [`Guard::lifted`]) instead of backing away, where
+    /// its increment meets only what that one claims, not where it stands
+    /// or is committed to go: that one cannot take up its claim while this
+    /// one stands in it; `false`: it backs away, as the method has it.
+    pub go_on_when_clear: bool,
 }
 
 impl Default for ArbitrationPolicy {
     fn default() -> Self {
-        ArbitrationPolicy { starvation_s: 10.0, boost_after_s: None, give_way_at_start: false }
+        ArbitrationPolicy { starvation_s: 10.0, boost_after_s: None, give_way_at_start: false, go_on_when_clear: true }
     }
 }
 
@@ -118,9 +124,9 @@ impl ArmGrant {
 #[derive(Clone, Debug)]
 pub(super) struct Increment {
     /// Plan time of each sample, s.
-    times: [f64; MAX_SAMPLES],
+    pub(super) times: [f64; MAX_SAMPLES],
     /// The samples' configurations (`MAX_SAMPLES × dof`).
-    q: Vec<f64>,
+    pub(super) q: Vec<f64>,
     /// Their poses.
     pub(super) batch: PosedBatch,
     /// Per slot: radius plus its link's inflation.
@@ -141,13 +147,15 @@ pub(super) struct Increment {
     s_stop: f64,
     /// Scratch per joint: a travel, the plan's velocity.
     travel: Vec<f64>,
-    half_step: Vec<f64>,
+    pub(super) half_step: Vec<f64>,
 }
 
 /// The arbiter's part of the guard.
 #[derive(Clone, Debug)]
 pub(super) struct Arbitration {
     pub(super) inc: Vec<Increment>,
+    /// Per robot, scratch for its way back ([`super::way_back`]).
+    pub(super) back: Vec<Increment>,
     pub(super) offers: Vec<Offer>,
     pub(super) conflicts: Conflicts,
     arbiter: Arbiter,
@@ -161,13 +169,15 @@ pub(super) struct Arbitration {
     /// Per robot, since when it waits for others.
     wait_since: Vec<Option<f64>>,
     /// Per robot, since when its priority is boosted.
-    boosted_at: Vec<Option<f64>>,
+    pub(super) boosted_at: Vec<Option<f64>>,
+    /// Per robot, since when it is lifted ([`super::way_back`]).
+    pub(super) lifted_at: Vec<Option<f64>>,
     /// Per robot, when it was last told to back away, s.
     backed_at: Vec<f64>,
     /// Per robot backing away, the plan time its retreat goes back to
     /// (fixed until it gets there, then a further one).
     pub(super) retreat_end: Vec<Option<f64>>,
-    policy: ArbitrationPolicy,
+    pub(super) policy: ArbitrationPolicy,
     /// The last cycle's time, s.
     now_s: f64,
 }
@@ -176,7 +186,7 @@ impl Arbitration {
     /// Buffers for `cell`'s arms, posed by `posers`.
     pub(super) fn new(cell: &Workcell, posers: &[&SpherePoser]) -> Arbitration {
         let n = cell.manipulators.len();
-        let inc = cell
+        let inc: Vec<Increment> = cell
             .manipulators
             .iter()
             .zip(posers)
@@ -201,6 +211,7 @@ impl Arbitration {
             })
             .collect();
         Arbitration {
+            back: inc.clone(),
             inc,
             offers: vec![
                 Offer {
@@ -222,6 +233,7 @@ impl Arbitration {
             priority: cell.manipulators.iter().map(|m| m.priority).collect(),
             wait_since: vec![None; n],
             boosted_at: vec![None; n],
+            lifted_at: vec![None; n],
             backed_at: vec![f64::NEG_INFINITY; n],
             retreat_end: vec![None; n],
             policy: ArbitrationPolicy::default(),
@@ -233,10 +245,19 @@ impl Arbitration {
 impl Arbitration {
     /// Robot `r`'s priority this cycle: its own, or above every robot not
     /// boosted while it is.
-    fn effective_priority(&self, r: usize) -> i64 {
-        match self.boosted_at[r] {
+    pub(super) fn effective_priority(&self, r: usize) -> i64 {
+        match self.raised_at(r) {
             Some(t) => BOOSTED.saturating_sub((t * 1e3).clamp(0.0, 1e15) as i64),
             None => self.priority[r],
+        }
+    }
+
+    /// Since when robot `r` goes before the robots neither boosted nor
+    /// lifted (the earlier of the two), if it does.
+    pub(super) fn raised_at(&self, r: usize) -> Option<f64> {
+        match (self.boosted_at[r], self.lifted_at[r]) {
+            (Some(b), Some(l)) => Some(b.min(l)),
+            (b, l) => b.or(l),
         }
     }
 
@@ -244,6 +265,7 @@ impl Arbitration {
     pub(super) fn forget_wait(&mut self, r: usize) {
         self.wait_since[r] = None;
         self.boosted_at[r] = None;
+        self.lifted_at[r] = None;
     }
 
     /// Forgets every robot's waits and retreats (the guard starts over).
@@ -251,6 +273,7 @@ impl Arbitration {
         let n = self.out.len();
         self.wait_since.iter_mut().for_each(|w| *w = None);
         self.boosted_at.iter_mut().for_each(|w| *w = None);
+        self.lifted_at.fill(None);
         self.retreat_end.iter_mut().for_each(|e| *e = None);
         self.backed_at.iter_mut().for_each(|t| *t = f64::NEG_INFINITY);
         self.arbiter = Arbiter::new(n);
@@ -329,6 +352,14 @@ impl Guard {
         self.arbitration.boosted_at.get(robot).copied().flatten()
     }
 
+    /// Since when `robot` is lifted, if it is: told to back away from a
+    /// higher robot, it goes before it instead (its way on is clear, or
+    /// its way back blocked: `way_back`), until its plan is done or
+    /// replaced.
+    pub fn lifted(&self, robot: usize) -> Option<f64> {
+        self.arbitration.lifted_at.get(robot).copied().flatten()
+    }
+
     /// Runs the arbitration again on this cycle's stopping paths, as the
     /// cycle at `now_s` did (what a cycle spends on it; for measuring):
     /// the grants it decides replace this cycle's.
@@ -345,6 +376,14 @@ impl Guard {
         self.find_conflicts();
         let ar = &mut self.arbitration;
         ar.arbiter.decide(&ar.offers, &ar.conflicts, &mut ar.grants);
+        if self.lift_boxed_in(now_s) {
+            let ar = &mut self.arbitration;
+            for r in 0..ar.offers.len() {
+                ar.offers[r].priority = ar.effective_priority(r);
+            }
+            ar.arbiter.decide_again(&ar.offers, &ar.conflicts, &mut ar.grants);
+        }
+        let ar = &mut self.arbitration;
         // A robot backing away goes back along its plan: it is tracked
         // there, not dropped as off plan, and for as long again after (it
         // brakes from its retreat).
@@ -369,6 +408,7 @@ impl Guard {
             let g = ar.out[ri];
             if matches!(g.state, GrantState::Done | GrantState::NoPlan) {
                 ar.boosted_at[ri] = None;
+                ar.lifted_at[ri] = None;
             }
             let waits = g.state == GrantState::BackAway || (g.held_by.is_some() && g.scaling < 1.0);
             if !waits {
@@ -476,27 +516,7 @@ impl Guard {
         };
         let span = end - s0;
         let last = MAX_SAMPLES - 1;
-        inc.half_step.fill(0.0);
-        // The samples follow one another along the plan: each one's
-        // segment is looked for from the last one's.
-        let mut hint = k;
-        for k in 0..MAX_SAMPLES {
-            let s = s0 + span * k as f64 / last as f64;
-            inc.times[k] = s;
-            let out = &mut inc.q[k * dof..(k + 1) * dof];
-            hint = plan.at_time_from(s, hint, out);
-            for (o, d) in out.iter_mut().zip(&sc.offset) {
-                *o += d;
-            }
-            if k > 0 {
-                inc.travel.fill(0.0);
-                let prev = inc.times[k - 1];
-                plan.travel_from(prev.min(s), prev.max(s), hint, &mut inc.travel);
-                for (h, t) in inc.half_step.iter_mut().zip(&inc.travel) {
-                    *h = h.max(t / 2.0);
-                }
-            }
-        }
+        inc.sample(plan, s0, end, k, &sc.offset);
         let seen = a.state.est_period + a.state.est.last_stamp().map_or(0.0, |t| (now_s - t).max(0.0));
         for (h, &acc) in inc.half_step.iter_mut().zip(&a.model.accel) {
             *h += forecast::along::departure(acc, seen, a.model.reaction_s);
@@ -539,11 +559,41 @@ impl Guard {
 }
 
 impl Increment {
+    /// Samples `plan` evenly from plan time `s0` to `end` (either way; its
+    /// segment at `s0` is `hint`), each sample shifted by `offset` (the
+    /// robot's standing offset from its plan), and sets each joint's half
+    /// step to half the largest travel between neighbouring samples.
+    pub(super) fn sample(&mut self, plan: &JointPlan, s0: f64, end: f64, hint: usize, offset: &[f64]) {
+        let dof = self.half_step.len();
+        let last = MAX_SAMPLES - 1;
+        self.half_step.fill(0.0);
+        // The samples follow one another along the plan: each one's
+        // segment is looked for from the last one's.
+        let mut hint = hint;
+        for k in 0..MAX_SAMPLES {
+            let s = s0 + (end - s0) * k as f64 / last as f64;
+            self.times[k] = s;
+            let out = &mut self.q[k * dof..(k + 1) * dof];
+            hint = plan.at_time_from(s, hint, out);
+            for (o, d) in out.iter_mut().zip(offset) {
+                *o += d;
+            }
+            if k > 0 {
+                self.travel.fill(0.0);
+                let prev = self.times[k - 1];
+                plan.travel_from(prev.min(s), prev.max(s), hint, &mut self.travel);
+                for (h, t) in self.half_step.iter_mut().zip(&self.travel) {
+                    *h = h.max(t / 2.0);
+                }
+            }
+        }
+    }
+
     /// Inflates every sphere of the posed samples by its link's lever on
     /// the joints' half steps (per link, as `ranges` lists them; `lever`:
     /// per link, per joint), and sets the boxes: per link over all
     /// samples, per sample over all links, and around all of them.
-    fn inflate(&mut self, ranges: &[(u32, u32, u32)], lever: &[f64]) {
+    pub(super) fn inflate(&mut self, ranges: &[(u32, u32, u32)], lever: &[f64]) {
         let dof = self.half_step.len();
         let mut widest = 0.0f32;
         for &(l, s0, s1) in ranges {

@@ -81,6 +81,7 @@ mod plans;
 mod platen;
 mod prepare;
 mod track;
+mod way_back;
 
 use command::Supervision;
 pub use command::{Command, CommandPolicy, StopSource};

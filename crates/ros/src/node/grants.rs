@@ -62,8 +62,12 @@ impl GuardNode {
         if self.guard.giving_way(r).is_some_and(|o| g.held_by == Some(o as u16)) {
             msg.reason.push_str(" (gives way: it set off first, give_way_at_start)");
         }
-        if self.guard.boosted_since(r).is_some() && matches!(g.state, GrantState::Proceed | GrantState::Hold) {
-            msg.reason.push_str(" (priority boosted: it waited longer than priority_boost_after_s)");
+        if matches!(g.state, GrantState::Proceed | GrantState::Hold) {
+            if self.guard.lifted(r).is_some() {
+                msg.reason.push_str(" (lifted: it goes before the robot it stood in the way of, its way on clear or its way back blocked)");
+            } else if self.guard.boosted_since(r).is_some() {
+                msg.reason.push_str(" (priority boosted: it waited longer than priority_boost_after_s)");
+            }
         }
     }
 

@@ -45,9 +45,10 @@ impl GuardNode {
             Some(w) => set_kv(&mut s.values[8], "waiting", format_args!("for {:.3} s", w.for_s)),
             None => set_kv(&mut s.values[8], "waiting", format_args!("no")),
         }
-        match guard.boosted_since(r) {
-            Some(t) => set_kv(&mut s.values[9], "priority boosted", format_args!("since {t:.3} s")),
-            None => set_kv(&mut s.values[9], "priority boosted", format_args!("no")),
+        match (guard.lifted(r), guard.boosted_since(r)) {
+            (Some(t), _) => set_kv(&mut s.values[9], "priority boosted", format_args!("lifted since {t:.3} s")),
+            (None, Some(t)) => set_kv(&mut s.values[9], "priority boosted", format_args!("since {t:.3} s")),
+            (None, None) => set_kv(&mut s.values[9], "priority boosted", format_args!("no")),
         }
     }
 

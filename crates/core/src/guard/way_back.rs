@@ -1,0 +1,120 @@
+//! Robots in the way that go first instead of backing away.
+//!
+//! The arbiter sends a robot `r` standing in the increment of a higher one
+//! `h` back along its plan. Two cases do better otherwise:
+//! - **Its way on is clear** ([`ArbitrationPolicy::go_on_when_clear`], on
+//!   by default; off, `r` backs away as the method has it): `r`'s
+//!   increment meets only what `h` claims, not where `h` stands or is
+//!   committed to go. `h` cannot take up that claim while `r` stands in
+//!   it, so sending `r` back makes both wait for its retreat (in the
+//!   crossing runs often all the way back to its plan's start), where
+//!   letting it through costs `h` only the pass.
+//! - **Its way back is blocked.** Another robot stands in its way back
+//!   (often `h` itself, come to where `r`'s plan passed a moment before):
+//!   the stop check halts `r` there, and `h` waits for it for ever. So
+//!   `r`'s way back (as a retreat sent now would go: [`RETREAT_S`] of plan
+//!   time back or the rest of the retreat it is on) is sampled, posed and
+//!   inflated as an increment is, and compared with where every other
+//!   robot on plan is or is committed to go. Where it is blocked and `h`'s
+//!   own way back is free, `h` backs away instead.
+//!
+//! In both, `r` is **lifted**: it goes before every robot neither boosted
+//! nor lifted (just above `h` where `h` is raised itself) until its plan
+//! is done or replaced, and the cycle's grants are decided again: `r` goes
+//! on where its increment is clear, and `h` holds, or backs away where it
+//! stands in `r`'s way. Only a robot standing and told to back away is
+//! looked at, so a cycle without one does no more work than before; one
+//! that is lifted is looked at no more. A robot standing at its plan's
+//! start is not lifted over (it cannot back away).
+
+use super::conflicts::{View, apart};
+use super::increments::{Increment, RETREAT_S};
+use super::*;
+use crate::arbiter::{GrantState, MAX_SAMPLES};
+
+impl Guard {
+    /// Lifts each robot told to back away while standing whose way on is
+    /// clear, or whose way back is blocked where the robot it backs away
+    /// from can back away itself (the module's text); true if any was
+    /// lifted (the grants need deciding again).
+    pub(super) fn lift_boxed_in(&mut self, now_s: f64) -> bool {
+        let mut any = false;
+        for r in 0..self.arms.len() {
+            let ar = &self.arbitration;
+            let g = ar.grants[r];
+            let (GrantState::BackAway, Some(h)) = (g.state, g.held_by) else { continue };
+            let h = h as usize;
+            let above = ar.offers[h];
+            if !ar.offers[r].still || ar.lifted_at[r].is_some() || !above.planned || above.at_start {
+                continue;
+            }
+            let go_on = self.arbitration.policy.go_on_when_clear
+                && self.arbitration.conflicts.first_meeting(r, h, above.committed).is_none();
+            if !go_on && (self.way_back_free(r, now_s) || !self.way_back_free(h, now_s)) {
+                continue;
+            }
+            let ar = &mut self.arbitration;
+            // Just above `h` where it is raised itself (earlier raises go first).
+            ar.lifted_at[r] = Some(ar.raised_at(h).map_or(now_s, |t| t - 1e-3));
+            any = true;
+        }
+        any
+    }
+
+    /// Whether robot `ri` (on plan, its increment built this cycle) can
+    /// back away along its plan now: it does not stand at its plan's
+    /// start, and its retreat (as sent now: [`RETREAT_S`] back or the rest
+    /// of the one it is on) comes within the clearance margin of no other
+    /// robot on plan where that one is or is committed to go.
+    pub(super) fn way_back_free(&mut self, ri: usize, now_s: f64) -> bool {
+        let a = &self.arms[ri];
+        let ar = &mut self.arbitration;
+        let Some(plan) = a.state.follow.tracker.plan().filter(|_| ar.offers[ri].planned) else {
+            return false;
+        };
+        let s0 = ar.inc[ri].times[0];
+        let end = match ar.retreat_end[ri] {
+            Some(e) if e < s0 => e,
+            _ => (s0 - RETREAT_S).max(0.0),
+        };
+        if s0 <= RETREAT_S / 20.0 || end >= s0 - 1e-6 {
+            return false;
+        }
+        let back = &mut ar.back[ri];
+        back.sample(plan, s0, end, plan.segment(s0), &a.scratch.offset);
+        let seen = a.state.est_period + a.state.est.last_stamp().map_or(0.0, |t| (now_s - t).max(0.0));
+        for (h, &acc) in back.half_step.iter_mut().zip(&a.model.accel) {
+            *h += forecast::along::departure(acc, seen, a.model.reaction_s);
+        }
+        let dof = back.half_step.len();
+        let qs: [&[f64]; BATCH] = std::array::from_fn(|k| &back.q[k * dof..(k + 1) * dof]);
+        if a.model.poser.pose_batch(&qs, &mut back.batch).is_err() {
+            return false;
+        }
+        back.inflate(&a.model.ranges, &a.model.lever);
+        let margin = self.margins.clearance_m as f32;
+        let ar = &self.arbitration;
+        let back = &ar.back[ri];
+        let meet = |i: usize, o: usize, j: usize| {
+            let other = &ar.inc[o];
+            !apart(&back.boxes[i], &other.boxes[j], margin)
+                && self.views_meet(ri, &view(back, i), o, &view(other, j), margin)
+        };
+        // Where others are or are committed to go. Sample 0 is where it
+        // stands: its way back starts after it.
+        let blocked = |i: usize| {
+            ar.offers.iter().enumerate().any(|(o, offer)| {
+                o != ri
+                    && offer.planned
+                    && !apart(&back.reach, &ar.inc[o].reach, margin)
+                    && (0..=offer.committed.min(MAX_SAMPLES - 1)).any(|j| meet(i, o, j))
+            })
+        };
+        !(1..MAX_SAMPLES).any(blocked)
+    }
+}
+
+/// Sample `lane` of `inc` as the conflict check reads it.
+fn view(inc: &Increment, lane: usize) -> View<'_> {
+    View { batch: &inc.batch, lane, r: &inc.inflated_r, grow: inc.widest }
+}
