@@ -79,10 +79,9 @@ enum Command {
     },
     /// Write the distance field as a NumPy .npy array indexed [x, y, z].
     ///
-    /// With a workcell: its obstacles (plus --occupancy, if given, as sensed
-    /// voxels of the same grid), its saturation and outside policy. With only
-    /// --occupancy: the exact, untruncated distance transform of that grid
-    /// (nonzero = occupied), the outside counting as free.
+    /// With a workcell: its obstacles (plus --occupancy, if given, as sensed voxels of the same grid),
+    /// its saturation and outside policy. With only --occupancy: the exact, untruncated distance
+    /// transform of that grid (nonzero = occupied), the outside counting as free.
     Field {
         /// The workcell YAML.
         workcell: Option<PathBuf>,
@@ -92,8 +91,7 @@ enum Command {
         /// Output .npy file.
         #[arg(long)]
         out: PathBuf,
-        /// What to write: distance in metres, in voxels, the integer layer
-        /// value (0 occupied, n where n-1 <= d < n), or the occupancy (0/1).
+        /// What to write: metres, voxels, the integer layer (0 occupied, n where n-1 <= d < n), or 0/1.
         #[arg(long, value_enum, default_value_t = Units::Metres)]
         units: Units,
         /// Voxel edge in metres, for --units metres without a workcell.
@@ -130,14 +128,16 @@ struct SimulateArgs {
     /// Robot against robot by whole swept volumes (the baseline), not time-matched.
     #[arg(long)]
     swept: bool,
-    /// Crossing plans, the arms obeying their grants, beside one arm at a time in the shared zone and
-    /// the unguarded run: `--episodes` counts episodes run (seeds without a crossing set of plans are
-    /// skipped, up to 40 per episode asked for).
+    /// Crossing plans, the arms obeying their grants, beside one arm at a time in the shared zone and the
+    /// unguarded run: `--episodes` counts episodes run (seeds without crossing plans skipped, up to 40 each).
     #[arg(long)]
     crossing: bool,
     /// Arms at their plan's start give way to lower ones on their way (`give_way_at_start`).
     #[arg(long)]
     give_way: bool,
+    /// A robot in a higher one's way goes on where its increment ahead is clear (`go_on_when_clear`).
+    #[arg(long)]
+    go_on: bool,
     /// A robot waiting for a higher one longer than this goes first (`priority_boost_after_s`), s.
     #[arg(long)]
     boost_after: Option<f64>,
@@ -156,8 +156,7 @@ struct SimulateArgs {
     /// Override guard.near_path_samples (raised to the cap when below it).
     #[arg(long)]
     near_path_samples: Option<usize>,
-    /// Platen episodes (when the cell has a platen): its units move to
-    /// random poses under the allocator.
+    /// Platen episodes (when the cell has a platen): its units move to random poses under the allocator.
     #[arg(long, default_value_t = 20)]
     platen_episodes: usize,
     /// Length of a platen episode, s.
@@ -269,6 +268,7 @@ fn simulate_arms(a: &SimulateArgs, base: &workcell::Workcell) -> Result<(), AnyE
         obey_scaling: a.obey_scaling || a.crossing,
         obey_grants: a.crossing,
         give_way: a.give_way,
+        go_on: a.go_on,
         boost_after_s: a.boost_after.filter(|s| s.is_finite() && *s > 0.0),
         swept: a.swept,
         speed_fraction: a.speed_fraction,

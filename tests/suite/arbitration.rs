@@ -474,10 +474,10 @@ fn kept_waiting(policy: ArbitrationPolicy) -> ([Option<f64>; 2], bool, f32) {
     (finished, starving, least)
 }
 
-/// The method's rule: a robot in the way of a higher one backs away, never
-/// goes on first (`go_on_when_clear` off). arm_right, held at the edge of
-/// arm_left's sweeps, goes on through them otherwise, and nobody waits
-/// long enough to starve.
+/// The method's rule (the default): a robot in the way of a higher one
+/// backs away, never goes on first (`go_on_when_clear` off). arm_right,
+/// held at the edge of arm_left's sweeps, goes on through them otherwise,
+/// and nobody waits long enough to starve.
 fn strict() -> ArbitrationPolicy {
     ArbitrationPolicy { go_on_when_clear: false, ..ArbitrationPolicy::default() }
 }
@@ -576,13 +576,14 @@ fn an_arm_stopped_on_its_plan_by_a_pair_its_plan_keeps_between_the_margins_is_re
     assert!(least > tuning.clearance_m as f32, "its own links came within the margin: {least}");
 }
 
-/// By default (`go_on_when_clear`), arm_right, standing in arm_left's
-/// sweeps where its own increment meets only what arm_left claims, goes on
-/// through instead of waiting for all three sweeps, without contact.
+/// With `go_on_when_clear`, arm_right, standing in arm_left's sweeps where
+/// its own increment meets only what arm_left claims, goes on through
+/// instead of waiting for all three sweeps, without contact.
 #[test]
-fn a_robot_in_the_way_whose_way_on_is_clear_goes_on_by_default() {
+fn with_go_on_when_clear_a_robot_in_the_way_whose_way_on_is_clear_goes_on() {
     let (strict_at, _, _) = kept_waiting(strict());
-    let (default_at, starving, least) = kept_waiting(ArbitrationPolicy::default());
+    let go_on = ArbitrationPolicy { go_on_when_clear: true, ..ArbitrationPolicy::default() };
+    let (default_at, starving, least) = kept_waiting(go_on);
     println!("finished at {strict_at:?} s backing away, {default_at:?} s going on; least clearance {least} m");
     let ([Some(_), Some(r0)], [Some(_), Some(r1)]) = (strict_at, default_at) else {
         panic!("an arm did not finish: {strict_at:?} {default_at:?}")

@@ -78,10 +78,19 @@ fn an_arm_sent_back_into_another_is_judged_on_its_way_back_and_never_touches_it(
     print!("{}", r.summary(4, opts.dt_s));
     assert_eq!(r.episodes, 1, "seed 1059 no longer draws a crossing episode: {r:?}");
     assert_eq!(r.contacts(), 0, "{r:?}");
-    // Its way back blocked, it is lifted over the arm it stood in the way
-    // of (`way_back` in the guard), which backs away: the episode finishes
-    // (it stalled before, without a priority boost).
-    assert_eq!(r.stalled, 0, "{r:?}");
+}
+
+/// The same episode with `go_on_when_clear`: arms in the way go on where
+/// their increment meets only what the higher arm claims (`way_back` in
+/// the guard), and it finishes (without, it stalls, unless boosted).
+#[test]
+fn with_go_on_when_clear_seed_1059_finishes_without_contact() {
+    let opts = SimOptions { goals: 2, obey_scaling: true, obey_grants: true, go_on: true, ..SimOptions::default() };
+    let cell = sim::cell_with_arms(sample_cell(), 4);
+    let mut s = Sim::new(cell, opts, Some(cache_dir())).unwrap();
+    let r = s.crossing_episode(1059);
+    print!("{}", r.summary(4, opts.dt_s));
+    assert_eq!((r.episodes, r.contacts(), r.stalled), (1, 0, 0), "{r:?}");
 }
 
 /// Three arms, seed 2,240 of `simulate --crossing --arms 3`: an arm sent

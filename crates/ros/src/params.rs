@@ -92,7 +92,7 @@ impl Default for NodeParams {
             starvation_s: 10.0,
             priority_boost_after_s: 0.0,
             give_way_at_start: false,
-            go_on_when_clear: true,
+            go_on_when_clear: false,
         }
     }
 }
@@ -285,7 +285,7 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("give_way_at_start", Kind::Bool, "false", NextCycle,
         "A robot at its plan's start waits for a lower one already on its way through its increment (until that one stands still or its plan ends) instead of sending it back; false: priority alone decides.",
         get: |p, c| p.give_way_at_start, set: |p, v| p.give_way_at_start = v.as_bool() == Some(true)),
-    spec!("go_on_when_clear", Kind::Bool, "true", NextCycle,
+    spec!("go_on_when_clear", Kind::Bool, "false", NextCycle,
         "A robot standing in the increment of a higher one goes on (and goes first until its plan is done) instead of backing away, where its increment meets only what that one claims, not where it stands or is committed to go; false: it backs away, as the method has it.",
         get: |p, c| p.go_on_when_clear, set: |p, v| p.go_on_when_clear = v.as_bool() == Some(true)),
 ];

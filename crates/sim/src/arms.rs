@@ -54,9 +54,10 @@ pub struct SimOptions {
     /// The arms obey their grants: never past a grant's end, and back
     /// along their plans when told to back away.
     pub obey_grants: bool,
-    /// Arms at their plan's start give way to lower ones already on their
-    /// way ([`ArbitrationPolicy::give_way_at_start`]).
+    /// Arms at their plan's start give way ([`ArbitrationPolicy::give_way_at_start`]).
     pub give_way: bool,
+    /// [`ArbitrationPolicy::go_on_when_clear`].
+    pub go_on: bool,
     /// [`ArbitrationPolicy::boost_after_s`] (`None`: the cell's).
     pub boost_after_s: Option<f64>,
 }
@@ -106,6 +107,7 @@ impl Default for SimOptions {
             swept: false,
             obey_grants: false,
             give_way: false,
+            go_on: false,
             boost_after_s: None,
         }
     }
@@ -175,7 +177,8 @@ impl Sim {
         guard.set_time_matched(!opts.swept);
         let policy = guard.arbitration_policy();
         let boost_after_s = opts.boost_after_s.or(policy.boost_after_s);
-        guard.set_arbitration_policy(ArbitrationPolicy { give_way_at_start: opts.give_way, boost_after_s, ..policy });
+        let p = ArbitrationPolicy { give_way_at_start: opts.give_way, go_on_when_clear: opts.go_on, ..policy };
+        guard.set_arbitration_policy(ArbitrationPolicy { boost_after_s, ..p });
         let posers: Vec<SpherePoser> =
             cell.manipulators.iter().map(|m| SpherePoser::new(&m.robot, &m.spheres, m.base)).collect();
         let posed = posers.iter().map(|p| p.posed()).collect();

@@ -97,7 +97,7 @@ pub struct ArbitrationPolicy {
 
 impl Default for ArbitrationPolicy {
     fn default() -> Self {
-        ArbitrationPolicy { starvation_s: 10.0, boost_after_s: None, give_way_at_start: false, go_on_when_clear: true }
+        ArbitrationPolicy { starvation_s: 10.0, boost_after_s: None, give_way_at_start: false, go_on_when_clear: false }
     }
 }
 
@@ -169,7 +169,7 @@ pub(super) struct Arbitration {
     /// Per robot, since when it waits for others.
     wait_since: Vec<Option<f64>>,
     /// Per robot, since when its priority is boosted.
-    pub(super) boosted_at: Vec<Option<f64>>,
+    boosted_at: Vec<Option<f64>>,
     /// Per robot, since when it is lifted ([`super::way_back`]).
     pub(super) lifted_at: Vec<Option<f64>>,
     /// Per robot, when it was last told to back away, s.

@@ -2,8 +2,9 @@
 //!
 //! The arbiter sends a robot `r` standing in the increment of a higher one
 //! `h` back along its plan. Two cases do better otherwise:
-//! - **Its way on is clear** ([`ArbitrationPolicy::go_on_when_clear`], on
-//!   by default; off, `r` backs away as the method has it): `r`'s
+//! - **Its way on is clear** (only with
+//!   [`ArbitrationPolicy::go_on_when_clear`]; by default `r` backs away,
+//!   as the method has it): `r`'s
 //!   increment meets only what `h` claims, not where `h` stands or is
 //!   committed to go. `h` cannot take up that claim while `r` stands in
 //!   it, so sending `r` back makes both wait for its retreat (in the
