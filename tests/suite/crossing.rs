@@ -62,6 +62,18 @@ fn one_at_a_time_reference_waits_at_the_zone_and_holds_it_to_the_end_of_the_wind
     assert!((t - 2.8).abs() < 0.01, "{t}");
 }
 
+/// One crossing episode of `simulate --crossing --arms <arms> --seed <seed>`
+/// (`--go-on` with `go_on`), its summary printed.
+fn one_episode(arms: usize, seed: u64, go_on: bool) -> SimReport {
+    let opts = SimOptions { goals: 2, obey_scaling: true, obey_grants: true, go_on, ..SimOptions::default() };
+    let cell = sim::cell_with_arms(sample_cell(), arms);
+    let mut s = Sim::new(cell, opts, Some(cache_dir())).unwrap();
+    let r = s.crossing_episode(seed);
+    print!("{}", r.summary(arms, opts.dt_s));
+    assert_eq!(r.episodes, 1, "seed {seed} no longer draws a crossing episode: {r:?}");
+    r
+}
+
 /// Four arms, seed 1,059 of `simulate --crossing --arms 4`: an arm sent
 /// back along its plan by a higher one stands where its way back turns
 /// into another arm. Judged on its plan ahead alone (away from the robot it
@@ -71,12 +83,7 @@ fn one_at_a_time_reference_waits_at_the_zone_and_holds_it_to_the_end_of_the_wind
 /// back, for one that obeys), so it is never let go into it.
 #[test]
 fn an_arm_sent_back_into_another_is_judged_on_its_way_back_and_never_touches_it() {
-    let opts = SimOptions { goals: 2, obey_scaling: true, obey_grants: true, ..SimOptions::default() };
-    let cell = sim::cell_with_arms(sample_cell(), 4);
-    let mut s = Sim::new(cell, opts, Some(cache_dir())).unwrap();
-    let r = s.crossing_episode(1059);
-    print!("{}", r.summary(4, opts.dt_s));
-    assert_eq!(r.episodes, 1, "seed 1059 no longer draws a crossing episode: {r:?}");
+    let r = one_episode(4, 1059, false);
     assert_eq!(r.contacts(), 0, "{r:?}");
 }
 
@@ -85,12 +92,8 @@ fn an_arm_sent_back_into_another_is_judged_on_its_way_back_and_never_touches_it(
 /// the guard), and it finishes (without, it stalls, unless boosted).
 #[test]
 fn with_go_on_when_clear_seed_1059_finishes_without_contact() {
-    let opts = SimOptions { goals: 2, obey_scaling: true, obey_grants: true, go_on: true, ..SimOptions::default() };
-    let cell = sim::cell_with_arms(sample_cell(), 4);
-    let mut s = Sim::new(cell, opts, Some(cache_dir())).unwrap();
-    let r = s.crossing_episode(1059);
-    print!("{}", r.summary(4, opts.dt_s));
-    assert_eq!((r.episodes, r.contacts(), r.stalled), (1, 0, 0), "{r:?}");
+    let r = one_episode(4, 1059, true);
+    assert_eq!((r.contacts(), r.stalled), (0, 0), "{r:?}");
 }
 
 /// Three arms, seed 2,240 of `simulate --crossing --arms 3`: an arm sent
@@ -99,12 +102,6 @@ fn with_go_on_when_clear_seed_1059_finishes_without_contact() {
 /// over that arm, and the episode finishes without contact.
 #[test]
 fn an_arm_whose_way_back_another_blocks_is_lifted_and_the_episode_finishes() {
-    let opts = SimOptions { goals: 2, obey_scaling: true, obey_grants: true, ..SimOptions::default() };
-    let cell = sim::cell_with_arms(sample_cell(), 3);
-    let mut s = Sim::new(cell, opts, Some(cache_dir())).unwrap();
-    let r = s.crossing_episode(2240);
-    print!("{}", r.summary(3, opts.dt_s));
-    assert_eq!(r.episodes, 1, "seed 2240 no longer draws a crossing episode: {r:?}");
-    assert_eq!(r.contacts(), 0, "{r:?}");
-    assert_eq!(r.stalled, 0, "{r:?}");
+    let r = one_episode(3, 2240, false);
+    assert_eq!((r.contacts(), r.stalled), (0, 0), "{r:?}");
 }
