@@ -168,9 +168,7 @@ impl Guard {
         if apart(&ia.boxes[i], &ib.boxes[j], margin) {
             return false;
         }
-        let va = View { batch: &ia.batch, lane: i, r: &ia.inflated_r, grow: ia.widest };
-        let vb = View { batch: &ib.batch, lane: j, r: &ib.inflated_r, grow: ib.widest };
-        self.views_meet(a, &va, b, &vb, margin)
+        self.views_meet(a, &View::of(ia, i), b, &View::of(ib, j), margin)
     }
 
     /// Whether two posed configurations of robots `a` and `b` come within
@@ -213,6 +211,11 @@ pub(super) struct View<'a> {
 }
 
 impl View<'_> {
+    /// Sample `lane` of an increment, its spheres inflated.
+    pub(super) fn of(inc: &super::increments::Increment, lane: usize) -> View<'_> {
+        View { batch: &inc.batch, lane, r: &inc.inflated_r, grow: inc.widest }
+    }
+
     fn centre(&self, s: usize) -> [f32; 3] {
         let at = s * BATCH + self.lane;
         [self.batch.x[at], self.batch.y[at], self.batch.z[at]]

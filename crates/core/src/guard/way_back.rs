@@ -29,7 +29,7 @@
 //! start is not lifted over (it cannot back away).
 
 use super::conflicts::{View, apart};
-use super::increments::{Increment, RETREAT_S};
+use super::increments::RETREAT_S;
 use super::*;
 use crate::arbiter::{GrantState, MAX_SAMPLES};
 
@@ -99,7 +99,7 @@ impl Guard {
         let meet = |i: usize, o: usize, j: usize| {
             let other = &ar.inc[o];
             !apart(&back.boxes[i], &other.boxes[j], margin)
-                && self.views_meet(ri, &view(back, i), o, &view(other, j), margin)
+                && self.views_meet(ri, &View::of(back, i), o, &View::of(other, j), margin)
         };
         // Where others are or are committed to go. Sample 0 is where it
         // stands: its way back starts after it.
@@ -113,9 +113,4 @@ impl Guard {
         };
         !(1..MAX_SAMPLES).any(blocked)
     }
-}
-
-/// Sample `lane` of `inc` as the conflict check reads it.
-fn view(inc: &Increment, lane: usize) -> View<'_> {
-    View { batch: &inc.batch, lane, r: &inc.inflated_r, grow: inc.widest }
 }
