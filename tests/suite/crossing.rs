@@ -105,3 +105,24 @@ fn an_arm_whose_way_back_another_blocks_is_lifted_and_the_episode_finishes() {
     let r = one_episode(3, 2240, false);
     assert_eq!((r.contacts(), r.stalled), (0, 0), "{r:?}");
 }
+
+/// Four arms, seed 1,005 of `simulate --crossing --arms 4`: two arms
+/// stand within the clearance margin of each other, each one's way on and
+/// way back coming nearer the other (a knot: no grant moved either, and
+/// both waited for ever). The table now keeps, for two robots that stand
+/// that close, only the conflicts that bring them nearer, so the one that
+/// can draw away goes, and the episode finishes without contact.
+#[test]
+fn two_arms_standing_within_the_margin_of_each_other_untie_and_finish() {
+    let r = one_episode(4, 1005, false);
+    assert_eq!((r.contacts(), r.stalled), (0, 0), "{r:?}");
+}
+
+/// Three arms, seed 1,911, with `go_on_when_clear`: two arms sent back
+/// from a third at once come within the margin of each other; the higher
+/// one's way on draws away from the lower, and it goes (it held for ever).
+#[test]
+fn with_go_on_when_clear_two_arms_sent_back_into_each_other_untie() {
+    let r = one_episode(3, 1911, true);
+    assert_eq!((r.contacts(), r.stalled), (0, 0), "{r:?}");
+}

@@ -155,6 +155,13 @@ impl Conflicts {
         self.bits[b * self.n + a] |= 1 << (MAX_SAMPLES * j + i);
     }
 
+    /// Sample `i` of `a` and sample `j` of `b` no longer interfere.
+    pub fn unset(&mut self, a: usize, i: usize, b: usize, j: usize) {
+        debug_assert!(a != b && i < MAX_SAMPLES && j < MAX_SAMPLES);
+        self.bits[a * self.n + b] &= !(1 << (MAX_SAMPLES * i + j));
+        self.bits[b * self.n + a] &= !(1 << (MAX_SAMPLES * j + i));
+    }
+
     /// Which samples of `b` sample `i` of `a` interferes with: bit `j`.
     #[inline]
     pub fn row(&self, a: usize, i: usize, b: usize) -> u8 {

@@ -157,6 +157,18 @@ fn committed_regions_that_meet_leave_no_grant_to_the_lower_one() {
     assert_eq!(g[0].last_sample, None);
 }
 
+#[test]
+fn a_conflict_unset_is_gone_from_both_sides_and_the_others_stay() {
+    let mut c = Conflicts::new(3);
+    c.set(0, 2, 1, 5);
+    c.set(0, 3, 1, 5);
+    c.set(1, 0, 2, 0);
+    c.unset(1, 5, 0, 2);
+    assert!(!c.get(0, 2, 1, 5) && !c.get(1, 5, 0, 2));
+    assert!(c.get(0, 3, 1, 5) && c.get(1, 5, 0, 3) && c.get(2, 0, 1, 0));
+    assert_eq!((c.count(0, 1), c.count(1, 0), c.first_meeting(0, 1, 7)), (1, 1, Some(3)));
+}
+
 /// Sample `i` of robot `a` meets sample `j` of robot `b`.
 type Meeting = (usize, usize, usize, usize);
 

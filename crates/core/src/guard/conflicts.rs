@@ -10,7 +10,9 @@
 //! [`Guard::set_all_pairs`], the same table comes sample pair by sample
 //! pair, from boxes then spheres: the reference the lanes are tested and
 //! measured against. Both give the same table, to the bit: the same
-//! spheres, the same margin, the same arithmetic.
+//! spheres, the same margin, the same arithmetic. For two robots that
+//! already stand within the margin of each other, [`super::separating`]
+//! then keeps only the conflicts that bring them nearer.
 //!
 //! A spatial hash of the inflated spheres was tried here and measured
 //! slower than either: spheres inflated by a sample's travel need cells of
@@ -198,6 +200,33 @@ impl Guard {
         }
         false
     }
+
+    /// The least gap between the spheres of two posed configurations of
+    /// robots `a` and `b` (checked link pairs only), or `cap` where none
+    /// is less, m.
+    pub(super) fn views_gap(&self, a: usize, va: &View<'_>, b: usize, vb: &View<'_>, cap: f32) -> f32 {
+        let (ma, mb) = (&self.arms[a].model, &self.arms[b].model);
+        let mut least = cap;
+        for &(la, sa0, sa1) in &ma.ranges {
+            let xa = va.link_box(la as usize);
+            for &(lb, sb0, sb1) in &mb.ranges {
+                if apart(&xa, &vb.link_box(lb as usize), least + va.grow + vb.grow)
+                    || !self.pair_matters(a, la as usize, b, lb as usize)
+                {
+                    continue;
+                }
+                for sa in sa0 as usize..sa1 as usize {
+                    let pa = va.centre(sa);
+                    for sb in sb0 as usize..sb1 as usize {
+                        let pb = vb.centre(sb);
+                        let d2 = (pa[0] - pb[0]).powi(2) + (pa[1] - pb[1]).powi(2) + (pa[2] - pb[2]).powi(2);
+                        least = least.min(d2.sqrt() - va.r[sa] - vb.r[sb]);
+                    }
+                }
+            }
+        }
+        least
+    }
 }
 
 /// One posed configuration of a robot as the conflict check reads it.
@@ -214,6 +243,12 @@ impl View<'_> {
     /// Sample `lane` of an increment, its spheres inflated.
     pub(super) fn of(inc: &super::increments::Increment, lane: usize) -> View<'_> {
         View { batch: &inc.batch, lane, r: &inc.inflated_r, grow: inc.widest }
+    }
+
+    /// Sample `lane` of an increment, its spheres as they are (not
+    /// inflated).
+    pub(super) fn bare(inc: &super::increments::Increment, lane: usize) -> View<'_> {
+        View { batch: &inc.batch, lane, r: &inc.batch.r, grow: 0.0 }
     }
 
     fn centre(&self, s: usize) -> [f32; 3] {

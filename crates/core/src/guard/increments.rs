@@ -374,6 +374,7 @@ impl Guard {
             self.offer(ri, now_s);
         }
         self.find_conflicts();
+        self.keep_approaching();
         let ar = &mut self.arbitration;
         ar.arbiter.decide(&ar.offers, &ar.conflicts, &mut ar.grants);
         if self.lift_boxed_in(now_s) {

@@ -80,6 +80,7 @@ pub mod matrix;
 mod plans;
 mod platen;
 mod prepare;
+mod separating;
 mod track;
 mod way_back;
 

@@ -30,6 +30,7 @@
 
 use super::conflicts::{View, apart};
 use super::increments::RETREAT_S;
+use super::separating::GAP_CAP_M;
 use super::*;
 use crate::arbiter::{GrantState, MAX_SAMPLES};
 
@@ -66,7 +67,9 @@ impl Guard {
     /// back away along its plan now: it does not stand at its plan's
     /// start, and its retreat (as sent now: [`RETREAT_S`] back or the rest
     /// of the one it is on) comes within the clearance margin of no other
-    /// robot on plan where that one is or is committed to go.
+    /// robot on plan where that one is or is committed to go, except by
+    /// drawing away from it (each such sample farther from it than the one
+    /// before: [`super::separating`]).
     pub(super) fn way_back_free(&mut self, ri: usize, now_s: f64) -> bool {
         let a = &self.arms[ri];
         let ar = &mut self.arbitration;
@@ -101,16 +104,36 @@ impl Guard {
             !apart(&back.boxes[i], &other.boxes[j], margin)
                 && self.views_meet(ri, &View::of(back, i), o, &View::of(other, j), margin)
         };
-        // Where others are or are committed to go. Sample 0 is where it
-        // stands: its way back starts after it.
-        let blocked = |i: usize| {
-            ar.offers.iter().enumerate().any(|(o, offer)| {
-                o != ri
-                    && offer.planned
-                    && !apart(&back.reach, &ar.inc[o].reach, margin)
-                    && (0..=offer.committed.min(MAX_SAMPLES - 1)).any(|j| meet(i, o, j))
-            })
+        // The spheres' own gap (not inflated) between its sample `i` and
+        // sample `j` of robot `o`.
+        let gap = |i: usize, o: usize, j: usize| {
+            self.views_gap(ri, &View::bare(back, i), o, &View::bare(&ar.inc[o], j), GAP_CAP_M)
         };
-        !(1..MAX_SAMPLES).any(blocked)
+        // Sample `j` of `o` blocks its way back where a sample of the way
+        // meets it and comes nearer than the sample before: moving away
+        // from a robot it already stands within the margin of is free.
+        // Sample 0 is where it stands: its way back starts after it.
+        let blocks = |o: usize, j: usize| {
+            let mut before = None;
+            for i in 1..MAX_SAMPLES {
+                if !meet(i, o, j) {
+                    before = None;
+                    continue;
+                }
+                let (b, g) = (before.unwrap_or_else(|| gap(i - 1, o, j)), gap(i, o, j));
+                if g < b {
+                    return true;
+                }
+                before = Some(g);
+            }
+            false
+        };
+        // Where others are or are committed to go.
+        !ar.offers.iter().enumerate().any(|(o, offer)| {
+            o != ri
+                && offer.planned
+                && !apart(&back.reach, &ar.inc[o].reach, margin)
+                && (0..=offer.committed.min(MAX_SAMPLES - 1)).any(|j| blocks(o, j))
+        })
     }
 }
