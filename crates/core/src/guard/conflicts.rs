@@ -176,11 +176,42 @@ impl Guard {
     /// Whether two posed configurations of robots `a` and `b` come within
     /// `margin`: each pair of checked links whose boxes do, sphere by sphere.
     pub(super) fn views_meet(&self, a: usize, va: &View<'_>, b: usize, vb: &View<'_>, margin: f32) -> bool {
+        self.sphere_pairs(a, va, b, vb, margin, |d2, radii| {
+            let reach = radii + margin;
+            d2 <= reach * reach
+        })
+    }
+
+    /// The least gap between the spheres of two posed configurations of
+    /// robots `a` and `b` (checked link pairs only), or `cap` where none
+    /// is less, m.
+    pub(super) fn views_gap(&self, a: usize, va: &View<'_>, b: usize, vb: &View<'_>, cap: f32) -> f32 {
+        let mut least = cap;
+        self.sphere_pairs(a, va, b, vb, cap, |d2, radii| {
+            least = least.min(d2.sqrt() - radii);
+            false
+        });
+        least
+    }
+
+    /// Calls `f(squared distance, sum of radii)` for each pair of spheres
+    /// of two posed configurations of robots `a` and `b` on checked links
+    /// whose boxes come within `gap`, until it returns true (then true).
+    #[inline(always)]
+    fn sphere_pairs(
+        &self,
+        a: usize,
+        va: &View<'_>,
+        b: usize,
+        vb: &View<'_>,
+        gap: f32,
+        mut f: impl FnMut(f32, f32) -> bool,
+    ) -> bool {
         let (ma, mb) = (&self.arms[a].model, &self.arms[b].model);
         for &(la, sa0, sa1) in &ma.ranges {
             let xa = va.link_box(la as usize);
             for &(lb, sb0, sb1) in &mb.ranges {
-                if apart(&xa, &vb.link_box(lb as usize), margin + va.grow + vb.grow)
+                if apart(&xa, &vb.link_box(lb as usize), gap + va.grow + vb.grow)
                     || !self.pair_matters(a, la as usize, b, lb as usize)
                 {
                     continue;
@@ -190,8 +221,7 @@ impl Guard {
                     for sb in sb0 as usize..sb1 as usize {
                         let pb = vb.centre(sb);
                         let d2 = (pa[0] - pb[0]).powi(2) + (pa[1] - pb[1]).powi(2) + (pa[2] - pb[2]).powi(2);
-                        let reach = va.r[sa] + vb.r[sb] + margin;
-                        if d2 <= reach * reach {
+                        if f(d2, va.r[sa] + vb.r[sb]) {
                             return true;
                         }
                     }
@@ -199,33 +229,6 @@ impl Guard {
             }
         }
         false
-    }
-
-    /// The least gap between the spheres of two posed configurations of
-    /// robots `a` and `b` (checked link pairs only), or `cap` where none
-    /// is less, m.
-    pub(super) fn views_gap(&self, a: usize, va: &View<'_>, b: usize, vb: &View<'_>, cap: f32) -> f32 {
-        let (ma, mb) = (&self.arms[a].model, &self.arms[b].model);
-        let mut least = cap;
-        for &(la, sa0, sa1) in &ma.ranges {
-            let xa = va.link_box(la as usize);
-            for &(lb, sb0, sb1) in &mb.ranges {
-                if apart(&xa, &vb.link_box(lb as usize), least + va.grow + vb.grow)
-                    || !self.pair_matters(a, la as usize, b, lb as usize)
-                {
-                    continue;
-                }
-                for sa in sa0 as usize..sa1 as usize {
-                    let pa = va.centre(sa);
-                    for sb in sb0 as usize..sb1 as usize {
-                        let pb = vb.centre(sb);
-                        let d2 = (pa[0] - pb[0]).powi(2) + (pa[1] - pb[1]).powi(2) + (pa[2] - pb[2]).powi(2);
-                        least = least.min(d2.sqrt() - va.r[sa] - vb.r[sb]);
-                    }
-                }
-            }
-        }
-        least
     }
 }
 
