@@ -30,7 +30,7 @@
 
 use super::conflicts::{View, apart};
 use super::increments::RETREAT_S;
-use super::separating::GAP_CAP_M;
+use super::separating::gap_cap;
 use super::*;
 use crate::arbiter::{GrantState, MAX_SAMPLES};
 
@@ -107,7 +107,7 @@ impl Guard {
         // The spheres' own gap (not inflated) between its sample `i` and
         // sample `j` of robot `o`.
         let gap = |i: usize, o: usize, j: usize| {
-            self.views_gap(ri, &View::bare(back, i), o, &View::bare(&ar.inc[o], j), GAP_CAP_M)
+            self.views_gap(ri, &View::bare(back, i), o, &View::bare(&ar.inc[o], j), gap_cap(margin, back, &ar.inc[o]))
         };
         // Sample `j` of `o` blocks its way back where a sample of the way
         // meets it and comes nearer than the sample before: moving away
