@@ -126,3 +126,14 @@ fn with_go_on_when_clear_two_arms_sent_back_into_each_other_untie() {
     let r = one_episode(3, 1911, true);
     assert_eq!((r.contacts(), r.stalled), (0, 0), "{r:?}");
 }
+
+/// Four arms, seed 387 of `simulate --crossing --arms 4`: two arms in a
+/// knot were untied while they stood still, got one cycle's grant, moved a
+/// hair, and so were no longer "standing still": the knot was tied again
+/// for eight cycles, and they crept a millimetre a second for ever. A knot
+/// now lasts until the two are apart, and the episode finishes.
+#[test]
+fn two_arms_creeping_out_of_a_knot_are_not_tied_again_for_moving() {
+    let r = one_episode(4, 387, false);
+    assert_eq!((r.contacts(), r.stalled), (0, 0), "{r:?}");
+}

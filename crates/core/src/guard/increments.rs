@@ -172,6 +172,9 @@ pub(super) struct Arbitration {
     boosted_at: Vec<Option<f64>>,
     /// Per robot, since when it is lifted ([`super::way_back`]).
     pub(super) lifted_at: Vec<Option<f64>>,
+    /// Per pair `a * n + b` (`a < b`), whether the two are in a knot
+    /// ([`super::separating`]).
+    pub(super) knots: Vec<bool>,
     /// Per robot, when it was last told to back away, s.
     backed_at: Vec<f64>,
     /// Per robot backing away, the plan time its retreat goes back to
@@ -234,6 +237,7 @@ impl Arbitration {
             wait_since: vec![None; n],
             boosted_at: vec![None; n],
             lifted_at: vec![None; n],
+            knots: vec![false; n * n],
             backed_at: vec![f64::NEG_INFINITY; n],
             retreat_end: vec![None; n],
             policy: ArbitrationPolicy::default(),
@@ -274,6 +278,7 @@ impl Arbitration {
         self.wait_since.iter_mut().for_each(|w| *w = None);
         self.boosted_at.iter_mut().for_each(|w| *w = None);
         self.lifted_at.fill(None);
+        self.knots.fill(false);
         self.retreat_end.iter_mut().for_each(|e| *e = None);
         self.backed_at.iter_mut().for_each(|t| *t = f64::NEG_INFINITY);
         self.arbiter = Arbiter::new(n);

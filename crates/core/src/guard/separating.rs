@@ -18,8 +18,10 @@
 //! nearer the other is still held, so of two robots in a knot the one that
 //! can draw away does, and the other waits for it.
 //!
-//! Only pairs that both stand still (a knot holds them) and whose samples
-//! 0 meet are looked at. Robots under way whose samples 0 meet are only
+//! Only pairs whose samples 0 meet and that both stood still since they
+//! last did not (a knot holds them) are looked at: once in a knot, the two
+//! stay in it until their samples 0 no longer meet, so a robot creeping
+//! out of it is not held again for moving. Robots under way whose samples 0 meet are only
 //! passing near (their spheres are inflated by their travel): the arbiter
 //! decides them as before, and a cycle without a knot does no more work
 //! (walking the gaps of two moving robots' samples cost 0.3 ms a cycle in
@@ -47,8 +49,17 @@ impl Guard {
         let n = self.arms.len();
         for a in 0..n {
             for b in a + 1..n {
-                let (oa, ob) = (&self.arbitration.offers[a], &self.arbitration.offers[b]);
-                if oa.still && ob.still && self.arbitration.conflicts.get(a, 0, b, 0) {
+                let ar = &mut self.arbitration;
+                let (oa, ob) = (&ar.offers[a], &ar.offers[b]);
+                let knot = &mut ar.knots[a * n + b];
+                if !ar.conflicts.get(a, 0, b, 0) {
+                    *knot = false;
+                    continue;
+                }
+                // A knot lasts until the two are apart: a robot creeping
+                // out of one is not stopped again for not standing still.
+                *knot |= oa.still && ob.still;
+                if *knot {
                     self.keep_approaching_pair(a, b);
                 }
             }
