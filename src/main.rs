@@ -11,19 +11,24 @@
 //! - no subcommand, or `node`, with `--ros-args …` (what `ros2 run` and
 //!   `ros2 launch` pass): the ROS 2 node, on the `dds` transport (on `r2r`
 //!   when built with that feature).
+//! - `replay <file.mcap>`: a recording's inputs through the guard offline,
+//!   its decisions printed and compared with the recorded ones.
 //! - `simulate <workcell.yaml> [--arms N] [--episodes N]`: the closed-loop
 //!   simulation of the cell's arms under the guard (contacts, stops, false
 //!   stops, time per guard cycle).
 
+mod replay;
+mod tools;
+
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use workcell_guard_core::Frame;
-use workcell_guard_core::field::{self, DistanceField, edt};
+use tools::{Units, field, model, write_spheres};
+use workcell_guard_core::field::DistanceField;
 use workcell_guard_core::guard::PairClass;
-use workcell_guard_core::model::{SphereModel, SphereParams, SpherePoser, coverage};
+use workcell_guard_core::model::{SphereParams, SpherePoser, coverage};
+use workcell_guard_description::build_guard;
 use workcell_guard_description::workcell::{self, SphereSource, Workcell};
-use workcell_guard_description::{build_guard, npy, sphere_file, urdf};
 use workcell_guard_ros::args::RosArgs;
 use workcell_guard_ros::dds;
 use workcell_guard_sim::arms::{self as sim, Sim, SimOptions};
@@ -101,6 +106,9 @@ enum Command {
     /// Closed-loop simulation: random arm motions under the guard, with an
     /// oracle counting sphere-level contacts and false stops.
     Simulate(SimulateArgs),
+    /// Runs a recording's inputs (a rosbag2 MCAP) through the guard offline, in recorded time, prints
+    /// its decisions and compares them with the recorded ones. `--ros-args` sets parameters and remaps.
+    Replay(replay::ReplayArgs),
 }
 
 #[derive(clap::Args)]
@@ -167,14 +175,6 @@ struct SimulateArgs {
     platen_paths: usize,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-enum Units {
-    Metres,
-    Voxels,
-    Layers,
-    Occupancy,
-}
-
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
@@ -217,6 +217,7 @@ fn main() -> ExitCode {
             field(workcell.as_deref(), occupancy.as_deref(), &out, units, resolution_m)
         }
         Command::Simulate(args) => simulate(&args),
+        Command::Replay(args) => replay::run(&args, &ros),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -302,87 +303,6 @@ fn simulate_platen(a: &SimulateArgs, p: &workcell::Platen) -> Result<(), AnyErro
     if t.overlaps > 0 || t.stops > 0 {
         return Err(format!("platen: {} overlaps, {} stopped cycles", t.overlaps, t.stops).into());
     }
-    Ok(())
-}
-
-fn field(
-    cell: Option<&std::path::Path>,
-    occupancy: Option<&std::path::Path>,
-    out: &std::path::Path,
-    units: Units,
-    resolution_m: Option<f64>,
-) -> Result<(), AnyError> {
-    let start = std::time::Instant::now();
-    let occ = occupancy.map(npy::read).transpose()?;
-    let (dims, dist, res, occupied): (_, Vec<f32>, Option<f64>, Vec<bool>) = match (cell, &occ) {
-        (Some(path), _) => {
-            let wc = workcell::load(path)?;
-            let mut f = DistanceField::from_workcell(&wc);
-            if let Some(g) = &occ {
-                if g.dims != f.dims() {
-                    return Err(format!(
-                        "{}: shape {:?} does not match the workcell's grid {:?}",
-                        occupancy.expect("given").display(),
-                        g.dims,
-                        f.dims()
-                    )
-                    .into());
-                }
-                f.set_sensed_occupancy(&g.occupancy())?;
-            }
-            if let Some(r) = resolution_m
-                && r != wc.voxel_grid.resolution_m
-            {
-                return Err(
-                    format!("--resolution-m {r} contradicts the workcell's {}", wc.voxel_grid.resolution_m).into()
-                );
-            }
-            let dims = f.dims();
-            let occupied = (0..dims[2])
-                .flat_map(|z| (0..dims[1]).flat_map(move |y| (0..dims[0]).map(move |x| [x, y, z])))
-                .map(|v| f.occupied(v))
-                .collect();
-            println!(
-                "field of {}: {:?} voxels at {} m, {} occupied, saturated at {} m, outside = {:?}",
-                path.display(),
-                dims,
-                wc.voxel_grid.resolution_m,
-                f.occupied_count(),
-                f.cap_voxels() as f64 * wc.voxel_grid.resolution_m,
-                wc.voxel_grid.outside
-            );
-            (dims, f.voxel_distances().to_vec(), Some(wc.voxel_grid.resolution_m), occupied)
-        }
-        (None, Some(g)) => {
-            if g.dims.iter().any(|&n| n > edt::MAX_AXIS) {
-                return Err(format!("shape {:?}: at most {} voxels per axis", g.dims, edt::MAX_AXIS).into());
-            }
-            let occupied = g.occupancy();
-            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let d = edt::distances(&occupied, g.dims, threads);
-            println!(
-                "exact distance transform of {:?} voxels, {} occupied",
-                g.dims,
-                occupied.iter().filter(|&&o| o).count()
-            );
-            (g.dims, d, resolution_m, occupied)
-        }
-        (None, None) => return Err("give a workcell, an --occupancy grid, or both".into()),
-    };
-    match units {
-        Units::Voxels => npy::write_f32(out, dims, &dist)?,
-        Units::Metres => {
-            let r = res.ok_or("--units metres needs a workcell or --resolution-m")? as f32;
-            let m: Vec<f32> = dist.iter().map(|d| d * r).collect();
-            npy::write_f32(out, dims, &m)?
-        }
-        Units::Layers => {
-            let l: Vec<u32> = dist.iter().map(|&d| field::layer_of(d)).collect();
-            npy::write_u32(out, dims, &l)?
-        }
-        Units::Occupancy => npy::write_bool(out, dims, &occupied)?,
-    }
-    println!("wrote {} ({:?}, indexed [x, y, z]) in {:.2} s", out.display(), units, start.elapsed().as_secs_f64());
     Ok(())
 }
 
@@ -613,88 +533,4 @@ fn print_platen(p: &workcell_guard_core::cell::Platen) {
 
 fn percent(part: f64, whole: f64) -> String {
     if whole > 0.0 { format!("+{:.0} %", 100.0 * part / whole) } else { "n/a".into() }
-}
-
-fn model(
-    path: &std::path::Path,
-    joints: &[String],
-    json: bool,
-    params: SphereParams,
-    sphere_path: Option<PathBuf>,
-) -> Result<(), AnyError> {
-    if !(params.max_overshoot_m.is_finite() && params.max_overshoot_m > 0.0) || params.max_spheres == 0 {
-        return Err(format!(
-            "--max-overshoot-m must be positive and --max-spheres at least 1 (got {} and {})",
-            params.max_overshoot_m, params.max_spheres
-        )
-        .into());
-    }
-    let robot = urdf::load(path)?;
-    let mut q = vec![0.0; robot.dof()];
-    for spec in joints {
-        let (name, value) = spec.split_once('=').ok_or_else(|| format!("--joint `{spec}`: expected NAME=VALUE"))?;
-        let v: f64 = value.trim().parse().map_err(|_| format!("--joint `{spec}`: `{value}` is not a number"))?;
-        if !v.is_finite() {
-            return Err(format!("--joint `{spec}`: value must be finite").into());
-        }
-        let Some(d) = robot.dof_index(name) else {
-            let why = if robot.joint_index(name).is_some() {
-                "is fixed or a mimic joint"
-            } else {
-                "is not a joint of this robot"
-            };
-            return Err(
-                format!("--joint `{spec}`: `{name}` {why} (actuated joints: {})", robot.dof_names.join(", ")).into()
-            );
-        };
-        q[d] = v;
-    }
-    let spheres = match &sphere_path {
-        Some(p) => sphere_file::read(p, &robot)?,
-        None => SphereModel::fit(&robot, |_| params),
-    };
-    let poser = SpherePoser::new(&robot, &spheres, Frame::IDENTITY);
-    let mut posed = poser.posed();
-    poser.pose(&q, &mut posed)?;
-
-    if json {
-        let links: Vec<_> = robot
-            .links
-            .iter()
-            .zip(&posed.frames)
-            .map(|(l, f)| serde_json::json!({ "name": l.name, "pose": f.to_row_major() }))
-            .collect();
-        let spheres: Vec<_> = (0..posed.len())
-            .map(|i| serde_json::json!({ "link": robot.links[posed.link[i] as usize].name, "center": [f64::from(posed.x[i]), f64::from(posed.y[i]), f64::from(posed.z[i])], "radius": f64::from(posed.r[i]) }))
-            .collect();
-        let joints: serde_json::Map<String, serde_json::Value> =
-            robot.dof_names.iter().zip(&q).map(|(n, v)| (n.clone(), serde_json::json!(v))).collect();
-        let doc = serde_json::json!({ "robot": robot.name, "root_link": robot.links[0].name, "joints": joints, "links": links, "spheres": spheres });
-        println!("{}", serde_json::to_string_pretty(&doc)?);
-    } else {
-        println!(
-            "robot `{}`: {} links, {} actuated joints, {} spheres",
-            robot.name,
-            robot.links.len(),
-            robot.dof(),
-            posed.len()
-        );
-        for (l, f) in robot.links.iter().zip(&posed.frames) {
-            let t = f.trans;
-            println!("  {:<28} xyz [{:+.6}, {:+.6}, {:+.6}]", l.name, t.x, t.y, t.z);
-        }
-    }
-    Ok(())
-}
-
-fn write_spheres(path: &std::path::Path, robot: &str, out: &std::path::Path) -> Result<(), AnyError> {
-    let wc = workcell::load(path)?;
-    let m = wc
-        .manipulators
-        .iter()
-        .find(|m| m.name == robot)
-        .ok_or_else(|| format!("no manipulator `{robot}` in {}", path.display()))?;
-    sphere_file::write(out, &m.robot, &m.spheres)?;
-    println!("wrote {} spheres of `{}` to {}", m.spheres.fine_count(), robot, out.display());
-    Ok(())
 }

@@ -255,3 +255,63 @@ fn two_arms_with_crossing_plans_take_turns_by_their_grants_over_dds() {
     assert_eq!(unguarded, 0.0, "the scenario must lead to contact without arbitration");
     assert!(least > 0.0, "the arms touched (least exact gap {least} m)");
 }
+
+/// Runs the built binary with `args`: (success, stdout, stderr).
+fn cli(args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_workcell_guard")).args(args).output().expect("the binary runs");
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+/// The node records itself (`record_file`) while two arms over DDS take
+/// turns by their grants (tests/peer/arbitration.py): the recording is a
+/// rosbag2 MCAP that an independent reader (`mcap-ros2-support`) decodes
+/// whole, with the holds and the finished plans in it, and `replay` runs
+/// its inputs through the guard offline to exactly the decisions the node
+/// published live. A truncated copy and a file that is no MCAP are
+/// refused with what was read.
+#[test]
+fn the_node_records_itself_and_its_recording_replays_to_the_same_decisions() {
+    let repo = common::repo();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("arbitration.mcap");
+    let arg = format!("record_file:={}", file.display());
+    run_script("arbitration.py", &["--node-arg=-p".to_string(), format!("--node-arg={arg}")]);
+
+    let read = dir.path().join("read.json");
+    let out = Command::new("python3")
+        .arg(repo.join("tests/peer/bag_tool.py"))
+        .args(["read", &file.display().to_string(), &read.display().to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&read).unwrap()).unwrap();
+    assert_eq!(v["profile"], "ros2");
+    let count = |key: &str| v["counts"][key].as_u64().unwrap_or(0);
+    let grant = "workcell_guard_msgs/msg/ManipulatorGrant ros2msg cdr";
+    for arm in ["arm_left", "arm_right"] {
+        assert!(count(&format!("/{arm}/joint_states sensor_msgs/msg/JointState ros2msg cdr")) > 100, "{v}");
+        assert!(count(&format!("/{arm}/grant {grant}")) > 100, "{v}");
+        assert_eq!(count(&format!("/{arm}/planned_trajectory trajectory_msgs/msg/JointTrajectory ros2msg cdr")), 1);
+        let states = v["grants"][format!("/{arm}/grant")].as_array().unwrap();
+        assert_eq!(states.last().unwrap(), 3, "{arm}'s last grant is DONE");
+    }
+    let right = v["grants"]["/arm_right/grant"].as_array().unwrap();
+    assert!(right.iter().any(|s| s == 1), "arm_right was held (HOLD) while arm_left passed");
+
+    let params = repo.join("config/workcell_guard.yaml").display().to_string();
+    let f = file.display().to_string();
+    let (ok, stdout, stderr) = cli(&["replay", &f, "--strict", "--ros-args", "--params-file", &params]);
+    println!("{}", stdout.lines().rev().take(3).collect::<Vec<_>>().join("\n"));
+    assert!(ok, "{stdout}\n{stderr}");
+    assert!(stdout.contains("cycles at the recorded instants"), "{stdout}");
+    assert!(stdout.contains("identical to the"), "{stdout}");
+    assert!(stdout.contains("arm_right grant HOLD (by arm_left)"), "{stdout}");
+
+    let bytes = std::fs::read(&file).unwrap();
+    let cut = dir.path().join("cut.mcap");
+    std::fs::write(&cut, &bytes[..bytes.len() * 2 / 3]).unwrap();
+    let (ok, _, stderr) = cli(&["replay", &cut.display().to_string(), "--ros-args", "--params-file", &params]);
+    assert!(!ok && stderr.contains("not a readable MCAP file after") && stderr.contains("cut.mcap"), "{stderr}");
+    let (ok, _, stderr) = cli(&["replay", &params, "--ros-args", "--params-file", &params]);
+    assert!(!ok && stderr.contains("not a readable MCAP file after 0 messages"), "{stderr}");
+}

@@ -318,6 +318,7 @@ def main():
     ap.add_argument("--params", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--scenario", default="main", choices=["main", "plans"])
+    ap.add_argument("--node-arg", action="append", default=[], help="one more argument for the node (after --ros-args)")
     ap.add_argument("--left-pan", type=float, default=0.0)
     ap.add_argument("--short", type=float, default=0.0, help="right j1 where its plan ends short of the left arm")
     ap.add_argument("--meet", type=float, default=0.0, help="right j1 where its plan would meet the left arm")
@@ -330,7 +331,7 @@ def main():
     domain = 17
     env = ros_types.loopback(tmp, domain, "warn,rustdds=off,ros2_client=error")
     node_log = os.path.join(tmp, "node.log")
-    node = subprocess.Popen([a.node, "--ros-args", "--params-file", a.params, "-p", "watchdog_s:=0.15"],
+    node = subprocess.Popen([a.node, "--ros-args", "--params-file", a.params, "-p", "watchdog_s:=0.15", *a.node_arg],
                             env=env, stdout=open(node_log, "w"), stderr=subprocess.STDOUT)
     peer = Peer(domain, node_log)
     peer.node = node

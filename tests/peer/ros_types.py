@@ -495,6 +495,7 @@ def peer_args(workcell=False):
     if workcell:
         ap.add_argument("--workcell", required=True)
     ap.add_argument("--out", required=True)
+    ap.add_argument("--node-arg", action="append", default=[], help="one more argument for the node (after --ros-args)")
     return ap.parse_args()
 
 
@@ -509,7 +510,8 @@ def start_node(args, domain, prefix, extra=()):
     tmp = tempfile.mkdtemp(prefix=prefix)
     env = loopback(tmp, domain, "warn,rustdds=off,ros2_client=error")
     node_log = os.path.join(tmp, "node.log")
-    node = subprocess.Popen([args.node, "--ros-args", "--params-file", args.params, *extra], env=env,
+    more = getattr(args, "node_arg", [])
+    node = subprocess.Popen([args.node, "--ros-args", "--params-file", args.params, *extra, *more], env=env,
                             stdout=open(node_log, "w"), stderr=subprocess.STDOUT)
     return node, node_log
 
@@ -534,10 +536,19 @@ def endpoints(domain):
 
 
 def stop_and_save(node, out_path, log):
-    """Ends a peer's run: kills the node if it still runs and writes the
+    """Ends a peer's run: ends the node if it still runs and writes the
     run's log (JSON) for the Rust test."""
     if node.poll() is None:
-        node.kill()
+        # SIGINT first, as ros2 launch does: the node leaves stopped and
+        # completes its recording; killed if it has not ended in 10 s.
+        import signal
+        import subprocess
+
+        node.send_signal(signal.SIGINT)
+        try:
+            node.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            node.kill()
     with open(out_path, "w") as f:
         json.dump(log, f)
 

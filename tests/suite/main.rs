@@ -29,5 +29,6 @@ mod platen;
 mod platen_alloc;
 mod platen_cells;
 mod platen_paths;
+mod recording;
 mod ros_files;
 mod ros_node;

@@ -80,6 +80,22 @@ pub trait Transport {
     async fn next(&mut self) -> Option<Incoming<Self::Request>>;
     /// The node's clock, s.
     fn now_s(&self) -> f64;
+    /// The node's clock, ns since the epoch (`None` where it cannot be
+    /// read). The loop takes each instant from it once and hands the node
+    /// the same reading in seconds ([`seconds`]), so a recording of those
+    /// instants replays to the same decisions.
+    fn now_ns(&self) -> Option<u64> {
+        let s = self.now_s();
+        (s.is_finite() && s >= 0.0).then(|| (s * 1e9).round() as u64)
+    }
+    /// Called with each arrival just before the node takes it, with the
+    /// instant it takes it at (a recorder writes it down).
+    fn record_input(&mut self, _m: &Incoming<Self::Request>, _now_ns: u64) {}
+    /// Called with each cycle the timer runs, at its instant.
+    fn record_cycle(&mut self, _now_ns: u64) {}
+    /// Called with each call on the node that is no input: a parameter
+    /// update it took, a reloaded workcell swapped in.
+    fn record_call(&mut self, _call: &crate::bag::Call, _now_ns: u64) {}
     /// Robot `robot`'s stop flag.
     fn publish_stop(&mut self, robot: usize, stop: Bool);
     /// Robot `robot`'s speed scaling (where the workcell names a topic).
@@ -184,7 +200,7 @@ impl Timers {
 /// Publishes what the last cycle decided: every due stop but `done`'s
 /// (out already), speed scalings, controller holds, cancels and retreats,
 /// manipulator grants, platen grants.
-fn publish_cycle<T: Transport>(t: &mut T, core: &GuardNode, now_s: f64, done: Option<usize>) {
+pub(crate) fn publish_cycle<T: Transport>(t: &mut T, core: &GuardNode, now_s: f64, done: Option<usize>) {
     let stops = core.stops();
     for r in (0..stops.len()).filter(|&r| Some(r) != done && core.stop_due(r)) {
         t.publish_stop(r, stops[r]);
@@ -244,19 +260,27 @@ pub async fn serve<T: Transport>(
                 if let Ok(r) = reloaded_rx.try_recv()
                     && let Some(id) = reload_pending.take()
                 {
+                    if r.is_ok() {
+                        t.record_call(&crate::bag::Call::Reload, clock(t).0);
+                    }
                     let answer = swap_in(core, cx, r);
                     t.answer_trigger(Trigger::Reload, id, answer);
                     timers.follow(core);
                 }
                 if core.timer_due() {
-                    let now = t.now_s();
+                    let (ns, now) = clock(t);
+                    t.record_cycle(ns);
                     core.cycle(now);
                     publish_cycle(t, core, now, None);
                 }
             }
             Some((name, v)) = cx.params.recv() => {
                 match core.set_param(&name, &v) {
-                    Ok(()) => tracing::info!("parameter {name} = {v}"),
+                    Ok(()) => {
+                        tracing::info!("parameter {name} = {v}");
+                        let call = crate::bag::Call::Param { name: name.clone(), value: v.to_string() };
+                        t.record_call(&call, clock(t).0);
+                    }
                     Err(e) => tracing::error!("parameter {name} accepted by the service but refused: {e}"),
                 }
                 timers.follow(core);
@@ -277,7 +301,11 @@ pub async fn serve<T: Transport>(
                         }
                     }
                 }
-                Some(m) => take(t, core, m),
+                Some(m) => {
+                    let (ns, now) = clock(t);
+                    t.record_input(&m, ns);
+                    take(t, core, m, now);
+                }
             },
             _ = timers.diagnostics.tick(), if timers.diagnostics_hz > 0.0 => {
                 let stamp = to_time(t.now_s()).unwrap_or_default();
@@ -313,13 +341,26 @@ fn swap_in(core: &mut GuardNode, cx: &LoopContext, r: Reloaded) -> TriggerRespon
     }
 }
 
-/// Hands one arrival to the node (and, for a joint state with
-/// `cycle_on_joint_state`, runs the split cycle and publishes it).
-fn take<T: Transport>(t: &mut T, core: &mut GuardNode, m: Incoming<T::Request>) {
+/// `ns` in seconds, as the loop hands instants to the node.
+pub fn seconds(ns: u64) -> f64 {
+    ns as f64 * 1e-9
+}
+
+/// The transport's clock now: ns (0 where unreadable) and the node's
+/// seconds of the same reading (NaN where unreadable).
+fn clock<T: Transport>(t: &T) -> (u64, f64) {
+    match t.now_ns() {
+        Some(ns) => (ns, seconds(ns)),
+        None => (0, f64::NAN),
+    }
+}
+
+/// Hands one arrival to the node at `now` (s) (and, for a joint state
+/// with `cycle_on_joint_state`, runs the split cycle and publishes it).
+pub(crate) fn take<T: Transport>(t: &mut T, core: &mut GuardNode, m: Incoming<T::Request>, now: f64) {
     let robot_name = |core: &GuardNode, r: usize| core.cell().manipulators.get(r).map_or("?", |m| &m.name).to_string();
     match m {
         Incoming::JointState(robot, msg) => {
-            let now = t.now_s();
             if let Err(e) = core.on_joint_state(robot, &msg, now) {
                 tracing::warn!("{}: {e}", robot_name(core, robot));
             }
@@ -349,7 +390,7 @@ fn take<T: Transport>(t: &mut T, core: &mut GuardNode, m: Incoming<T::Request>) 
             }
         }
         Incoming::Cloud(msg) => {
-            if let Err(e) = core.on_cloud(&msg, t.now_s()) {
+            if let Err(e) = core.on_cloud(&msg, now) {
                 tracing::warn!("point cloud refused: {e}");
             }
         }

@@ -9,11 +9,14 @@
 //! - [`node`]: [`node::GuardNode`], input in and messages out, diagnostics
 //!   and markers;
 //! - [`event_loop`]: the one loop, over the [`event_loop::Transport`] trait;
+//! - [`bag`], [`replay`]: rosbag2 MCAP recordings (written by the node
+//!   itself or by anyone), and their inputs through the node offline;
 //! - the transports: [`dds`] through `ros2-client` (the default) and `r2r`
 //!   (a feature, for colcon workspaces).
 #![warn(missing_docs)]
 
 pub mod args;
+pub mod bag;
 pub mod convert;
 pub mod dds;
 pub mod event_loop;
@@ -22,3 +25,4 @@ pub mod node;
 pub mod params;
 #[cfg(feature = "r2r")]
 pub mod r2r;
+pub mod replay;

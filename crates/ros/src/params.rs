@@ -15,6 +15,9 @@ pub struct NodeParams {
     /// the parameter file that set it, `package://` through the ament
     /// index).
     pub workcell_file: Option<PathBuf>,
+    /// `record_file`: where the node records what it takes and publishes
+    /// (a rosbag2 MCAP; none by default).
+    pub record_file: Option<PathBuf>,
     /// `rate_hz`: cycles per second (1..=10000), default 500.
     pub rate_hz: f64,
     /// `cycle_on_joint_state`: also run a cycle on each joint state.
@@ -75,6 +78,7 @@ impl Default for NodeParams {
     fn default() -> Self {
         NodeParams {
             workcell_file: None,
+            record_file: None,
             rate_hz: 500.0,
             cycle_on_joint_state: false,
             use_sim_time: false,
@@ -225,6 +229,10 @@ pub const PARAMS: &[ParamSpec] = &[
         "The workcell YAML; relative paths resolve against the parameter file that sets it.",
         get: |p, c| p.workcell_file.as_ref().map(|f| f.display().to_string()).unwrap_or_default(),
         set: |p, v| p.workcell_file = v.as_str().map(PathBuf::from)),
+    spec!("record_file", Kind::Path, "(none)", AtStart,
+        "Records every input the node takes, its timer cycles and all it publishes into this rosbag2 MCAP file (`workcell_guard replay` runs it again).",
+        get: |p, c| p.record_file.as_ref().map(|f| f.display().to_string()).unwrap_or_default(),
+        set: |p, v| p.record_file = v.as_str().map(PathBuf::from)),
     spec!("rate_hz", range(1.0, 10_000.0), "500", Timer, "Cycles per second.",
         get: |p, c| p.rate_hz, set: |p, v| p.rate_hz = num(v)),
     spec!("cycle_on_joint_state", Kind::Bool, "false", NextCycle,

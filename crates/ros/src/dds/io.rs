@@ -135,6 +135,10 @@ impl Transport for DdsIo<'_> {
         now_s(self.node)
     }
 
+    fn now_ns(&self) -> Option<u64> {
+        u64::try_from(self.node.time_now().to_nanos()).ok()
+    }
+
     fn publish_stop(&mut self, robot: usize, stop: Bool) {
         warn("stop", self.topics.stops[robot].publish(stop));
     }

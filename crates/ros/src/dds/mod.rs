@@ -169,6 +169,9 @@ pub enum RunError {
     /// The async runtime could not start.
     #[error("runtime: {0}")]
     Runtime(#[from] std::io::Error),
+    /// The recording (`record_file`) could not be created.
+    #[error(transparent)]
+    Record(#[from] crate::bag::BagError),
     /// The node panicked; every stop was published true before it ended.
     #[error("panicked (every stop published true): {0}")]
     Panicked(String),
@@ -478,6 +481,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     let panicked = Arc::new(AtomicBool::new(false));
     let report = catch_panics(panicked.clone());
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let (bag, recorded) = (crate::bag::record::open(&core)?, crate::bag::topics::Topics::new(ros, core.cell()));
     let cache = matrix_cache.map(|p| p.to_path_buf());
     let mut cx = LoopContext {
         params: rx,
@@ -488,8 +492,8 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         rt.block_on(async {
             let mut shutdown = Shutdown::new();
-            let mut io = DdsIo::new(&node, &topics);
-            event_loop::serve(&mut io, &mut core, &mut cx, shutdown.requested()).await
+            let io = DdsIo::new(&node, &topics);
+            crate::bag::record::serve(io, bag, recorded, &mut core, &mut cx, shutdown.requested()).await
         })
     }));
     leave_stopped(&mut node, &mut topics, linger);

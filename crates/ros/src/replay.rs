@@ -1,0 +1,245 @@
+//! A recording's inputs through the node, offline and in recorded time:
+//! each input handed over at its log time, in the file's order, through
+//! the event loop's own hand-over ([`crate::event_loop`]), and the node
+//! cycled where the recording says it cycled (`~/cycle`, in recordings the
+//! node wrote itself) or else every `1 / rate_hz` from the first input. No
+//! clock, thread or network: the same file and parameters give the same
+//! decisions on any machine.
+//!
+//! The decisions (stops, speed scalings, controller holds and retreats,
+//! grants) come out as [`Entry`]s, and are compared, topic by topic and in
+//! order, with the decisions the recording holds, where it holds any: the
+//! first one that differs is named.
+
+use crate::bag::topics::{Role, Topics};
+use crate::bag::{Call, Entry, Msg, Recording};
+use crate::event_loop::{self, Incoming, Rebuild, Transport, Trigger, seconds};
+use crate::msg::{
+    Bool, DiagnosticArray, Float64, Header, JointTrajectory, ManipulatorGrant, MarkerArray, PlatenGrant,
+    SetContactResponse, SetPriorityResponse, Time, TriggerResponse,
+};
+use crate::node::GuardNode;
+use std::collections::BTreeMap;
+
+/// The replay's transport: a clock set by the replay, and a list of what
+/// the node published.
+struct ReplayIo<'a> {
+    /// Only what has a topic goes out (as on the wire).
+    topics: &'a Topics,
+    now_ns: u64,
+    out: Vec<Entry>,
+    cancels: usize,
+}
+
+impl ReplayIo<'_> {
+    fn put(&mut self, role: Role, msg: Msg) {
+        if self.topics.name(role).is_none() {
+            return;
+        }
+        self.out.push(Entry { log_time_ns: self.now_ns, role, msg });
+    }
+}
+
+impl Transport for ReplayIo<'_> {
+    type Request = ();
+
+    async fn next(&mut self) -> Option<Incoming<()>> {
+        None
+    }
+
+    fn now_s(&self) -> f64 {
+        seconds(self.now_ns)
+    }
+
+    fn now_ns(&self) -> Option<u64> {
+        Some(self.now_ns)
+    }
+
+    fn publish_stop(&mut self, robot: usize, stop: Bool) {
+        self.put(Role::Stop(robot), Msg::Bool(stop));
+    }
+
+    fn publish_speed(&mut self, robot: usize, scaling: Float64) {
+        self.put(Role::Speed(robot), Msg::Float64(scaling));
+    }
+
+    fn hold(&mut self, robot: usize, stamp: Time) {
+        let hold = JointTrajectory { header: Header { stamp, frame_id: String::new() }, ..JointTrajectory::default() };
+        self.put(Role::Command(robot), Msg::Trajectory(hold));
+    }
+
+    fn cancel_goals(&mut self, _robot: usize) {
+        self.cancels += 1;
+    }
+
+    fn send_trajectory(&mut self, robot: usize, trajectory: &JointTrajectory) {
+        self.put(Role::Command(robot), Msg::Trajectory(trajectory.clone()));
+    }
+
+    fn publish_arm_grant(&mut self, robot: usize, grant: &ManipulatorGrant) {
+        self.put(Role::ArmGrant(robot), Msg::ArmGrant(grant.clone()));
+    }
+
+    fn publish_grant(&mut self, unit: usize, grant: &PlatenGrant) {
+        self.put(Role::PlatenGrant(unit), Msg::PlatenGrant(grant.clone()));
+    }
+
+    fn publish_diagnostics(&mut self, _d: &DiagnosticArray) {}
+
+    fn publish_markers(&mut self, _m: &MarkerArray) {}
+
+    fn answer_trigger(&mut self, _which: Trigger, _request: (), _answer: TriggerResponse) {}
+
+    fn answer_set_contact(&mut self, _request: (), _answer: SetContactResponse) {}
+
+    fn answer_set_priority(&mut self, _request: (), _answer: SetPriorityResponse) {}
+}
+
+/// The first decision of a replay that is not the recorded one.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Difference {
+    /// The topic's role.
+    pub role: Role,
+    /// Which of the topic's messages (0 is the first).
+    pub index: usize,
+    /// The recorded message and when it was logged (`None`: the replay
+    /// published more on this topic).
+    pub recorded: Option<Entry>,
+    /// The replayed one (`None`: the replay published less).
+    pub replayed: Option<Entry>,
+}
+
+/// What a replay did and found.
+#[derive(Clone, Debug, Default)]
+pub struct Replayed {
+    /// The node's decisions, in order.
+    pub out: Vec<Entry>,
+    /// Inputs handed over.
+    pub inputs: usize,
+    /// Cycles run on the timer (split cycles on joint states not counted).
+    pub cycles: usize,
+    /// Whether the cycle instants came from the recording (else from the rate).
+    pub recorded_cycles: bool,
+    /// Goal cancels the node asked for.
+    pub cancels: usize,
+    /// Calls made on the node (parameters, services).
+    pub calls: usize,
+    /// Those it refused, and why (it refused them live as well).
+    pub refused_calls: Vec<String>,
+    /// Decisions the recording holds.
+    pub recorded_out: usize,
+    /// The first decision that differs, by log time (`None`: all agree, or
+    /// the recording holds none).
+    pub difference: Option<Difference>,
+}
+
+/// Replays `rec` through `core` (module text), publishing on `topics`.
+/// `rate_hz` cycles a recording without cycle instants; `rebuild` makes
+/// the node a reload swaps in.
+pub fn replay(core: &mut GuardNode, rec: &Recording, topics: &Topics, rate_hz: f64, rebuild: &Rebuild) -> Replayed {
+    let mut io = ReplayIo { topics, now_ns: 0, out: Vec::new(), cancels: 0 };
+    let recorded_cycles = rec.entries.iter().any(|e| e.role == Role::Cycle);
+    let period_ns = if rate_hz > 0.0 { (1e9 / rate_hz).round().max(1.0) as u64 } else { u64::MAX };
+    let mut next_tick = rec.entries.iter().find(|e| e.role.is_input()).map_or(u64::MAX, |e| e.log_time_ns);
+    let mut r = Replayed { recorded_cycles, ..Replayed::default() };
+    let cycle = |io: &mut ReplayIo<'_>, core: &mut GuardNode, ns: u64, r: &mut Replayed| {
+        if core.timer_due() {
+            io.now_ns = ns;
+            let now = seconds(ns);
+            core.cycle(now);
+            event_loop::publish_cycle(io, core, now, None);
+            r.cycles += 1;
+        }
+    };
+    let mut calls = rec.calls.iter().peekable();
+    let mut calls_until = |core: &mut GuardNode, ns: u64, r: &mut Replayed| {
+        while let Some((_, c)) = calls.next_if(|(at, _)| *at <= ns) {
+            r.calls += 1;
+            if let Err(e) = apply(core, c, rebuild) {
+                r.refused_calls.push(format!("{c:?}: {e}"));
+            }
+        }
+    };
+    for e in &rec.entries {
+        if !recorded_cycles {
+            while next_tick <= e.log_time_ns {
+                calls_until(core, next_tick, &mut r);
+                cycle(&mut io, core, next_tick, &mut r);
+                next_tick = next_tick.saturating_add(period_ns);
+            }
+        }
+        calls_until(core, e.log_time_ns, &mut r);
+        let incoming = match (&e.role, &e.msg) {
+            (Role::Cycle, _) => {
+                cycle(&mut io, core, e.log_time_ns, &mut r);
+                continue;
+            }
+            (Role::JointState(i), Msg::JointState(m)) => Incoming::JointState(*i, m.clone()),
+            (Role::Plan(i), Msg::Trajectory(m)) => Incoming::Trajectory(*i, m.clone()),
+            (Role::PlatenPose(i), Msg::Pose(m)) => Incoming::PlatenPose(*i, m.clone()),
+            (Role::MoveRequest(i), Msg::Move(m)) => Incoming::MoveRequest(*i, m.clone()),
+            (Role::PathRequest(i), Msg::Path(m)) => Incoming::PathRequest(*i, m.clone()),
+            (Role::Points, Msg::Cloud(m)) => Incoming::Cloud(m.clone()),
+            _ => continue,
+        };
+        io.now_ns = e.log_time_ns;
+        event_loop::take(&mut io, core, incoming, seconds(e.log_time_ns));
+        r.inputs += 1;
+    }
+    r.cancels = io.cancels;
+    r.out = io.out;
+    let recorded: Vec<&Entry> = rec.entries.iter().filter(|e| !e.role.is_input() && e.role != Role::Cycle).collect();
+    r.recorded_out = recorded.len();
+    if !recorded.is_empty() {
+        r.difference = first_difference(&recorded, &r.out);
+    }
+    r
+}
+
+/// Makes `call` on the node, as the event loop does.
+fn apply(core: &mut GuardNode, call: &Call, rebuild: &Rebuild) -> Result<(), String> {
+    match call {
+        Call::Reload => {
+            *core = rebuild(core.params().clone())?;
+            Ok(())
+        }
+        Call::Param { name, value } => {
+            let v: serde_json::Value = serde_json::from_str(value).map_err(|e| e.to_string())?;
+            core.set_param(name, &v).map_err(|e| e.to_string())
+        }
+        Call::SetPriority { robot, priority } => {
+            core.set_priority(robot, *priority).map(drop).map_err(|e| e.to_string())
+        }
+        Call::SetContact { a, b, allowed } => core.set_contact(a, b, *allowed).map(drop).map_err(|e| e.to_string()),
+        Call::ResetStop => core.reset_stops().map(drop).map_err(|e| e.to_string()),
+    }
+}
+
+/// The earliest (by log time) decision that differs, topic by topic.
+fn first_difference(recorded: &[&Entry], replayed: &[Entry]) -> Option<Difference> {
+    let mut by_role: BTreeMap<Role, (Vec<&Entry>, Vec<&Entry>)> = BTreeMap::new();
+    for e in recorded {
+        by_role.entry(e.role).or_default().0.push(e);
+    }
+    for e in replayed {
+        by_role.entry(e.role).or_default().1.push(e);
+    }
+    let mut first: Option<Difference> = None;
+    for (role, (a, b)) in by_role {
+        let n = a.len().max(b.len());
+        let Some(index) = (0..n).find(|&i| a.get(i).map(|e| &e.msg) != b.get(i).map(|e| &e.msg)) else {
+            continue;
+        };
+        let d = Difference {
+            role,
+            index,
+            recorded: a.get(index).map(|&e| e.clone()),
+            replayed: b.get(index).map(|&e| e.clone()),
+        };
+        let at = |d: &Difference| d.recorded.as_ref().or(d.replayed.as_ref()).map_or(u64::MAX, |e| e.log_time_ns);
+        if first.as_ref().is_none_or(|f| at(&d) < at(f)) {
+            first = Some(d);
+        }
+    }
+    first
+}

@@ -1,0 +1,212 @@
+//! `workcell_guard replay <file.mcap>`: a recording's inputs through the
+//! guard offline ([`workcell_guard_ros::replay`]), its decisions printed
+//! one line per change, and compared with the decisions recorded.
+
+use crate::AnyError;
+use std::path::PathBuf;
+use workcell_guard_ros::args::RosArgs;
+use workcell_guard_ros::bag::topics::{Role, Topics};
+use workcell_guard_ros::bag::{self, Entry, Msg, record};
+use workcell_guard_ros::dds;
+use workcell_guard_ros::event_loop::Rebuild;
+use workcell_guard_ros::msg::{ManipulatorGrant, PlatenGrant};
+use workcell_guard_ros::params::NodeParams;
+use workcell_guard_ros::replay::{self, Replayed};
+
+/// `replay`'s arguments.
+#[derive(clap::Args)]
+pub struct ReplayArgs {
+    /// The recording: a rosbag2 MCAP (any writer; CDR messages).
+    pub file: PathBuf,
+    /// The workcell YAML (else the `workcell_file` parameter of `--ros-args`, else the recording's).
+    #[arg(long)]
+    pub workcell: Option<PathBuf>,
+    /// Exit with an error where the replay's decisions differ from the recorded ones.
+    #[arg(long)]
+    pub strict: bool,
+    /// Print only the summary, not one line per decision.
+    #[arg(long)]
+    pub quiet: bool,
+}
+
+/// Runs `replay` (the ROS arguments name the node, its parameters and remaps).
+pub fn run(a: &ReplayArgs, ros: &RosArgs) -> Result<(), AnyError> {
+    // The parameters the node that wrote the recording ran with, under
+    // those of the command line (`-p` over them; parameter files under).
+    let meta = bag::read_metadata(&a.file)?;
+    let recorded = meta.get(record::METADATA);
+    let mut ros = ros.clone();
+    if let Some(m) = recorded {
+        let mut p: Vec<(String, String)> = m
+            .iter()
+            .filter_map(|(k, v)| Some((k.strip_prefix("param.")?.to_string(), v.clone())))
+            .filter(|(k, v)| !k.ends_with("_file") && v != "\"\"")
+            .collect();
+        p.append(&mut ros.params);
+        ros.params = p;
+    }
+    let ros = &ros;
+    let node_name = ros.node_name.as_deref().unwrap_or(dds::NODE_NAME);
+    let ns = ros.namespace.as_deref().unwrap_or("/");
+    let mut params = NodeParams::load(ros, node_name, ns)?;
+    // The workcell: as given, else the parameters', else where the node that
+    // wrote the recording had it.
+    let recorded_cell = recorded.and_then(|m| m.get("workcell_file")).map(PathBuf::from);
+    params.workcell_file = a.workcell.clone().or(params.workcell_file).or(recorded_cell);
+    if params.workcell_file.is_none() {
+        return Err("no workcell: give --workcell (the recording does not name one)".into());
+    }
+    let mut node = dds::build_from(params, dds::default_cache_dir().as_deref())?;
+    let topics = Topics::new(ros, node.cell());
+    let rec = bag::read(&a.file, &topics)?;
+    let rate = node.params().rate_hz;
+    let cache = dds::default_cache_dir();
+    let rebuild: Rebuild =
+        std::sync::Arc::new(move |p| dds::build_from(p, cache.as_deref()).map_err(|e| e.to_string()));
+    let r = replay::replay(&mut node, &rec, &topics, rate, &rebuild);
+    if !a.quiet {
+        for line in decision_lines(&r.out, &topics, node.cell()) {
+            println!("{line}");
+        }
+    }
+    print!("{}", summary(&r, &rec, &a.file));
+    match (&r.difference, a.strict) {
+        (Some(_), true) => Err("the replay's decisions differ from the recorded ones".into()),
+        _ => Ok(()),
+    }
+}
+
+/// What a summary says about a replay.
+fn summary(r: &Replayed, rec: &bag::Recording, file: &std::path::Path) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    let span = match (rec.entries.first(), rec.entries.last()) {
+        (Some(a), Some(b)) => (b.log_time_ns - a.log_time_ns) as f64 * 1e-9,
+        _ => 0.0,
+    };
+    let _ = writeln!(s, "replayed {} ({span:.2} s recorded)", file.display());
+    let how = if r.recorded_cycles { "at the recorded instants" } else { "at the node's rate" };
+    let _ = writeln!(
+        s,
+        "  {} inputs, {} cycles {how}, {} decisions, {} goal cancels",
+        r.inputs,
+        r.cycles,
+        r.out.len(),
+        r.cancels
+    );
+    let lacking = rec.metadata.get(record::UNRECORDED).and_then(|m| m.get("display_trajectories"));
+    if let Some(n) = lacking.filter(|n| *n != "0") {
+        let _ = writeln!(
+            s,
+            "  the node took {n} MoveIt display trajectories the recording lacks: decisions after the first may differ"
+        );
+    }
+    if !rec.skipped.is_empty() {
+        let list: Vec<String> = rec.skipped.iter().map(|(t, n)| format!("{t} ({n})")).collect();
+        let _ = writeln!(s, "  skipped (topics the cell does not use): {}", list.join(", "));
+    }
+    match (&r.difference, r.recorded_out) {
+        (_, 0) => {
+            let _ = writeln!(s, "  the recording holds no decisions to compare with");
+        }
+        (None, n) => {
+            let _ = writeln!(s, "  identical to the {n} recorded decisions");
+        }
+        (Some(d), n) => {
+            let t0 = rec.entries.first().map_or(0, |e| e.log_time_ns);
+            let at = |e: &Option<Entry>| match e {
+                Some(e) => format!("{:?} at +{:.3} s", e.msg, (e.log_time_ns.saturating_sub(t0)) as f64 * 1e-9),
+                None => "nothing".into(),
+            };
+            let _ = writeln!(
+                s,
+                "  differs from the {n} recorded decisions: first on {:?}, message {}: recorded {}, replayed {}",
+                d.role,
+                d.index,
+                at(&d.recorded),
+                at(&d.replayed)
+            );
+        }
+    }
+    s
+}
+
+/// One line per change of a decision: stops set and released, grant
+/// states (and who holds whom), retreats, platen grants.
+pub fn decision_lines(
+    out: &[Entry],
+    topics: &Topics,
+    cell: &workcell_guard_description::workcell::Workcell,
+) -> Vec<String> {
+    let t0 = out.first().map_or(0, |e| e.log_time_ns);
+    let arm = |r: usize| cell.manipulators.get(r).map_or("?", |m| m.name.as_str());
+    let unit = |u: usize| cell.platen.iter().flat_map(|p| &p.units).nth(u).map_or("?", |x| x.name.as_str());
+    let mut last_stop = vec![None; cell.manipulators.len()];
+    let mut last_grant: Vec<Option<(u8, String)>> = vec![None; cell.manipulators.len()];
+    let mut lines = Vec::new();
+    for e in out {
+        let t = (e.log_time_ns.saturating_sub(t0)) as f64 * 1e-9;
+        let line = match (&e.role, &e.msg) {
+            (Role::Stop(r), Msg::Bool(b)) if last_stop[*r] != Some(b.data) => {
+                last_stop[*r] = Some(b.data);
+                Some(format!("{} {}", arm(*r), if b.data { "STOP" } else { "released" }))
+            }
+            (Role::ArmGrant(r), Msg::ArmGrant(g)) => {
+                let key = (g.state, g.held_by.clone());
+                (last_grant[*r].as_ref() != Some(&key)).then(|| {
+                    last_grant[*r] = Some(key);
+                    format!("{} grant {}{}: {}", arm(*r), arm_state(g.state), held(g), g.reason)
+                })
+            }
+            (Role::Command(r), Msg::Trajectory(tr)) if !tr.points.is_empty() => {
+                Some(format!("{} retreat sent ({} points)", arm(*r), tr.points.len()))
+            }
+            (Role::PlatenGrant(u), Msg::PlatenGrant(g)) => Some(format!(
+                "{} {} (request {}) to ({:.3}, {:.3}){}",
+                unit(*u),
+                platen_result(g.result),
+                g.request_id,
+                g.goal.x,
+                g.goal.y,
+                if g.blocker.is_empty() && g.reason.is_empty() {
+                    String::new()
+                } else {
+                    format!(": {}{}", g.blocker, g.reason)
+                }
+            )),
+            _ => None,
+        };
+        if let Some(l) = line {
+            let topic = topics.name(e.role).unwrap_or("");
+            lines.push(format!("+{t:8.3} s  {l}  [{topic}]"));
+        }
+    }
+    lines
+}
+
+fn held(g: &ManipulatorGrant) -> String {
+    if g.held_by.is_empty() { String::new() } else { format!(" (by {})", g.held_by) }
+}
+
+/// A grant state's constant name.
+pub fn arm_state(s: u8) -> &'static str {
+    match s {
+        ManipulatorGrant::PROCEED => "PROCEED",
+        ManipulatorGrant::HOLD => "HOLD",
+        ManipulatorGrant::BACK_AWAY => "BACK_AWAY",
+        ManipulatorGrant::DONE => "DONE",
+        ManipulatorGrant::NO_PLAN => "NO_PLAN",
+        _ => "?",
+    }
+}
+
+/// A platen result's constant name.
+pub fn platen_result(r: u8) -> &'static str {
+    match r {
+        PlatenGrant::GRANTED => "GRANTED",
+        PlatenGrant::PARTIAL => "PARTIAL",
+        PlatenGrant::DENIED => "DENIED",
+        PlatenGrant::REFUSED => "REFUSED",
+        _ => "?",
+    }
+}
