@@ -158,6 +158,8 @@ pub enum Kind {
     /// A file path (relative to the parameter file that sets it,
     /// `package://` through the ament index).
     Path,
+    /// A file path, or empty for none.
+    OptionalPath,
 }
 
 /// When an update takes effect.
@@ -229,10 +231,10 @@ pub const PARAMS: &[ParamSpec] = &[
         "The workcell YAML; relative paths resolve against the parameter file that sets it.",
         get: |p, c| p.workcell_file.as_ref().map(|f| f.display().to_string()).unwrap_or_default(),
         set: |p, v| p.workcell_file = v.as_str().map(PathBuf::from)),
-    spec!("record_file", Kind::Path, "(none)", AtStart,
+    spec!("record_file", Kind::OptionalPath, "(none)", AtStart,
         "Records every input the node takes, its timer cycles and all it publishes into this rosbag2 MCAP file (`workcell_guard replay` runs it again).",
         get: |p, c| p.record_file.as_ref().map(|f| f.display().to_string()).unwrap_or_default(),
-        set: |p, v| p.record_file = v.as_str().map(PathBuf::from)),
+        set: |p, v| p.record_file = v.as_str().filter(|f| !f.is_empty()).map(PathBuf::from)),
     spec!("rate_hz", range(1.0, 10_000.0), "500", Timer, "Cycles per second.",
         get: |p, c| p.rate_hz, set: |p, v| p.rate_hz = num(v)),
     spec!("cycle_on_joint_state", Kind::Bool, "false", NextCycle,
@@ -310,6 +312,7 @@ impl ParamSpec {
             Kind::Bool => "bool".to_string(),
             Kind::Number { lo, hi } => format!("{lo}..={hi}"),
             Kind::Path => "path".to_string(),
+            Kind::OptionalPath => "path or empty".to_string(),
         }
     }
 
@@ -347,7 +350,8 @@ impl NodeParams {
         let checked = match s.kind {
             Kind::Bool => Value::Bool(boolean(name, v)?),
             Kind::Number { lo, hi } => Value::from(number(name, v, lo, hi)?),
-            Kind::Path => {
+            Kind::OptionalPath if v.as_str() == Some("") => Value::String(String::new()),
+            Kind::Path | Kind::OptionalPath => {
                 let p = v.as_str().filter(|p| !p.is_empty()).ok_or_else(|| invalid(name, v, "must be a path"))?;
                 let p = match base {
                     Some(b) => workcell_guard_description::resolve::resolve(p, b)
@@ -418,7 +422,7 @@ mod tests {
             let v = match s.kind {
                 Kind::Bool => Value::Bool(true),
                 Kind::Number { lo, hi } => Value::from(if s.name == "release_m" { hi } else { (lo + hi) / 2.0 }),
-                Kind::Path => Value::from("/tmp/cell.yaml"),
+                Kind::Path | Kind::OptionalPath => Value::from("/tmp/cell.yaml"),
             };
             p.set(s.name, &v, None).unwrap_or_else(|e| panic!("{}: {e}", s.name));
             if let Kind::Number { lo, hi } = s.kind {

@@ -48,7 +48,7 @@ pub fn open(core: &GuardNode) -> Result<Option<BagWriter>, BagError> {
 /// Serves `io` through the event loop until `shutdown`, recording into
 /// `bag` where there is one (and completing the file at the end).
 pub async fn serve<T: Transport>(
-    mut io: T,
+    io: &mut T,
     bag: Option<BagWriter>,
     topics: Topics,
     core: &mut GuardNode,
@@ -56,20 +56,20 @@ pub async fn serve<T: Transport>(
     shutdown: impl Future<Output = ()>,
 ) {
     let Some(bag) = bag else {
-        return event_loop::serve(&mut io, core, cx, shutdown).await;
+        return event_loop::serve(io, core, cx, shutdown).await;
     };
     let mut rec = Recorder::new(io, bag, topics);
     event_loop::serve(&mut rec, core, cx, shutdown).await;
-    match rec.finish().1 {
+    match rec.finish() {
         Ok(n) => tracing::info!("recorded {n} messages"),
         Err(e) => tracing::error!("the recording is incomplete: {e}"),
     }
 }
 
 /// A transport that records what passes through `inner` into `bag`.
-pub struct Recorder<T> {
+pub struct Recorder<'a, T> {
     /// The transport that talks to the wire.
-    pub inner: T,
+    pub inner: &'a mut T,
     bag: Option<BagWriter>,
     topics: Topics,
     /// Messages written.
@@ -83,9 +83,9 @@ pub struct Recorder<T> {
     pub failed: Option<BagError>,
 }
 
-impl<T: Transport> Recorder<T> {
+impl<'a, T: Transport> Recorder<'a, T> {
     /// Records `inner`'s traffic on `topics` into `bag`.
-    pub fn new(inner: T, bag: BagWriter, topics: Topics) -> Recorder<T> {
+    pub fn new(inner: &'a mut T, bag: BagWriter, topics: Topics) -> Recorder<'a, T> {
         Recorder { inner, bag: Some(bag), topics, written: 0, unrecorded: 0, flushed_ns: 0, failed: None }
     }
 
@@ -118,21 +118,20 @@ impl<T: Transport> Recorder<T> {
         self.inner.now_ns().unwrap_or(0)
     }
 
-    /// Completes the file (summary and index); the inner transport back.
-    pub fn finish(mut self) -> (T, Result<usize, BagError>) {
+    /// Completes the file (summary and index): the messages written.
+    pub fn finish(mut self) -> Result<usize, BagError> {
         let unrecorded = BTreeMap::from([("display_trajectories".to_string(), self.unrecorded.to_string())]);
-        let done = match (self.failed.take(), self.bag.take()) {
+        match (self.failed.take(), self.bag.take()) {
             (Some(e), _) => Err(e),
             (None, Some(mut bag)) => {
                 bag.metadata(UNRECORDED, unrecorded).and_then(|()| bag.finish()).map(|()| self.written)
             }
             (None, None) => Ok(self.written),
-        };
-        (self.inner, done)
+        }
     }
 }
 
-impl<T: Transport> Transport for Recorder<T> {
+impl<T: Transport> Transport for Recorder<'_, T> {
     type Request = T::Request;
 
     async fn next(&mut self) -> Option<Incoming<T::Request>> {

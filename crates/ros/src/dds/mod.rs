@@ -492,8 +492,8 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         rt.block_on(async {
             let mut shutdown = Shutdown::new();
-            let io = DdsIo::new(&node, &topics);
-            crate::bag::record::serve(io, bag, recorded, &mut core, &mut cx, shutdown.requested()).await
+            let mut io = DdsIo::new(&node, &topics);
+            crate::bag::record::serve(&mut io, bag, recorded, &mut core, &mut cx, shutdown.requested()).await
         })
     }));
     leave_stopped(&mut node, &mut topics, linger);

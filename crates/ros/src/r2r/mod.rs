@@ -399,6 +399,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     core.inject_panic_on_frame_id(std::env::var(crate::dds::PANIC_ON_FRAME_ID).ok());
     let linger = Duration::from_secs_f64(core.params().shutdown_linger_s);
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let (bag, recorded) = (crate::bag::record::open(&core)?, crate::bag::topics::Topics::new(ros, core.cell()));
     let cache = matrix_cache.map(|p| p.to_path_buf());
     let mut cx = LoopContext {
         params: rx,
@@ -411,7 +412,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
         rt.block_on(async {
             tokio::spawn(param_handler);
             let mut shutdown = crate::dds::Shutdown::new();
-            event_loop::serve(&mut io, &mut core, &mut cx, shutdown.requested()).await
+            crate::bag::record::serve(&mut io, bag, recorded, &mut core, &mut cx, shutdown.requested()).await
         })
     }));
     // Every robot stopped, latched (rmw keeps the last sample only, so late
