@@ -11,12 +11,15 @@
 //! - no subcommand, or `node`, with `--ros-args …` (what `ros2 run` and
 //!   `ros2 launch` pass): the ROS 2 node, on the `dds` transport (on `r2r`
 //!   when built with that feature).
+//! - `record --workcell <cell.yaml> --out <file.mcap>`: a live cell's
+//!   topics into a rosbag2 MCAP.
 //! - `replay <file.mcap>`: a recording's inputs through the guard offline,
 //!   its decisions printed and compared with the recorded ones.
 //! - `simulate <workcell.yaml> [--arms N] [--episodes N]`: the closed-loop
 //!   simulation of the cell's arms under the guard (contacts, stops, false
 //!   stops, time per guard cycle).
 
+mod record;
 mod replay;
 mod tools;
 
@@ -109,6 +112,9 @@ enum Command {
     /// Runs a recording's inputs (a rosbag2 MCAP) through the guard offline, in recorded time, prints
     /// its decisions and compares them with the recorded ones. `--ros-args` sets parameters and remaps.
     Replay(replay::ReplayArgs),
+    /// Records a live cell's topics (the node's inputs and outputs) into a rosbag2 MCAP, until Ctrl-C
+    /// or --duration-s. `--ros-args` gives the namespace and remaps.
+    Record(record::RecordArgs),
 }
 
 #[derive(clap::Args)]
@@ -218,6 +224,7 @@ fn main() -> ExitCode {
         }
         Command::Simulate(args) => simulate(&args),
         Command::Replay(args) => replay::run(&args, &ros),
+        Command::Record(args) => record::run(&args, &ros),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -267,15 +267,25 @@ fn cli(args: &[&str]) -> (bool, String, String) {
 /// rosbag2 MCAP that an independent reader (`mcap-ros2-support`) decodes
 /// whole, with the holds and the finished plans in it, and `replay` runs
 /// its inputs through the guard offline to exactly the decisions the node
-/// published live. A truncated copy and a file that is no MCAP are
-/// refused with what was read.
+/// published live. `workcell_guard record`, run beside them, records the
+/// same topics from the wire into a bag the same reader decodes. A
+/// truncated copy and a file that is no MCAP are refused with what was
+/// read.
 #[test]
 fn the_node_records_itself_and_its_recording_replays_to_the_same_decisions() {
     let repo = common::repo();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("arbitration.mcap");
     let arg = format!("record_file:={}", file.display());
-    run_script("arbitration.py", &["--node-arg=-p".to_string(), format!("--node-arg={arg}")]);
+    // Beside it, `workcell_guard record` (a participant of its own) records the same cell from the wire.
+    let live = dir.path().join("live.mcap");
+    let cell = repo.join("config/workcell.yaml").display().to_string();
+    let mut args = vec!["--node-arg=-p".to_string(), format!("--node-arg={arg}")];
+    for w in [env!("CARGO_BIN_EXE_workcell_guard"), "record", "--workcell", &cell, "--out", &live.display().to_string()]
+    {
+        args.push(format!("--alongside={w}"));
+    }
+    run_script("arbitration.py", &args);
 
     let read = dir.path().join("read.json");
     let out = Command::new("python3")
@@ -298,7 +308,40 @@ fn the_node_records_itself_and_its_recording_replays_to_the_same_decisions() {
     let right = v["grants"]["/arm_right/grant"].as_array().unwrap();
     assert!(right.iter().any(|s| s == 1), "arm_right was held (HOLD) while arm_left passed");
 
+    // The recording from the wire: every topic of the cell, decoded by the
+    // independent reader; its replay runs (cycled at the node's rate).
+    let read_live = dir.path().join("live.json");
+    let out = Command::new("python3")
+        .arg(repo.join("tests/peer/bag_tool.py"))
+        .args(["read", &live.display().to_string(), &read_live.display().to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let w: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&read_live).unwrap()).unwrap();
+    let live_count = |key: &str| w["counts"][key].as_u64().unwrap_or(0);
+    for arm in ["arm_left", "arm_right"] {
+        assert!(live_count(&format!("/{arm}/joint_states sensor_msgs/msg/JointState ros2msg cdr")) > 100, "{w}");
+        assert!(live_count(&format!("/{arm}/grant {grant}")) > 100, "{w}");
+        assert_eq!(
+            live_count(&format!("/{arm}/planned_trajectory trajectory_msgs/msg/JointTrajectory ros2msg cdr")),
+            1
+        );
+        assert_eq!(w["grants"][format!("/{arm}/grant")].as_array().unwrap().last().unwrap(), 3, "{arm}: DONE last");
+    }
+    assert!(w["grants"]["/arm_right/grant"].as_array().unwrap().iter().any(|s| s == 1), "HOLD seen on the wire");
     let params = repo.join("config/workcell_guard.yaml").display().to_string();
+    let (ok, stdout, stderr) = cli(&[
+        "replay",
+        &live.display().to_string(),
+        "--quiet",
+        "--workcell",
+        &cell,
+        "--ros-args",
+        "--params-file",
+        &params,
+    ]);
+    assert!(ok && stdout.contains("cycles at the node's rate"), "{stdout}\n{stderr}");
+
     let f = file.display().to_string();
     let (ok, stdout, stderr) = cli(&["replay", &f, "--strict", "--ros-args", "--params-file", &params]);
     println!("{}", stdout.lines().rev().take(3).collect::<Vec<_>>().join("\n"));

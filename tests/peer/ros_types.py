@@ -496,7 +496,13 @@ def peer_args(workcell=False):
         ap.add_argument("--workcell", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--node-arg", action="append", default=[], help="one more argument for the node (after --ros-args)")
+    ap.add_argument("--alongside", action="append", default=[],
+                    help="one word of a command run beside the node on the same DDS set-up (ended after it)")
     return ap.parse_args()
+
+
+# Processes started beside the node (`--alongside`), ended after it.
+ALONGSIDE = []
 
 
 def start_node(args, domain, prefix, extra=()):
@@ -511,6 +517,9 @@ def start_node(args, domain, prefix, extra=()):
     env = loopback(tmp, domain, "warn,rustdds=off,ros2_client=error")
     node_log = os.path.join(tmp, "node.log")
     more = getattr(args, "node_arg", [])
+    if getattr(args, "alongside", []):
+        ALONGSIDE.append(subprocess.Popen(args.alongside, env=env, stdout=open(node_log + ".alongside", "w"),
+                                          stderr=subprocess.STDOUT))
     node = subprocess.Popen([args.node, "--ros-args", "--params-file", args.params, *extra, *more], env=env,
                             stdout=open(node_log, "w"), stderr=subprocess.STDOUT)
     return node, node_log
@@ -549,6 +558,15 @@ def stop_and_save(node, out_path, log):
             node.wait(timeout=10)
         except subprocess.TimeoutExpired:
             node.kill()
+    for p in ALONGSIDE:
+        import signal
+        import subprocess
+
+        p.send_signal(signal.SIGINT)
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            p.kill()
     with open(out_path, "w") as f:
         json.dump(log, f)
 

@@ -298,6 +298,23 @@ impl<W: Write + Seek> BagWriter<W> {
         self.out.write_to_known_channel(&header, &self.buf).map_err(|e| self.fail(e))
     }
 
+    /// Writes `msg` on `topic`, logged at `log_time_ns`, as its type.
+    pub fn write_msg(&mut self, topic: &str, log_time_ns: u64, msg: &Msg) -> Result<(), BagError> {
+        match msg {
+            Msg::JointState(m) => self.write(topic, log_time_ns, m),
+            Msg::Trajectory(m) => self.write(topic, log_time_ns, m),
+            Msg::Pose(m) => self.write(topic, log_time_ns, m),
+            Msg::Move(m) => self.write(topic, log_time_ns, m),
+            Msg::Path(m) => self.write(topic, log_time_ns, m),
+            Msg::Cloud(m) => self.write(topic, log_time_ns, m),
+            Msg::Bool(m) => self.write(topic, log_time_ns, m),
+            Msg::Float64(m) => self.write(topic, log_time_ns, m),
+            Msg::ArmGrant(m) => self.write(topic, log_time_ns, m),
+            Msg::PlatenGrant(m) => self.write(topic, log_time_ns, m),
+            Msg::Time(m) => self.write(topic, log_time_ns, m),
+        }
+    }
+
     /// Writes a metadata record `name` (key-value pairs).
     pub fn metadata(&mut self, name: &str, pairs: BTreeMap<String, String>) -> Result<(), BagError> {
         let m = mcap::records::Metadata { name: name.to_string(), metadata: pairs };
