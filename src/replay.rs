@@ -11,7 +11,7 @@ use workcell_guard_ros::dds;
 use workcell_guard_ros::event_loop::Rebuild;
 use workcell_guard_ros::msg::{ManipulatorGrant, PlatenGrant};
 use workcell_guard_ros::params::NodeParams;
-use workcell_guard_ros::replay::{self, Replayed};
+use workcell_guard_ros::replay::{self, CycleClock, Replayed};
 
 /// `replay`'s arguments.
 #[derive(clap::Args)]
@@ -85,7 +85,11 @@ fn summary(r: &Replayed, rec: &bag::Recording, file: &std::path::Path) -> String
         _ => 0.0,
     };
     let _ = writeln!(s, "replayed {} ({span:.2} s recorded)", file.display());
-    let how = if r.recorded_cycles { "at the recorded instants" } else { "at the node's rate" };
+    let how = match r.clock {
+        CycleClock::Recorded => "at the recorded instants",
+        CycleClock::GrantStamps => "at the recorded grants' stamps",
+        CycleClock::Rate => "at the node's rate",
+    };
     let _ = writeln!(
         s,
         "  {} inputs, {} cycles {how}, {} decisions, {} goal cancels",

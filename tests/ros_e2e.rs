@@ -268,7 +268,8 @@ fn cli(args: &[&str]) -> (bool, String, String) {
 /// whole, with the holds and the finished plans in it, and `replay` runs
 /// its inputs through the guard offline to exactly the decisions the node
 /// published live. `workcell_guard record`, run beside them, records the
-/// same topics from the wire into a bag the same reader decodes. A
+/// same topics from the wire into a bag the same reader decodes and
+/// replay cycles at the stamps of its grants. A
 /// truncated copy and a file that is no MCAP are refused with what was
 /// read.
 #[test]
@@ -309,7 +310,7 @@ fn the_node_records_itself_and_its_recording_replays_to_the_same_decisions() {
     assert!(right.iter().any(|s| s == 1), "arm_right was held (HOLD) while arm_left passed");
 
     // The recording from the wire: every topic of the cell, decoded by the
-    // independent reader; its replay runs (cycled at the node's rate).
+    // independent reader; its replay runs, cycled at the stamps of its grants.
     let read_live = dir.path().join("live.json");
     let out = Command::new("python3")
         .arg(repo.join("tests/peer/bag_tool.py"))
@@ -340,7 +341,7 @@ fn the_node_records_itself_and_its_recording_replays_to_the_same_decisions() {
         "--params-file",
         &params,
     ]);
-    assert!(ok && stdout.contains("cycles at the node's rate"), "{stdout}\n{stderr}");
+    assert!(ok && stdout.contains("cycles at the recorded grants' stamps"), "{stdout}\n{stderr}");
 
     let f = file.display().to_string();
     let (ok, stdout, stderr) = cli(&["replay", &f, "--strict", "--ros-args", "--params-file", &params]);

@@ -2,7 +2,9 @@
 //! each input handed over at its log time, in the file's order, through
 //! the event loop's own hand-over ([`crate::event_loop`]), and the node
 //! cycled where the recording says it cycled (`~/cycle`, in recordings the
-//! node wrote itself) or else every `1 / rate_hz` from the first input. No
+//! node wrote itself), else at the stamps of the grants it published (a
+//! recording from the wire), else every `1 / rate_hz` from the first
+//! input. No
 //! clock, thread or network: the same file and parameters give the same
 //! decisions on any machine.
 //!
@@ -120,6 +122,8 @@ pub struct Replayed {
     pub cycles: usize,
     /// Whether the cycle instants came from the recording (else from the rate).
     pub recorded_cycles: bool,
+    /// Where the cycle instants came from.
+    pub clock: CycleClock,
     /// Goal cancels the node asked for.
     pub cancels: usize,
     /// Calls made on the node (parameters, services).
@@ -138,10 +142,12 @@ pub struct Replayed {
 /// the node a reload swaps in.
 pub fn replay(core: &mut GuardNode, rec: &Recording, topics: &Topics, rate_hz: f64, rebuild: &Rebuild) -> Replayed {
     let mut io = ReplayIo { topics, now_ns: 0, out: Vec::new(), cancels: 0 };
-    let recorded_cycles = rec.entries.iter().any(|e| e.role == Role::Cycle);
+    let (clock, stamps) = cycle_instants(rec);
+    let recorded_cycles = clock == CycleClock::Recorded;
     let period_ns = if rate_hz > 0.0 { (1e9 / rate_hz).round().max(1.0) as u64 } else { u64::MAX };
     let mut next_tick = rec.entries.iter().find(|e| e.role.is_input()).map_or(u64::MAX, |e| e.log_time_ns);
-    let mut r = Replayed { recorded_cycles, ..Replayed::default() };
+    let mut stamps = stamps.into_iter().peekable();
+    let mut r = Replayed { recorded_cycles, clock, ..Replayed::default() };
     let cycle = |io: &mut ReplayIo<'_>, core: &mut GuardNode, ns: u64, r: &mut Replayed| {
         if core.timer_due() {
             io.now_ns = ns;
@@ -161,7 +167,13 @@ pub fn replay(core: &mut GuardNode, rec: &Recording, topics: &Topics, rate_hz: f
         }
     };
     for e in &rec.entries {
-        if !recorded_cycles {
+        if clock == CycleClock::GrantStamps {
+            while let Some(ns) = stamps.next_if(|&ns| ns <= e.log_time_ns) {
+                calls_until(core, ns, &mut r);
+                cycle(&mut io, core, ns, &mut r);
+            }
+        }
+        if clock == CycleClock::Rate {
             while next_tick <= e.log_time_ns {
                 calls_until(core, next_tick, &mut r);
                 cycle(&mut io, core, next_tick, &mut r);
@@ -191,9 +203,73 @@ pub fn replay(core: &mut GuardNode, rec: &Recording, topics: &Topics, rate_hz: f
     let recorded: Vec<&Entry> = rec.entries.iter().filter(|e| !e.role.is_input() && e.role != Role::Cycle).collect();
     r.recorded_out = recorded.len();
     if !recorded.is_empty() {
-        r.difference = first_difference(&recorded, &r.out);
+        // Cycle instants read back from stamps are the node's clock to
+        // within the rounding of its seconds (a quarter of a microsecond
+        // at today's dates): its stamps are compared to a microsecond.
+        let tolerance = if clock == CycleClock::GrantStamps { 1_000 } else { 0 };
+        r.difference = first_difference(&recorded, &r.out, tolerance);
     }
     r
+}
+
+/// Whether two decisions are the same, their header stamps to within
+/// `tolerance_ns`.
+fn same(a: &Msg, b: &Msg, tolerance_ns: i64) -> bool {
+    let ns = |t: &Time| i64::from(t.sec) * 1_000_000_000 + i64::from(t.nanosec);
+    let close = |x: &Time, y: &Time| (ns(x) - ns(y)).abs() <= tolerance_ns;
+    match (a, b) {
+        (Msg::ArmGrant(x), Msg::ArmGrant(y)) if close(&x.header.stamp, &y.header.stamp) => {
+            *x == ManipulatorGrant { header: x.header.clone(), ..y.clone() }
+        }
+        (Msg::PlatenGrant(x), Msg::PlatenGrant(y)) if close(&x.header.stamp, &y.header.stamp) => {
+            *x == PlatenGrant { header: x.header.clone(), ..y.clone() }
+        }
+        (Msg::Trajectory(x), Msg::Trajectory(y)) if close(&x.header.stamp, &y.header.stamp) => {
+            *x == JointTrajectory { header: x.header.clone(), ..y.clone() }
+        }
+        _ => a == b,
+    }
+}
+
+/// Where a replay's cycle instants come from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CycleClock {
+    /// The node's own `~/cycle` instants (a recording it wrote itself).
+    #[default]
+    Recorded,
+    /// The header stamps of the recorded manipulator grants (the node
+    /// stamps them with its cycle's instant, every cycle): a recording made
+    /// from the wire.
+    GrantStamps,
+    /// Every `1 / rate_hz` from the first input.
+    Rate,
+}
+
+/// The cycle clock of `rec`, and the instants for [`CycleClock::GrantStamps`]
+/// (those of the first manipulator's grants, sorted, once each).
+fn cycle_instants(rec: &Recording) -> (CycleClock, Vec<u64>) {
+    if rec.entries.iter().any(|e| e.role == Role::Cycle) {
+        return (CycleClock::Recorded, Vec::new());
+    }
+    let Some(first) = rec.entries.iter().find_map(|e| match e.role {
+        Role::ArmGrant(r) => Some(r),
+        _ => None,
+    }) else {
+        return (CycleClock::Rate, Vec::new());
+    };
+    let mut ns: Vec<u64> = rec
+        .entries
+        .iter()
+        .filter_map(|e| match (&e.role, &e.msg) {
+            (Role::ArmGrant(r), Msg::ArmGrant(g)) if *r == first => {
+                Some(u64::try_from(g.header.stamp.sec).ok()? * 1_000_000_000 + u64::from(g.header.stamp.nanosec))
+            }
+            _ => None,
+        })
+        .collect();
+    ns.sort_unstable();
+    ns.dedup();
+    (CycleClock::GrantStamps, ns)
 }
 
 /// Makes `call` on the node, as the event loop does.
@@ -216,7 +292,7 @@ fn apply(core: &mut GuardNode, call: &Call, rebuild: &Rebuild) -> Result<(), Str
 }
 
 /// The earliest (by log time) decision that differs, topic by topic.
-fn first_difference(recorded: &[&Entry], replayed: &[Entry]) -> Option<Difference> {
+fn first_difference(recorded: &[&Entry], replayed: &[Entry], stamp_tolerance_ns: i64) -> Option<Difference> {
     let mut by_role: BTreeMap<Role, (Vec<&Entry>, Vec<&Entry>)> = BTreeMap::new();
     for e in recorded {
         by_role.entry(e.role).or_default().0.push(e);
@@ -227,7 +303,11 @@ fn first_difference(recorded: &[&Entry], replayed: &[Entry]) -> Option<Differenc
     let mut first: Option<Difference> = None;
     for (role, (a, b)) in by_role {
         let n = a.len().max(b.len());
-        let Some(index) = (0..n).find(|&i| a.get(i).map(|e| &e.msg) != b.get(i).map(|e| &e.msg)) else {
+        let differ = |i: usize| match (a.get(i), b.get(i)) {
+            (Some(x), Some(y)) => !same(&x.msg, &y.msg, stamp_tolerance_ns),
+            (x, y) => x.is_some() != y.is_some(),
+        };
+        let Some(index) = (0..n).find(|&i| differ(i)) else {
             continue;
         };
         let d = Difference {
