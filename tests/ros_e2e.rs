@@ -256,6 +256,19 @@ fn two_arms_with_crossing_plans_take_turns_by_their_grants_over_dds() {
     assert!(least > 0.0, "the arms touched (least exact gap {least} m)");
 }
 
+/// Every message of the bag at `path` decoded by the independent reader
+/// (tests/peer/bag_tool.py): profile, counts per topic and type, values.
+fn read_bag(path: &std::path::Path) -> serde_json::Value {
+    let out_file = path.with_extension("json");
+    let out = Command::new("python3")
+        .arg(common::repo().join("tests/peer/bag_tool.py"))
+        .args(["read", &path.display().to_string(), &out_file.display().to_string()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_str(&std::fs::read_to_string(&out_file).unwrap()).unwrap()
+}
+
 /// Runs the built binary with `args`: (success, stdout, stderr).
 fn cli(args: &[&str]) -> (bool, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_workcell_guard")).args(args).output().expect("the binary runs");
@@ -288,48 +301,24 @@ fn the_node_records_itself_and_its_recording_replays_to_the_same_decisions() {
     }
     run_script("arbitration.py", &args);
 
-    let read = dir.path().join("read.json");
-    let out = Command::new("python3")
-        .arg(repo.join("tests/peer/bag_tool.py"))
-        .args(["read", &file.display().to_string(), &read.display().to_string()])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&read).unwrap()).unwrap();
-    assert_eq!(v["profile"], "ros2");
-    let count = |key: &str| v["counts"][key].as_u64().unwrap_or(0);
-    let grant = "workcell_guard_msgs/msg/ManipulatorGrant ros2msg cdr";
-    for arm in ["arm_left", "arm_right"] {
-        assert!(count(&format!("/{arm}/joint_states sensor_msgs/msg/JointState ros2msg cdr")) > 100, "{v}");
-        assert!(count(&format!("/{arm}/grant {grant}")) > 100, "{v}");
-        assert_eq!(count(&format!("/{arm}/planned_trajectory trajectory_msgs/msg/JointTrajectory ros2msg cdr")), 1);
-        let states = v["grants"][format!("/{arm}/grant")].as_array().unwrap();
-        assert_eq!(states.last().unwrap(), 3, "{arm}'s last grant is DONE");
+    // The node's own recording and the one from the wire: both decoded by
+    // the independent reader, with both arms' states, plans and grants, the
+    // hold and the finished plans in them.
+    for bag in [&file, &live] {
+        let v = read_bag(bag);
+        assert_eq!(v["profile"], "ros2");
+        let count = |key: &str| v["counts"][key].as_u64().unwrap_or(0);
+        for arm in ["arm_left", "arm_right"] {
+            assert!(count(&format!("/{arm}/joint_states sensor_msgs/msg/JointState ros2msg cdr")) > 100, "{v}");
+            assert!(count(&format!("/{arm}/grant workcell_guard_msgs/msg/ManipulatorGrant ros2msg cdr")) > 100, "{v}");
+            assert_eq!(count(&format!("/{arm}/planned_trajectory trajectory_msgs/msg/JointTrajectory ros2msg cdr")), 1);
+            let states = v["grants"][format!("/{arm}/grant")].as_array().unwrap();
+            assert_eq!(states.last().unwrap(), 3, "{arm}'s last grant is DONE");
+        }
+        let right = v["grants"]["/arm_right/grant"].as_array().unwrap();
+        assert!(right.iter().any(|s| s == 1), "arm_right was held (HOLD) while arm_left passed");
     }
-    let right = v["grants"]["/arm_right/grant"].as_array().unwrap();
-    assert!(right.iter().any(|s| s == 1), "arm_right was held (HOLD) while arm_left passed");
-
-    // The recording from the wire: every topic of the cell, decoded by the
-    // independent reader; its replay runs, cycled at the stamps of its grants.
-    let read_live = dir.path().join("live.json");
-    let out = Command::new("python3")
-        .arg(repo.join("tests/peer/bag_tool.py"))
-        .args(["read", &live.display().to_string(), &read_live.display().to_string()])
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    let w: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&read_live).unwrap()).unwrap();
-    let live_count = |key: &str| w["counts"][key].as_u64().unwrap_or(0);
-    for arm in ["arm_left", "arm_right"] {
-        assert!(live_count(&format!("/{arm}/joint_states sensor_msgs/msg/JointState ros2msg cdr")) > 100, "{w}");
-        assert!(live_count(&format!("/{arm}/grant {grant}")) > 100, "{w}");
-        assert_eq!(
-            live_count(&format!("/{arm}/planned_trajectory trajectory_msgs/msg/JointTrajectory ros2msg cdr")),
-            1
-        );
-        assert_eq!(w["grants"][format!("/{arm}/grant")].as_array().unwrap().last().unwrap(), 3, "{arm}: DONE last");
-    }
-    assert!(w["grants"]["/arm_right/grant"].as_array().unwrap().iter().any(|s| s == 1), "HOLD seen on the wire");
+    // The recording from the wire replays, cycled at the stamps of its grants.
     let params = repo.join("config/workcell_guard.yaml").display().to_string();
     let (ok, stdout, stderr) = cli(&[
         "replay",
