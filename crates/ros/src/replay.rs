@@ -120,8 +120,6 @@ pub struct Replayed {
     pub inputs: usize,
     /// Cycles run on the timer (split cycles on joint states not counted).
     pub cycles: usize,
-    /// Whether the cycle instants came from the recording (else from the rate).
-    pub recorded_cycles: bool,
     /// Where the cycle instants came from.
     pub clock: CycleClock,
     /// Goal cancels the node asked for.
@@ -143,11 +141,10 @@ pub struct Replayed {
 pub fn replay(core: &mut GuardNode, rec: &Recording, topics: &Topics, rate_hz: f64, rebuild: &Rebuild) -> Replayed {
     let mut io = ReplayIo { topics, now_ns: 0, out: Vec::new(), cancels: 0 };
     let (clock, stamps) = cycle_instants(rec);
-    let recorded_cycles = clock == CycleClock::Recorded;
     let period_ns = if rate_hz > 0.0 { (1e9 / rate_hz).round().max(1.0) as u64 } else { u64::MAX };
     let mut next_tick = rec.entries.iter().find(|e| e.role.is_input()).map_or(u64::MAX, |e| e.log_time_ns);
     let mut stamps = stamps.into_iter().peekable();
-    let mut r = Replayed { recorded_cycles, clock, ..Replayed::default() };
+    let mut r = Replayed { clock, ..Replayed::default() };
     let cycle = |io: &mut ReplayIo<'_>, core: &mut GuardNode, ns: u64, r: &mut Replayed| {
         if core.timer_due() {
             io.now_ns = ns;

@@ -95,11 +95,7 @@ impl<'a, T: Transport> Recorder<'a, T> {
         };
         match bag.write(topic, ns, msg) {
             Ok(()) => self.written += 1,
-            Err(e) => {
-                tracing::error!("recording stopped: {e}");
-                self.failed = Some(e);
-                self.bag = None;
-            }
+            Err(e) => self.stop(e),
         }
     }
 
@@ -108,10 +104,15 @@ impl<'a, T: Transport> Recorder<'a, T> {
             return;
         };
         if let Err(e) = bag.call(ns, call) {
-            tracing::error!("recording stopped: {e}");
-            self.failed = Some(e);
-            self.bag = None;
+            self.stop(e);
         }
+    }
+
+    /// A write failed: the recording stops there (the node runs on).
+    fn stop(&mut self, e: BagError) {
+        tracing::error!("recording stopped: {e}");
+        self.failed = Some(e);
+        self.bag = None;
     }
 
     fn stamp(&self) -> u64 {
@@ -180,9 +181,7 @@ impl<T: Transport> Transport for Recorder<'_, T> {
         {
             self.flushed_ns = ns;
             if let Err(e) = bag.flush() {
-                tracing::error!("recording stopped: {e}");
-                self.failed = Some(e);
-                self.bag = None;
+                self.stop(e);
             }
         }
         self.inner.record_cycle(ns);
