@@ -257,3 +257,40 @@ fn the_crossing_sample_cell_gives_priorities_and_braking_and_bad_values_are_refu
         assert!(e.to_string().contains(key), "{key}: {e}");
     }
 }
+
+#[test]
+fn a_unit_that_arrives_within_the_tolerance_may_settle_onto_its_paths_end_and_move_again() {
+    // Arrival counts within arrive_tolerance_m (2 mm) of the end: what the
+    // unit keeps then must cover the rest of the way to the end, or the
+    // unit settling there stands outside its allocation (stopped for good).
+    let units = vec![unit("a", rect(0.1, 0.1), [0.1, 0.5, 0.0], None)];
+    let mut a = BitAllocator::new(&platen([1.0, 1.0], 0.001, units, vec![])).unwrap();
+    report_all(&mut a, 0.0);
+    let v = 0.25;
+    let Answer::Increment { fraction, .. } = a.request_path(0.0, 0, 1, &[[0.5, 0.5, 0.0]], v) else { panic!() };
+    let (mut s, mut now, mut granted, mut answers) = (0.0, 0.0, fraction * 0.4, Vec::new());
+    let short = 0.4 - 0.0015;
+    while a.path_progress(0).is_some() {
+        assert!(now < 10.0, "never arrived (at {s} m, granted {granted} m)");
+        now += 0.01;
+        s = (s + v * 0.01).min(granted).min(short);
+        report(&mut a, now, 0, [0.1 + s, 0.5, 0.0]);
+        answers.clear();
+        a.advance_paths(now, &mut answers);
+        for (_, ans) in &answers {
+            match *ans {
+                Answer::Increment { fraction, .. } => granted = fraction * 0.4,
+                Answer::Granted { .. } => granted = 0.4,
+                other => panic!("{other:?}"),
+            }
+        }
+    }
+    assert!((s - short).abs() < 1e-12, "arrived at {s} m, 1.5 mm short of the end");
+    // It settles onto the end: still within what it holds.
+    now += 0.01;
+    report(&mut a, now, 0, [0.5, 0.5, 0.0]);
+    a.assert_invariants();
+    now += 0.01;
+    report(&mut a, now, 0, [0.5, 0.5, 0.0]);
+    assert!(matches!(a.request(now, 0, 2, [0.3, 0.3, 0.0]), Answer::Granted { .. } | Answer::Partial { .. }));
+}

@@ -301,7 +301,7 @@ impl<M: CellMap> Allocator<M> {
             && wrap(pose[2] - end[2]).abs() <= self.settings.arrive_tolerance_rad;
         if arrived {
             self.units[unit].path = None;
-            self.keep_footprint(unit);
+            self.keep_footprint(unit, end);
             return None;
         }
         let (progress, granted, incr, lag) = (p.progress, p.granted, p.incr_m, self.settings.release_lag_m);
@@ -582,10 +582,13 @@ impl<M: CellMap> Allocator<M> {
         self.swept.clear();
     }
 
-    /// Frees all the unit holds but where it stands.
-    fn keep_footprint(&mut self, unit: usize) {
+    /// Frees all the unit holds but where it stands and the sliver from
+    /// there to `end` (arrived within the tolerance, it may still settle
+    /// onto its path's end).
+    fn keep_footprint(&mut self, unit: usize, end: Pose2) {
         self.pieces.clear();
-        self.units[unit].shape.static_pieces(self.units[unit].pose, &mut self.pieces);
+        let tol = 0.25 * self.grid.cell_m;
+        self.units[unit].shape.sweep_pieces(self.units[unit].pose, end, tol, &mut self.pieces);
         self.swept.clear();
         for q in self.pieces.iter() {
             self.swept.raster(&self.grid, q);
