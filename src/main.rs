@@ -19,8 +19,11 @@
 //!   simulation of the cell's arms under the guard (contacts, stops, false
 //!   stops, time per guard cycle).
 
+mod demo;
 mod record;
+mod render;
 mod replay;
+mod report;
 mod tools;
 
 use clap::{Parser, Subcommand};
@@ -109,6 +112,10 @@ enum Command {
     /// Closed-loop simulation: random arm motions under the guard, with an
     /// oracle counting sphere-level contacts and false stops.
     Simulate(SimulateArgs),
+    /// The node and a cell's simulated robots over DDS on this machine: events, recording, report.
+    Demo(demo::DemoArgs),
+    /// The cell at an instant of a recording, as SVG (and PNG where rsvg-convert is present).
+    Render(render::RenderArgs),
     /// Runs a recording's inputs (a rosbag2 MCAP) through the guard offline, in recorded time, prints
     /// its decisions and compares them with the recorded ones. `--ros-args` sets parameters and remaps.
     Replay(replay::ReplayArgs),
@@ -183,7 +190,11 @@ struct SimulateArgs {
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()))
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+            // The demo's own participant: RustDDS's chatter (loopback-only
+            // discovery, shutdown) is not for its audience.
+            if std::env::args().nth(1).as_deref() == Some("demo") { "warn,rustdds=off" } else { "warn" }.into()
+        }))
         .with_writer(std::io::stderr)
         .init();
     // `ros2 run` and `ros2 launch` start the node with only `--ros-args …`;
@@ -223,6 +234,8 @@ fn main() -> ExitCode {
             field(workcell.as_deref(), occupancy.as_deref(), &out, units, resolution_m)
         }
         Command::Simulate(args) => simulate(&args),
+        Command::Demo(args) => demo::run(&args),
+        Command::Render(args) => render::run(&args, &ros),
         Command::Replay(args) => replay::run(&args, &ros),
         Command::Record(args) => record::run(&args, &ros),
     };

@@ -3,15 +3,16 @@
 //! one line per change, and compared with the decisions recorded.
 
 use crate::AnyError;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use workcell_guard_ros::args::RosArgs;
 use workcell_guard_ros::bag::topics::{Role, Topics};
 use workcell_guard_ros::bag::{self, Entry, Msg, record};
 use workcell_guard_ros::dds;
 use workcell_guard_ros::event_loop::Rebuild;
 use workcell_guard_ros::msg::{ManipulatorGrant, PlatenGrant};
+use workcell_guard_ros::node::GuardNode;
 use workcell_guard_ros::params::NodeParams;
-use workcell_guard_ros::replay::{self, CycleClock, Replayed};
+use workcell_guard_ros::replay::{CycleClock, Replayed};
 
 /// `replay`'s arguments.
 #[derive(clap::Args)]
@@ -27,13 +28,31 @@ pub struct ReplayArgs {
     /// Print only the summary, not one line per decision.
     #[arg(long)]
     pub quiet: bool,
+    /// Where to write the report (default: the recording's path with `.html`).
+    #[arg(long)]
+    pub report: Option<PathBuf>,
 }
 
-/// Runs `replay` (the ROS arguments name the node, its parameters and remaps).
-pub fn run(a: &ReplayArgs, ros: &RosArgs) -> Result<(), AnyError> {
-    // The parameters the node that wrote the recording ran with, under
-    // those of the command line (`-p` over them; parameter files under).
-    let meta = bag::read_metadata(&a.file)?;
+/// A recording, read for the cell its node ran, and that node built
+/// afresh with the parameters it ran with.
+pub struct Loaded {
+    /// The node, as built before the first input.
+    pub node: GuardNode,
+    /// Its topics.
+    pub topics: Topics,
+    /// The recording.
+    pub rec: bag::Recording,
+    /// Builds the node a reload swaps in.
+    pub rebuild: Rebuild,
+    /// Cycles per second where the recording has no cycle instants.
+    pub rate: f64,
+}
+
+/// Reads `file` and builds its node: the parameters the node that wrote it
+/// ran with, under those of `ros` (`-p` over them; parameter files under);
+/// the workcell `workcell`, else the parameters', else the recording's.
+pub fn load(file: &Path, workcell: Option<&Path>, ros: &RosArgs) -> Result<Loaded, AnyError> {
+    let meta = bag::read_metadata(file)?;
     let recorded = meta.get(record::METADATA);
     let mut ros = ros.clone();
     if let Some(m) = recorded {
@@ -49,30 +68,52 @@ pub fn run(a: &ReplayArgs, ros: &RosArgs) -> Result<(), AnyError> {
     let node_name = ros.node_name.as_deref().unwrap_or(dds::NODE_NAME);
     let ns = ros.namespace.as_deref().unwrap_or("/");
     let mut params = NodeParams::load(ros, node_name, ns)?;
-    // The workcell: as given, else the parameters', else where the node that
-    // wrote the recording had it.
     let recorded_cell = recorded.and_then(|m| m.get("workcell_file")).map(PathBuf::from);
-    params.workcell_file = a.workcell.clone().or(params.workcell_file).or(recorded_cell);
+    params.workcell_file = workcell.map(Path::to_path_buf).or(params.workcell_file).or(recorded_cell);
     if params.workcell_file.is_none() {
         return Err("no workcell: give --workcell (the recording does not name one)".into());
     }
-    let mut node = dds::build_from(params, dds::default_cache_dir().as_deref())?;
+    let node = dds::build_from(params, dds::default_cache_dir().as_deref())?;
     let topics = Topics::new(ros, node.cell());
-    let rec = bag::read(&a.file, &topics)?;
+    let rec = bag::read(file, &topics)?;
     let rate = node.params().rate_hz;
     let cache = dds::default_cache_dir();
     let rebuild: Rebuild =
         std::sync::Arc::new(move |p| dds::build_from(p, cache.as_deref()).map_err(|e| e.to_string()));
-    let r = replay::replay(&mut node, &rec, &topics, rate, &rebuild);
+    Ok(Loaded { node, topics, rec, rebuild, rate })
+}
+
+/// Runs `replay` (the ROS arguments name the node, its parameters and remaps).
+pub fn run(a: &ReplayArgs, ros: &RosArgs) -> Result<(), AnyError> {
+    let mut l = load(&a.file, a.workcell.as_deref(), ros)?;
+    let report = a.report.clone().unwrap_or_else(|| a.file.with_extension("html"));
+    let settings = vec![("recording".to_string(), a.file.display().to_string())];
+    let title = format!("workcell_guard replay of {}", a.file.display());
+    let r = crate::report::write(&mut l, &report, &title, &settings)?;
     if !a.quiet {
-        for line in decision_lines(&r.out, &topics, node.cell()) {
+        for line in decision_lines(&r.out, &l.topics, l.node.cell()) {
             println!("{line}");
         }
     }
-    print!("{}", summary(&r, &rec, &a.file));
+    print!("{}", summary(&r, &l.rec, &a.file));
+    println!("  report: {}", report.display());
     match (&r.difference, a.strict) {
         (Some(_), true) => Err("the replay's decisions differ from the recorded ones".into()),
         _ => Ok(()),
+    }
+}
+
+/// One line on how a replay's decisions compare with the recorded ones.
+pub fn verdict(r: &Replayed) -> String {
+    match (&r.difference, r.recorded_out) {
+        (_, 0) => format!("{} decisions; the recording holds none to compare with", r.out.len()),
+        (None, n) => format!("{} decisions, identical to the {n} recorded", r.out.len()),
+        (Some(d), n) => format!(
+            "{} decisions; they differ from the {n} recorded, first on {:?}, message {}",
+            r.out.len(),
+            d.role,
+            d.index
+        ),
     }
 }
 
@@ -142,12 +183,24 @@ pub fn decision_lines(
     topics: &Topics,
     cell: &workcell_guard_description::workcell::Workcell,
 ) -> Vec<String> {
+    decision_events(out, cell)
+        .into_iter()
+        .map(|(t, l, role)| format!("+{t:8.3} s  {l}  [{}]", topics.name(role).unwrap_or("")))
+        .collect()
+}
+
+/// Each change of a decision: (time from the first decision, s, what, its
+/// topic's role).
+pub fn decision_events(
+    out: &[Entry],
+    cell: &workcell_guard_description::workcell::Workcell,
+) -> Vec<(f64, String, Role)> {
     let t0 = out.first().map_or(0, |e| e.log_time_ns);
     let arm = |r: usize| cell.manipulators.get(r).map_or("?", |m| m.name.as_str());
     let unit = |u: usize| cell.platen.iter().flat_map(|p| &p.units).nth(u).map_or("?", |x| x.name.as_str());
     let mut last_stop = vec![None; cell.manipulators.len()];
     let mut last_grant: Vec<Option<(u8, String)>> = vec![None; cell.manipulators.len()];
-    let mut lines = Vec::new();
+    let mut events = Vec::new();
     for e in out {
         let t = (e.log_time_ns.saturating_sub(t0)) as f64 * 1e-9;
         let line = match (&e.role, &e.msg) {
@@ -181,11 +234,10 @@ pub fn decision_lines(
             _ => None,
         };
         if let Some(l) = line {
-            let topic = topics.name(e.role).unwrap_or("");
-            lines.push(format!("+{t:8.3} s  {l}  [{topic}]"));
+            events.push((t, l, e.role));
         }
     }
-    lines
+    events
 }
 
 fn held(g: &ManipulatorGrant) -> String {

@@ -348,3 +348,76 @@ fn the_node_records_itself_and_its_recording_replays_to_the_same_decisions() {
     let (ok, _, stderr) = cli(&["replay", &params, "--ros-args", "--params-file", &params]);
     assert!(!ok && stderr.contains("not a readable MCAP file after 0 messages"), "{stderr}");
 }
+
+/// The README's first command as a newcomer runs it (`workcell_guard demo`),
+/// inside a network namespace of its own: the node and the sample cell's
+/// robots as separate DDS participants; its lines show a stop or hold, a
+/// release, a manipulator grant, a platen grant and a partial grant; its
+/// recording is decoded whole by the independent reader and replays to
+/// the live decisions; its report holds every section with drawn plots,
+/// and renders in headless Chromium with no external resource
+/// (tests/peer/screenshot.py).
+#[test]
+fn the_demo_shows_every_kind_of_answer_and_leaves_a_recording_that_replays_and_a_report_that_renders() {
+    let repo = common::repo();
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("demo");
+    let bin = env!("CARGO_BIN_EXE_workcell_guard");
+    let inner = format!("ip link set lo up && exec '{bin}' demo --duration-s 20 --seed 3 --out '{}'", out.display());
+    let run = Command::new("unshare").args(["-n", "sh", "-c", &inner]).current_dir(&repo).output().unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    assert!(run.status.success(), "{stdout}\n{}", String::from_utf8_lossy(&run.stderr));
+    println!("{}", stdout.lines().rev().take(6).collect::<Vec<_>>().join("\n"));
+    assert!(stdout.contains("network: a private network namespace"), "{stdout}");
+    let has = |kind: &str| stdout.lines().any(|l| l.contains(&format!(" s  {kind:<13} ")));
+    assert!(has("stop") || has("hold"), "no stop or hold:\n{stdout}");
+    for kind in ["release", "grant", "platen grant", "partial grant"] {
+        assert!(has(kind), "no {kind}:\n{stdout}");
+    }
+    assert!(stdout.contains("replay of the recording:") && stdout.contains("identical to the"), "{stdout}");
+
+    // The recording: every robot's inputs and every answer, decoded by the
+    // independent reader.
+    let v = read_bag(&out.join("demo.mcap"));
+    assert_eq!(v["profile"], "ros2");
+    let count = |key: &str| v["counts"][key].as_u64().unwrap_or(0);
+    for arm in ["arm_left", "arm_right"] {
+        assert!(count(&format!("/{arm}/joint_states sensor_msgs/msg/JointState ros2msg cdr")) > 1000, "{v}");
+        assert!(count(&format!("/{arm}/planned_trajectory trajectory_msgs/msg/JointTrajectory ros2msg cdr")) >= 2);
+    }
+    for unit in ["mover_a", "mover_b"] {
+        assert!(count(&format!("/{unit}/pose geometry_msgs/msg/PoseStamped ros2msg cdr")) > 500, "{v}");
+        assert!(count(&format!("/{unit}/grant workcell_guard_msgs/msg/PlatenGrant ros2msg cdr")) >= 1, "{v}");
+    }
+
+    // The report: every section, its plots drawn, the run's names in it.
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for id in ["summary", "clearance", "grants", "platen", "cycle", "views", "events", "settings"] {
+        assert!(html.contains(&format!("<section id=\"{id}\">")), "no section {id}");
+    }
+    for plot in ["clearance", "grants", "platen", "cycle time", "cell view"] {
+        assert!(html.contains(&format!("data-plot=\"{plot}\"")), "no {plot} plot");
+    }
+    for text in ["arm_left – arm_right", "arm_right – cell", "mover_a", "p50", "p99", "HOLD", "PARTIAL", "seed"] {
+        assert!(html.contains(text), "the report lacks {text:?}");
+    }
+    // `render`: the cell at an instant of the recording.
+    let mcap = out.join("demo.mcap").display().to_string();
+    let svg = dir.path().join("cell.svg");
+    let (ok, said, err) = cli(&["render", &mcap, "--at", "3.5", "--out", &svg.display().to_string()]);
+    assert!(ok, "{said}\n{err}");
+    let drawn = std::fs::read_to_string(&svg).unwrap();
+    assert!(drawn.contains("data-plot=\"cell view\"") && drawn.matches("<circle").count() > 100, "{}", drawn.len());
+    let (ok, _, err) = cli(&["render", &mcap, "--at", "1000", "--out", &svg.display().to_string()]);
+    assert!(!ok && err.contains("at or after 1000 s"), "{err}");
+    let shots = Command::new("unshare")
+        .args(["-n", "python3"])
+        .arg(repo.join("tests/peer/screenshot.py"))
+        .arg(out.join("report.html"))
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&shots.stdout);
+    assert!(shots.status.success(), "{said}\n{}", String::from_utf8_lossy(&shots.stderr));
+    println!("screenshots: {said}");
+}

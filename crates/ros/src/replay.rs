@@ -139,19 +139,45 @@ pub struct Replayed {
 /// `rate_hz` cycles a recording without cycle instants; `rebuild` makes
 /// the node a reload swaps in.
 pub fn replay(core: &mut GuardNode, rec: &Recording, topics: &Topics, rate_hz: f64, rebuild: &Rebuild) -> Replayed {
+    replay_observed(core, rec, topics, rate_hz, rebuild, &mut |_: &mut GuardNode, _: &Observed<'_>| {})
+}
+
+/// One timer cycle of a replay, as an observer of it sees it.
+pub struct Observed<'a> {
+    /// The cycle's instant, ns (the recording's log time).
+    pub ns: u64,
+    /// How long the node's cycle took here, s (this machine's time).
+    pub took_s: f64,
+    /// The decisions published so far (this cycle's last).
+    pub out: &'a [Entry],
+}
+
+/// [`replay`], calling `observe` after each timer cycle with the node as
+/// the cycle left it.
+pub fn replay_observed(
+    core: &mut GuardNode,
+    rec: &Recording,
+    topics: &Topics,
+    rate_hz: f64,
+    rebuild: &Rebuild,
+    observe: &mut dyn FnMut(&mut GuardNode, &Observed<'_>),
+) -> Replayed {
     let mut io = ReplayIo { topics, now_ns: 0, out: Vec::new(), cancels: 0 };
     let (clock, stamps) = cycle_instants(rec);
     let period_ns = if rate_hz > 0.0 { (1e9 / rate_hz).round().max(1.0) as u64 } else { u64::MAX };
     let mut next_tick = rec.entries.iter().find(|e| e.role.is_input()).map_or(u64::MAX, |e| e.log_time_ns);
     let mut stamps = stamps.into_iter().peekable();
     let mut r = Replayed { clock, ..Replayed::default() };
-    let cycle = |io: &mut ReplayIo<'_>, core: &mut GuardNode, ns: u64, r: &mut Replayed| {
+    let mut cycle = |io: &mut ReplayIo<'_>, core: &mut GuardNode, ns: u64, r: &mut Replayed| {
         if core.timer_due() {
             io.now_ns = ns;
             let now = seconds(ns);
+            let start = std::time::Instant::now();
             core.cycle(now);
+            let took_s = start.elapsed().as_secs_f64();
             event_loop::publish_cycle(io, core, now, None);
             r.cycles += 1;
+            observe(core, &Observed { ns, took_s, out: &io.out });
         }
     };
     let mut calls = rec.calls.iter().peekable();

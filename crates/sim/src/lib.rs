@@ -19,6 +19,7 @@
 
 pub mod arms;
 pub mod crossing;
+pub mod demo;
 pub mod motion;
 pub mod platen;
 pub mod platen_paths;

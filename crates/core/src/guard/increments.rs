@@ -32,6 +32,10 @@ pub const REST_SPEED: f64 = 1e-3;
 /// to slow down, instead of being stopped when the stopping paths meet.
 pub const LOOKAHEAD_S: f64 = 0.25;
 
+/// A held robot is let go once its grant reaches this far (plan time, s)
+/// past where it would stop: the hold's hysteresis.
+pub const HOLD_RELEASE_S: f64 = 0.02;
+
 /// How far back along its plan a robot backing away is sent at a time, in
 /// plan time, s (a further retreat follows when it gets there still in the
 /// way, within a twentieth of this).
@@ -464,10 +468,19 @@ impl Guard {
             }
             (GrantState::Proceed | GrantState::Hold, Some(k)) => {
                 let until = inc.times[k];
+                // A robot standing at its grant's end is held until the
+                // grant reaches HOLD_RELEASE_S past where it would stop:
+                // standing there, the two are equal to within the noise of
+                // its position, and a hold that came and went with that
+                // noise would chatter its stop flag every cycle.
+                let room = until - inc.s_stop;
+                let held = ar.out[ri].state == GrantState::Hold && room <= HOLD_RELEASE_S;
                 let scaling = if g.state == GrantState::Proceed || until >= end - 1e-9 {
                     1.0
+                } else if held {
+                    0.0
                 } else {
-                    ((until - inc.s_stop) / LOOKAHEAD_S).clamp(0.0, 1.0)
+                    (room / LOOKAHEAD_S).clamp(0.0, 1.0)
                 };
                 let state = if scaling > 0.0 { GrantState::Proceed } else { GrantState::Hold };
                 (state, until, scaling)

@@ -37,6 +37,7 @@
 //!   after the signal) is sent `true` and nothing older.
 
 mod io;
+pub mod peer;
 pub mod recorder;
 
 use crate::args::RosArgs;

@@ -14,7 +14,7 @@ use crate::bag::{BagWriter, Msg};
 use std::collections::BTreeMap;
 
 /// One subscription, typed by its topic's role.
-enum Sub {
+pub(super) enum Sub {
     JointState(Subscription<JointState>),
     Trajectory(Subscription<JointTrajectory>),
     Pose(Subscription<PoseStamped>),
@@ -39,7 +39,7 @@ fn take<M: 'static + serde::de::DeserializeOwned>(
 }
 
 impl Sub {
-    fn new(node: &mut Node, name: &Name, role: Role) -> Result<Option<Sub>, RunError> {
+    pub(super) fn new(node: &mut Node, name: &Name, role: Role) -> Result<Option<Sub>, RunError> {
         let reliable = QosProfile::publisher_default();
         fn sub<M: RosMessage + 'static>(
             node: &mut Node,
@@ -64,7 +64,7 @@ impl Sub {
         }))
     }
 
-    fn take(&self) -> Option<Result<Msg, String>> {
+    pub(super) fn take(&self) -> Option<Result<Msg, String>> {
         match self {
             Sub::JointState(s) => take(s, Msg::JointState),
             Sub::Trajectory(s) => take(s, Msg::Trajectory),
@@ -97,16 +97,7 @@ pub fn record(
     out: &std::path::Path,
     duration_s: Option<f64>,
 ) -> Result<Recorded, RunError> {
-    let env = DdsEnv::from_env()?;
-    let mut dp = DomainParticipantBuilder::new(env.domain_id);
-    if env.localhost_only {
-        dp = dp.with_only_networks([Ipv4Addr::LOCALHOST]);
-    }
-    let context = Context::from_domain_participant(dp.build().map_err(dds)?).map_err(dds)?;
-    let ns = ros.namespace.clone().unwrap_or_else(|| "/".to_string());
-    let node_name = NodeName::new(&ns, "workcell_guard_recorder")
-        .map_err(|e| RunError::Name { name: format!("{ns}/workcell_guard_recorder"), problem: format!("{e:?}") })?;
-    let mut node = context.new_node(node_name, NodeOptions::new().enable_rosout(false)).map_err(dds)?;
+    let (_context, mut node) = super::peer::participant(ros, "workcell_guard_recorder")?;
     let topics = Topics::new(ros, cell);
     let mut subs = Vec::new();
     for (topic, role) in &topics.all {
@@ -115,12 +106,7 @@ pub fn record(
             subs.push((topic.clone(), s));
         }
     }
-    let spinner = node.spinner().map_err(dds)?;
-    std::thread::Builder::new().name("ros-spinner".into()).spawn(move || {
-        if let Err(e) = futures::executor::block_on(spinner.spin()) {
-            tracing::error!("ROS spinner stopped: {e:?}");
-        }
-    })?;
+    super::peer::spin(&mut node)?;
     let mut bag = BagWriter::create(out)?;
     let mut got = Recorded::default();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;

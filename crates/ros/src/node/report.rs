@@ -329,3 +329,24 @@ pub(super) fn set_kv(kv: &mut KeyValue, key: &str, v: std::fmt::Arguments<'_>) {
     kv.value.clear();
     let _ = kv.value.write_fmt(v);
 }
+
+impl GuardNode {
+    /// Robot `r`'s spheres posed at its latest joint state (`None` before
+    /// its first, or where its positions do not pose).
+    pub fn posed_spheres(&mut self, r: usize) -> Option<&workcell_guard_core::model::PosedSpheres> {
+        let io = self.io.get_mut(r)?;
+        (io.has_q && io.poser.pose(&io.q, &mut io.posed).is_ok()).then_some(&io.posed)
+    }
+
+    /// Why robot `r` is stopped now, as text: its grant's hold, or what
+    /// started its stop.
+    pub fn stop_cause(&self, r: usize) -> String {
+        match self.guard.commands().get(r) {
+            Some(c) if c.source == StopSource::Grant => {
+                let g = self.arm_grants.get(r).map_or("", |g| g.reason.as_str());
+                format!("holds on its path: {g}")
+            }
+            _ => self.io.get(r).map_or(String::new(), |io| io.cause.clone()),
+        }
+    }
+}
