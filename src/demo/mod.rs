@@ -10,7 +10,9 @@
 //! Confinement: the demo first tries to re-run itself in a private network
 //! namespace (`unshare -n`, or `unshare -rn` where only a user namespace is
 //! allowed), with only loopback up; where neither works it stays in this
-//! one. Either way every participant binds and announces on 127.0.0.1 only
+//! one, on DDS domain 142 unless `ROS_DOMAIN_ID` names one (so that nothing
+//! of this machine's on the default domain hears the demo's robots). Either
+//! way every participant binds and announces on 127.0.0.1 only
 //! (`ROS_LOCALHOST_ONLY=1`). It says which it used.
 //!
 //! It prints one line per event as the wire shows it, a progress bar on a
@@ -63,6 +65,9 @@ pub struct DemoArgs {
 
 /// Set in the re-run inside a private network namespace.
 const NET_ENV: &str = "WORKCELL_GUARD_DEMO_NETNS";
+/// The DDS domain outside a private network namespace, unless
+/// `ROS_DOMAIN_ID` says otherwise.
+const DEMO_DOMAIN: u16 = 142;
 /// Joint states every this long, s.
 const DT: f64 = 0.004;
 
@@ -78,12 +83,27 @@ pub fn run(a: &DemoArgs) -> Result<(), AnyError> {
         }
         Err(_) => None,
     };
+    // Outside a private namespace, another domain than the default one
+    // unless one is given: a guard or robots running on this machine on
+    // domain 0 must not hear the demo's robots.
+    let domain = match (&netns, std::env::var("ROS_DOMAIN_ID")) {
+        (None, Err(_)) => Some(DEMO_DOMAIN),
+        _ => None,
+    };
     // SAFETY: no other thread runs yet (nothing has been started), so
     // nothing reads the environment while it changes.
-    unsafe { std::env::set_var("ROS_LOCALHOST_ONLY", "1") };
+    unsafe {
+        std::env::set_var("ROS_LOCALHOST_ONLY", "1");
+        if let Some(d) = domain {
+            std::env::set_var("ROS_DOMAIN_ID", d.to_string());
+        }
+    }
     match &netns {
         Some(how) => println!("network: a private network namespace ({how}), loopback only"),
-        None => println!("network: this machine's namespace (no private one could be made), loopback only"),
+        None => println!(
+            "network: this machine's namespace (no private one could be made), loopback only, ROS_DOMAIN_ID={}",
+            std::env::var("ROS_DOMAIN_ID").unwrap_or_default()
+        ),
     }
     let cell = workcell::load(&a.workcell)?;
     std::fs::create_dir_all(&a.out).map_err(|e| format!("{}: {e}", a.out.display()))?;

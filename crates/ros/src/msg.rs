@@ -129,6 +129,14 @@ pub struct JointTrajectory {
 }
 ros_message!(JointTrajectory, "trajectory_msgs", "JointTrajectory");
 
+impl JointTrajectory {
+    /// The empty trajectory stamped `stamp`: joint_trajectory_controller
+    /// stops and holds on it (the node's controller hold).
+    pub fn hold(stamp: Time) -> JointTrajectory {
+        JointTrajectory { header: Header { stamp, frame_id: String::new() }, ..JointTrajectory::default() }
+    }
+}
+
 /// `diagnostic_msgs/KeyValue`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KeyValue {

@@ -17,8 +17,8 @@ use crate::bag::topics::{Role, Topics};
 use crate::bag::{Call, Entry, Msg, Recording};
 use crate::event_loop::{self, Incoming, Rebuild, Transport, Trigger, seconds};
 use crate::msg::{
-    Bool, DiagnosticArray, Float64, Header, JointTrajectory, ManipulatorGrant, MarkerArray, PlatenGrant,
-    SetContactResponse, SetPriorityResponse, Time, TriggerResponse,
+    Bool, DiagnosticArray, Float64, JointTrajectory, ManipulatorGrant, MarkerArray, PlatenGrant, SetContactResponse,
+    SetPriorityResponse, Time, TriggerResponse,
 };
 use crate::node::GuardNode;
 use std::collections::BTreeMap;
@@ -66,7 +66,7 @@ impl Transport for ReplayIo<'_> {
     }
 
     fn hold(&mut self, robot: usize, stamp: Time) {
-        let hold = JointTrajectory { header: Header { stamp, frame_id: String::new() }, ..JointTrajectory::default() };
+        let hold = JointTrajectory::hold(stamp);
         self.put(Role::Command(robot), Msg::Trajectory(hold));
     }
 

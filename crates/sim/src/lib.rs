@@ -15,6 +15,8 @@
 //! - [`platen_paths`]: platen units on crossing paths follow their
 //!   increments (swap, ring, random crossings), beside one unit at a time
 //!   in the shared zone and unguarded.
+//! - [`demo`]: the robots `workcell_guard demo` plays over DDS: arms on
+//!   plans and units asking for moves, doing what the node's answers allow.
 #![warn(missing_docs)]
 
 pub mod arms;

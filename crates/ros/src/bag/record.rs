@@ -8,7 +8,7 @@ use super::topics::{Role, Topics};
 use super::{BagError, BagWriter, Call};
 use crate::event_loop::{self, Incoming, LoopContext, Transport, Trigger};
 use crate::msg::{
-    Bool, DiagnosticArray, Float64, Header, JointTrajectory, ManipulatorGrant, MarkerArray, PlatenGrant, RosMessage,
+    Bool, DiagnosticArray, Float64, JointTrajectory, ManipulatorGrant, MarkerArray, PlatenGrant, RosMessage,
     SetContactResponse, SetPriorityResponse, Time, TriggerResponse,
 };
 use crate::node::GuardNode;
@@ -201,7 +201,7 @@ impl<T: Transport> Transport for Recorder<'_, T> {
 
     fn hold(&mut self, robot: usize, stamp: Time) {
         let ns = self.stamp();
-        let hold = JointTrajectory { header: Header { stamp, frame_id: String::new() }, ..JointTrajectory::default() };
+        let hold = JointTrajectory::hold(stamp);
         self.put(Role::Command(robot), ns, &hold);
         self.inner.hold(robot, stamp);
     }

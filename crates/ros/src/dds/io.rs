@@ -151,13 +151,7 @@ impl Transport for DdsIo<'_> {
 
     fn hold(&mut self, robot: usize, stamp: crate::msg::Time) {
         if let Some(p) = &self.topics.commands[robot] {
-            // An empty trajectory: joint_trajectory_controller stops and holds.
-            let hold = JointTrajectory {
-                header: crate::msg::Header { stamp, frame_id: String::new() },
-                joint_names: Vec::new(),
-                points: Vec::new(),
-            };
-            warn("controller hold", p.publish(hold));
+            warn("controller hold", p.publish(JointTrajectory::hold(stamp)));
         }
     }
 
