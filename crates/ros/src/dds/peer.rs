@@ -53,6 +53,16 @@ pub struct CellPeer {
     diagnostics: Subscription<DiagnosticArray>,
 }
 
+/// A publisher of `M` on topic `n`.
+fn publisher<M: RosMessage + serde::Serialize>(
+    node: &mut Node,
+    n: &Name,
+    qos: &QosProfile,
+) -> Result<Publisher<M>, RunError> {
+    let tp = topic::<M>(node, n, qos)?;
+    node.create_publisher(&tp, None).map_err(dds)
+}
+
 /// What a publication failed on.
 fn sent<T, E: std::fmt::Debug>(what: &str, r: Result<T, E>) -> Result<(), RunError> {
     r.map(drop).map_err(|e| RunError::Dds(format!("{what}: {e:?}")))
@@ -83,26 +93,11 @@ impl CellPeer {
             let n = Name::parse(t).map_err(|e| RunError::Name { name: t.clone(), problem: format!("{e:?}") })?;
             let node = &mut p._node;
             match role {
-                Role::JointState(_) => {
-                    let tp = topic::<JointState>(node, &n, &SENSOR)?;
-                    p.joint_states.push(node.create_publisher(&tp, None).map_err(dds)?);
-                }
-                Role::Plan(_) => {
-                    let tp = topic::<JointTrajectory>(node, &n, &reliable)?;
-                    p.plans.push(node.create_publisher(&tp, None).map_err(dds)?);
-                }
-                Role::PlatenPose(_) => {
-                    let tp = topic::<PoseStamped>(node, &n, &SENSOR)?;
-                    p.poses.push(node.create_publisher(&tp, None).map_err(dds)?);
-                }
-                Role::MoveRequest(_) => {
-                    let tp = topic::<PlatenMoveRequest>(node, &n, &reliable)?;
-                    p.moves.push(node.create_publisher(&tp, None).map_err(dds)?);
-                }
-                Role::PathRequest(_) => {
-                    let tp = topic::<PlatenPathRequest>(node, &n, &reliable)?;
-                    p.paths.push(node.create_publisher(&tp, None).map_err(dds)?);
-                }
+                Role::JointState(_) => p.joint_states.push(publisher(node, &n, &SENSOR)?),
+                Role::Plan(_) => p.plans.push(publisher(node, &n, &reliable)?),
+                Role::PlatenPose(_) => p.poses.push(publisher(node, &n, &SENSOR)?),
+                Role::MoveRequest(_) => p.moves.push(publisher(node, &n, &reliable)?),
+                Role::PathRequest(_) => p.paths.push(publisher(node, &n, &reliable)?),
                 Role::Stop(_) | Role::Speed(_) | Role::ArmGrant(_) | Role::PlatenGrant(_) => {
                     if let Some(s) = Sub::new(node, &n, *role)? {
                         p.answers.push((*role, s));
