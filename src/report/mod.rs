@@ -98,8 +98,8 @@ impl Watch {
                 None => self.posed[r].x.clear(),
             }
         }
-        let posed: Vec<PosedSpheres> = self.posed.iter().filter(|p| !p.x.is_empty()).cloned().collect();
-        if posed.len() == self.posed.len() && t >= self.next_sample {
+        let all_posed = self.posed.iter().all(|p| !p.x.is_empty());
+        if all_posed && t >= self.next_sample {
             self.next_sample = t + SAMPLE_S;
             trace.t.push(t);
             for (a, b, v) in &mut trace.pairs {
@@ -109,7 +109,7 @@ impl Watch {
                 v.push(node.guard().clearances(r).map_or(f64::INFINITY, |c| f64::from(c.cell_m)));
             }
         }
-        if view && posed.len() == self.posed.len() {
+        if view && all_posed {
             let who: Vec<&str> = stopped.iter().map(|&r| trace.arms[r].as_str()).collect();
             let title = format!("{:.3} s: {} stopped", t, who.join(", "));
             let mut lines = self.grants.clone();
