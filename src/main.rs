@@ -189,23 +189,37 @@ struct SimulateArgs {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
+    // `ros2 run` and `ros2 launch` start the node with only `--ros-args …`;
+    // `workcell_guard node --ros-args …` says the same explicitly.
+    let parsed = RosArgs::parse(std::env::args());
+    // Logging: `--log-level` where given, else RUST_LOG, else warnings.
+    let node_name =
+        parsed.as_ref().ok().and_then(|(r, _)| r.node_name.clone()).unwrap_or_else(|| dds::NODE_NAME.into());
+    let from_args = parsed.as_ref().ok().and_then(|(r, _)| r.log_filter(&node_name));
+    let filter = match from_args {
+        Some(f) => tracing_subscriber::EnvFilter::new(f),
+        None => tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
             // The demo's own participant: RustDDS's chatter (loopback-only
             // discovery, shutdown) is not for its audience.
             if std::env::args().nth(1).as_deref() == Some("demo") { "warn,rustdds=off" } else { "warn" }.into()
-        }))
-        .with_writer(std::io::stderr)
-        .init();
-    // `ros2 run` and `ros2 launch` start the node with only `--ros-args …`;
-    // `workcell_guard node --ros-args …` says the same explicitly.
-    let (ros, rest) = match RosArgs::parse(std::env::args()) {
+        }),
+    };
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    let (ros, rest) = match parsed {
         Ok(x) => x,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
+    for a in &ros.no_effect {
+        tracing::debug!("ROS argument `{a}` taken: it has no effect on this node");
+    }
+    for (logger, level) in ros.log_levels.iter().filter_map(|(l, v)| Some((l.as_deref()?, v))) {
+        if logger != node_name && logger != "workcell_guard" && !logger.starts_with(&format!("{node_name}.")) {
+            tracing::debug!("--log-level {logger}:={level} taken: no logger of that name here");
+        }
+    }
     if rest.len() <= 1 || rest.get(1).is_some_and(|a| a == "node") {
         if rest.len() > 2 {
             eprintln!("error: `node` takes only --ros-args …, got {:?}", &rest[2..]);

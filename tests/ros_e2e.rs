@@ -421,3 +421,66 @@ fn the_demo_shows_every_kind_of_answer_and_leaves_a_recording_that_replays_and_a
     assert!(shots.status.success(), "{said}\n{}", String::from_utf8_lossy(&shots.stderr));
     println!("screenshots: {said}");
 }
+
+/// Runs the node for about `secs` seconds with `ros_args` (after
+/// `--ros-args`) in a network namespace of its own, loopback only; ends it
+/// with SIGINT and returns what it logged.
+fn node_log(ros_args: &[String], secs: u32) -> String {
+    let bin = env!("CARGO_BIN_EXE_workcell_guard");
+    let quoted: Vec<String> = ros_args.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
+    let inner = format!(
+        "ip link set lo up && ROS_LOCALHOST_ONLY=1 timeout -s INT {secs} '{bin}' --ros-args {} 2>&1; true",
+        quoted.join(" ")
+    );
+    let out = Command::new("unshare").args(["-n", "sh", "-c", &inner]).env_remove("RUST_LOG").output().unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// rcl's command line and parameter files, as the node takes them: each
+/// wildcard form of a parameter file's section applies to the node it
+/// names (its rate in the node's own log), `-p node:name:=value` to that
+/// node, and `--log-level` changes what is logged; arguments rcl takes that
+/// mean nothing here (`--log-file-name`) are taken.
+#[test]
+fn parameter_file_wildcards_node_params_and_log_levels_apply_to_the_running_node() {
+    let repo = common::repo();
+    let dir = tempfile::tempdir().unwrap();
+    let cell = repo.join("config/workcell.yaml").display().to_string();
+    let f = dir.path().join("params.yaml");
+    for (key, ns, hz) in [
+        ("/**", "/", 210),
+        ("/*/workcell_guard", "/cell_a", 220),
+        ("/cell_a/*", "/cell_a", 230),
+        ("/**/workcell_guard", "/a/b", 240),
+    ] {
+        std::fs::write(&f, format!("{key}:\n  ros__parameters:\n    rate_hz: {hz}.0\n    workcell_file: {cell}\n"))
+            .unwrap();
+        let args: Vec<String> = [
+            "--params-file",
+            &f.display().to_string(),
+            "-r",
+            &format!("__ns:={ns}"),
+            "--log-level",
+            "info",
+            "--log-file-name",
+            "x",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let log = node_log(&args, 4);
+        let fqn = if ns == "/" { "/workcell_guard".to_string() } else { format!("{ns}/workcell_guard") };
+        assert!(
+            log.contains(&format!("node {fqn} on DDS domain")) && log.contains(&format!("{hz} Hz")),
+            "{key}:\n{log}"
+        );
+    }
+    // `-p node:name:=value`, and --log-level: debug shows the parameters in use, the default does not.
+    std::fs::write(&f, format!("/**:\n  ros__parameters:\n    workcell_file: {cell}\n")).unwrap();
+    let base =
+        vec!["--params-file".to_string(), f.display().to_string(), "-p".into(), "workcell_guard:rate_hz:=250.0".into()];
+    let debug = node_log(&[base.clone(), vec!["--log-level".into(), "debug".into()]].concat(), 4);
+    assert!(debug.contains("parameters in use") && debug.contains("rate_hz: 250.0"), "{debug}");
+    let quiet = node_log(&base, 4);
+    assert!(!quiet.contains("parameters in use") && !quiet.contains("DEBUG"), "{quiet}");
+}

@@ -1,10 +1,10 @@
 //! The node's parameters: read from ROS parameter files
-//! (`<node>: ros__parameters: …`, also `/**` and namespaced keys) and `-p`
+//! (`<node pattern>: ros__parameters: …`, with rcl's `*` and `**` wildcards) and `-p`
 //! overrides, and checked one by one, so that a bad update (from a file,
 //! the command line or, later, the parameter services) is refused with a
 //! reason and changes nothing.
 
-use crate::args::RosArgs;
+use crate::args::{RosArgs, node_matches};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -368,23 +368,21 @@ impl NodeParams {
     }
 
     /// The parameters of node `node` in namespace `ns` ("/" or "/a/b"):
-    /// defaults, then each parameter file in order (sections `/**`, then
-    /// `node`, `ns/node` and `/ns/node`), then each `-p`.
+    /// defaults, then each parameter file in order (its sections that name
+    /// the node, by rcl's rules with `*` and `**` wildcards, in the file's
+    /// order: a later one over an earlier), then each `-p` (those with a
+    /// `node:` prefix only where it names this node).
     pub fn load(args: &RosArgs, node: &str, ns: &str) -> Result<NodeParams, ParamError> {
         let mut p = NodeParams::default();
         let ns = ns.trim_matches('/');
-        let keys: Vec<String> = if ns.is_empty() {
-            vec!["/**".into(), node.into(), format!("/{node}")]
-        } else {
-            vec!["/**".into(), node.into(), format!("{ns}/{node}"), format!("/{ns}/{node}")]
-        };
+        let fqn = if ns.is_empty() { format!("/{node}") } else { format!("/{ns}/{node}") };
         for file in &args.params_files {
             let err = |problem: String| ParamError::File { file: file.clone(), problem };
             let text = std::fs::read_to_string(file).map_err(|e| err(e.to_string()))?;
-            let doc: Value = serde_saphyr::from_str(&text).map_err(|e| err(e.to_string()))?;
-            let Some(top) = doc.as_object() else { return Err(err("expected a mapping of node names".into())) };
-            for key in &keys {
-                let Some(section) = top.get(key) else { continue };
+            let top: Sections = serde_saphyr::from_str(&text).map_err(|e| err(e.to_string()))?;
+            let mut matched = false;
+            for (key, section) in top.0.iter().filter(|(k, _)| node_matches(k, &fqn)) {
+                matched = true;
                 let Some(params) = section.get("ros__parameters").and_then(Value::as_object) else {
                     return Err(err(format!("`{key}` has no `ros__parameters` mapping")));
                 };
@@ -392,14 +390,46 @@ impl NodeParams {
                     p.set(name, v, Some(file))?;
                 }
             }
+            if !matched {
+                tracing::warn!("{}: no section names node {fqn}; nothing taken from it", file.display());
+            }
         }
         for (name, text) in &args.params {
+            let name = match name.rsplit_once(':') {
+                Some((n, rest)) if n == node || node_matches(n, &fqn) => rest,
+                Some(_) => continue,
+                None => name.as_str(),
+            };
             // As rcl does: the value is YAML (so `250` is a number, `true` a
             // boolean, anything else a string).
             let v: Value = serde_saphyr::from_str(text).unwrap_or_else(|_| Value::String(text.clone()));
             p.set(name, &v, None)?;
         }
         Ok(p)
+    }
+}
+
+/// A parameter file's top-level mapping, node name patterns to sections,
+/// in the file's order.
+struct Sections(Vec<(String, Value)>);
+
+impl<'de> serde::Deserialize<'de> for Sections {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Sections, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Sections;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a mapping of node names")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut m: A) -> Result<Sections, A::Error> {
+                let mut out = Vec::new();
+                while let Some(kv) = m.next_entry::<String, Value>()? {
+                    out.push(kv);
+                }
+                Ok(Sections(out))
+            }
+        }
+        d.deserialize_map(V)
     }
 }
 
@@ -496,5 +526,46 @@ mod tests {
         let e = NodeParams::load(&RosArgs::parse(["--ros-args", "-p", "use_sim_time:=maybe"]).unwrap().0, "n", "/")
             .unwrap_err();
         assert!(e.to_string().contains("true or false"), "{e}");
+    }
+
+    /// Each wildcard form of rcl's parameter files, in one file, applied to
+    /// the node where it names it and in the file's order.
+    #[test]
+    fn wildcard_sections_apply_where_they_name_the_node_in_file_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("p.yaml");
+        let section = |key: &str, hz: u32| format!("{key}:\n  ros__parameters:\n    rate_hz: {hz}\n");
+        let load = |text: &str, ns: &str| {
+            std::fs::write(&f, text).unwrap();
+            NodeParams::load(&args(&f, &[]), "workcell_guard", ns).unwrap().rate_hz
+        };
+        for (key, ns, applies) in [
+            ("/**", "/cell_a", true),
+            ("/**/workcell_guard", "/cell_a", true),
+            ("/**/workcell_guard", "/", true),
+            ("/*/workcell_guard", "/cell_a", true),
+            ("/*/workcell_guard", "/a/b", false),
+            ("/cell_a/*", "/cell_a", true),
+            ("/cell_b/*", "/cell_a", false),
+            ("/*", "/", true),
+            ("/*", "/cell_a", false),
+            ("workcell_guard", "/", true),
+            ("workcell_guard", "/cell_a", false),
+            ("/**/other_node", "/cell_a", false),
+        ] {
+            let want = if applies { 123.0 } else { 500.0 };
+            assert_eq!(load(&section(key, 123), ns), want, "{key} for a node in {ns}");
+        }
+        // Later sections over earlier ones, as they stand in the file.
+        let text = section("/cell_a/workcell_guard", 100) + &section("/**", 200);
+        assert_eq!(load(&text, "/cell_a"), 200.0);
+        let text = section("/**", 200) + &section("/cell_a/workcell_guard", 100);
+        assert_eq!(load(&text, "/cell_a"), 100.0);
+        // `-p node:name:=value` for this node only.
+        std::fs::write(&f, section("/**", 200)).unwrap();
+        let p = |extra: &[&str]| NodeParams::load(&args(&f, extra), "workcell_guard", "/cell_a").unwrap().rate_hz;
+        assert_eq!(p(&["-p", "workcell_guard:rate_hz:=50"]), 50.0);
+        assert_eq!(p(&["-p", "/cell_a/workcell_guard:rate_hz:=60"]), 60.0);
+        assert_eq!(p(&["-p", "other_node:rate_hz:=70"]), 200.0);
     }
 }

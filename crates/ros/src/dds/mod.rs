@@ -474,6 +474,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
         core.params().rate_hz
     );
 
+    tracing::debug!("parameters in use: {:?}", core.params());
     core.inject_panic_on_frame_id(std::env::var(PANIC_ON_FRAME_ID).ok());
     let linger = Duration::from_secs_f64(core.params().shutdown_linger_s);
     let mut topics = topics;
