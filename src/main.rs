@@ -87,6 +87,10 @@ enum Command {
         /// Output file.
         #[arg(long)]
         out: PathBuf,
+        /// yaml (this package's sphere file), curobo (cuRobo's collision-spheres YAML) or srdf
+        /// (`<link_sphere_approximation>` elements).
+        #[arg(long, value_enum, default_value_t = tools::SphereFormat::Yaml)]
+        format: tools::SphereFormat,
     },
     /// Write the distance field as a NumPy .npy array indexed [x, y, z].
     ///
@@ -243,7 +247,7 @@ fn main() -> ExitCode {
         Command::Model { urdf, joints, json, max_overshoot_m, max_spheres, spheres } => {
             model(&urdf, &joints, json, SphereParams { max_overshoot_m, max_spheres }, spheres)
         }
-        Command::Spheres { workcell, robot, out } => write_spheres(&workcell, &robot, &out),
+        Command::Spheres { workcell, robot, out, format } => write_spheres(&workcell, &robot, &out, format),
         Command::Field { workcell, occupancy, out, units, resolution_m } => {
             field(workcell.as_deref(), occupancy.as_deref(), &out, units, resolution_m)
         }

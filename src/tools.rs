@@ -172,14 +172,38 @@ pub(crate) fn model(
     Ok(())
 }
 
-pub(crate) fn write_spheres(path: &std::path::Path, robot: &str, out: &std::path::Path) -> Result<(), AnyError> {
+/// The forms `spheres` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum SphereFormat {
+    /// This package's sphere file (read back with `spheres: {file: …}`).
+    Yaml,
+    /// cuRobo's collision-spheres YAML.
+    Curobo,
+    /// SRDF `<link_sphere_approximation>` elements.
+    Srdf,
+}
+
+pub(crate) fn write_spheres(
+    path: &std::path::Path,
+    robot: &str,
+    out: &std::path::Path,
+    format: SphereFormat,
+) -> Result<(), AnyError> {
     let wc = workcell::load(path)?;
     let m = wc
         .manipulators
         .iter()
         .find(|m| m.name == robot)
         .ok_or_else(|| format!("no manipulator `{robot}` in {}", path.display()))?;
-    sphere_file::write(out, &m.robot, &m.spheres)?;
+    let text = match format {
+        SphereFormat::Yaml => None,
+        SphereFormat::Curobo => Some(sphere_file::curobo_text(&m.robot, &m.spheres)),
+        SphereFormat::Srdf => Some(sphere_file::srdf_text(&m.robot, &m.spheres)),
+    };
+    match text {
+        None => sphere_file::write(out, &m.robot, &m.spheres)?,
+        Some(t) => std::fs::write(out, t).map_err(|e| format!("{}: {e}", out.display()))?,
+    }
     println!("wrote {} spheres of `{}` to {}", m.spheres.fine_count(), robot, out.display());
     Ok(())
 }

@@ -135,3 +135,43 @@ fn a_written_sphere_file_reads_back_and_a_hand_edit_that_uncovers_is_warned() {
     assert!(ok);
     assert!(out.contains("WARNING") && err.contains("does not cover"), "{out}\n{err}");
 }
+
+/// `spheres --format curobo|srdf`: the same spheres as the package's own
+/// file, read back by independent readers (PyYAML, Python's XML parser).
+#[test]
+fn sphere_models_export_to_curobo_and_srdf_and_read_back_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |f: &str| dir.path().join(f).display().to_string();
+    for (format, file) in [("yaml", "own.yaml"), ("curobo", "curobo.yml"), ("srdf", "arm.srdf")] {
+        let (ok, _, err) =
+            run(&["spheres", "config/workcell.yaml", "--robot", "arm_left", "--format", format, "--out", &path(file)]);
+        assert!(ok, "{format}: {err}");
+    }
+    let script = r#"
+import json, sys, yaml, xml.etree.ElementTree as ET
+own = yaml.safe_load(open(sys.argv[1]))
+cu = yaml.safe_load(open(sys.argv[2]))["collision_spheres"]
+sr = ET.parse(sys.argv[3]).getroot()
+def own_spheres():
+    return {l["link"]: [(tuple(s["center_m"]), s["radius_m"]) for s in l["spheres"]] for l in own["links"]}
+def curobo_spheres():
+    return {k: [(tuple(s["center"]), s["radius"]) for s in v] for k, v in cu.items()}
+def srdf_spheres():
+    out = {}
+    for a in sr.findall("link_sphere_approximation"):
+        out[a.get("link")] = [(tuple(float(x) for x in s.get("center").split()), float(s.get("radius"))) for s in a.findall("sphere")]
+    return out
+o, c, s = own_spheres(), curobo_spheres(), srdf_spheres()
+print(json.dumps({"links": len(o), "spheres": sum(len(v) for v in o.values()), "curobo_same": c == o, "srdf_same": s == o, "robot": sr.get("name")}))
+"#;
+    let out = Command::new("python3")
+        .args(["-c", script, &path("own.yaml"), &path("curobo.yml"), &path("arm.srdf")])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let cell = workcell::load(&common::repo().join("config/workcell.yaml")).unwrap();
+    assert_eq!(v["spheres"], cell.manipulators[0].spheres.fine_count(), "{v}");
+    assert_eq!((v["curobo_same"].as_bool(), v["srdf_same"].as_bool()), (Some(true), Some(true)), "{v}");
+    assert_eq!(v["robot"], cell.manipulators[0].robot.name.as_str());
+}

@@ -130,6 +130,61 @@ pub fn write(path: &Path, robot: &Robot, model: &SphereModel) -> Result<(), Sphe
     std::fs::write(path, header + &text).map_err(|source| SphereFileError::Io { path: path.to_path_buf(), source })
 }
 
+/// The links with fine spheres: (name, spheres).
+fn links_with_spheres<'a>(robot: &'a Robot, model: &'a SphereModel) -> impl Iterator<Item = (&'a str, &'a [Sphere])> {
+    robot
+        .links
+        .iter()
+        .zip(&model.links)
+        .filter(|(_, s)| !s.fine.is_empty())
+        .map(|(l, s)| (l.name.as_str(), &s.fine[..]))
+}
+
+/// The fine spheres as cuRobo's collision-spheres YAML (the file its robot
+/// configuration's `collision_spheres` names): per link, in its frame,
+/// `center` (m) and `radius` (m).
+pub fn curobo_text(robot: &Robot, model: &SphereModel) -> String {
+    let mut out = format!(
+        "# Collision spheres of `{}` for cuRobo, written by workcell_guard {} (link frames, metres).\ncollision_spheres:\n",
+        robot.name,
+        env!("CARGO_PKG_VERSION")
+    );
+    for (link, spheres) in links_with_spheres(robot, model) {
+        out.push_str(&format!("  \"{link}\":\n"));
+        for s in spheres {
+            out.push_str(&format!(
+                "    - {{\"center\": [{}, {}, {}], \"radius\": {}}}\n",
+                s.center.x, s.center.y, s.center.z, s.radius
+            ));
+        }
+    }
+    out
+}
+
+/// The fine spheres as SRDF `<link_sphere_approximation>` elements of a
+/// `<robot>` (MoveIt's form; link frames, metres).
+pub fn srdf_text(robot: &Robot, model: &SphereModel) -> String {
+    let esc = |s: &str| s.replace('&', "&amp;").replace('<', "&lt;").replace('"', "&quot;");
+    let mut out = format!(
+        "<?xml version=\"1.0\"?>\n<!-- Sphere approximation of `{}` written by workcell_guard {} -->\n<robot name=\"{}\">\n",
+        esc(&robot.name),
+        env!("CARGO_PKG_VERSION"),
+        esc(&robot.name)
+    );
+    for (link, spheres) in links_with_spheres(robot, model) {
+        out.push_str(&format!("  <link_sphere_approximation link=\"{}\">\n", esc(link)));
+        for s in spheres {
+            out.push_str(&format!(
+                "    <sphere center=\"{} {} {}\" radius=\"{}\"/>\n",
+                s.center.x, s.center.y, s.center.z, s.radius
+            ));
+        }
+        out.push_str("  </link_sphere_approximation>\n");
+    }
+    out.push_str("</robot>\n");
+    out
+}
+
 /// Reads a sphere file for `robot`.
 pub fn read(path: &Path, robot: &Robot) -> Result<SphereModel, SphereFileError> {
     let text =
