@@ -428,7 +428,6 @@ fn apply(robots: &mut DemoRobots, role: Role, msg: &Msg, t: f64) {
                 id: g.request_id,
                 result: g.result,
                 goal: [g.goal.x, g.goal.y, g.goal.theta],
-                fraction: g.fraction,
                 retry_after_s: g.retry_after_s,
             };
             robots.on_answer(u, &a, t)

@@ -50,10 +50,8 @@ pub struct UnitAnswer {
     pub id: u64,
     /// As the message numbers it ([`answer`]).
     pub result: u8,
-    /// Where a partial grant ends.
+    /// Where a partial grant (or a path's increment) ends.
     pub goal: [f64; 3],
-    /// The fraction of a path granted.
-    pub fraction: f64,
     /// When to ask again after a denial, s.
     pub retry_after_s: f64,
 }
@@ -388,7 +386,7 @@ impl DemoRobots {
 
     /// An answer to unit `u`'s request at demo time `t`.
     pub fn on_answer(&mut self, u: usize, a: &UnitAnswer, t: f64) {
-        let UnitAnswer { id, result, goal, retry_after_s, .. } = *a;
+        let UnitAnswer { id, result, goal, retry_after_s } = *a;
         let unit = &mut self.units[u];
         let Some((ask, _)) = unit.want.filter(|(a, _)| a.id == id) else {
             return;
