@@ -417,7 +417,7 @@ fn send_ask(peer: &CellPeer, units: &[String], ask: workcell_guard_sim::demo::As
 fn apply(robots: &mut DemoRobots, role: Role, msg: &Msg, t: f64) {
     match (role, msg) {
         (Role::Stop(r), Msg::Bool(b)) => robots.on_stop(r, b.data, t),
-        (Role::Speed(r), Msg::Float64(f)) => robots.on_speed(r, f.data),
+        (Role::Speed(r, _), m) if m.scaling().is_some() => robots.on_speed(r, m.scaling().unwrap_or(0.0)),
         (Role::ArmGrant(r), Msg::ArmGrant(g)) => {
             let stamp = u64::try_from(g.plan_stamp.sec).unwrap_or(0) * 1_000_000_000 + u64::from(g.plan_stamp.nanosec);
             let until = f64::from(g.granted_until.sec) + f64::from(g.granted_until.nanosec) * 1e-9;

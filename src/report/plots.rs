@@ -42,7 +42,9 @@ pub fn lanes(out: &[Entry], t0: u64, trace: &Trace) -> Lanes {
             (Role::ArmGrant(r), Msg::ArmGrant(g)) => {
                 track(&mut l.hold[*r], &mut open[*r][1], g.state == ManipulatorGrant::HOLD, t)
             }
-            (Role::Speed(r), Msg::Float64(f)) => track(&mut l.slow[*r], &mut open[*r][2], f.data < 0.999, t),
+            (Role::Speed(r, _), m) if m.scaling().is_some() => {
+                track(&mut l.slow[*r], &mut open[*r][2], m.scaling().is_some_and(|f| f < 0.999), t)
+            }
             _ => {}
         }
     }

@@ -96,7 +96,8 @@ class Peer:
         self.controller = reader("rt/arm_right_controller/joint_trajectory", t.JointTrajectory, t.QOS_RELIABLE)
         self.cancels = reader("rq/arm_right_controller/follow_joint_trajectory/_action/cancel_goalRequest",
                               t.CancelGoal_Request, t.QOS_RELIABLE)
-        self.speed = reader("rt/arm_right/speed_scaling", t.Float64, t.QOS_RELIABLE)
+        # joint_trajectory_controller's speed-scaling input: transient local.
+        self.speed = reader("rt/arm_right/speed_scaling", t.SpeedScalingFactor, t.QOS_LATCHED)
         self.holds = 0
         self.cancel_count = 0
         self.speeds = []
@@ -139,7 +140,7 @@ class Peer:
             if list(c.goal_info.goal_id.uuid) == [0] * 16:
                 self.cancel_count += 1
         for v in valid(self.speed.take(N=1000)):
-            self.speeds.append(v.data)
+            self.speeds.append(v.factor)
         for a in valid(self.diag.take(N=100)):
             self.diag_count += 1
             for st in a.status:

@@ -344,6 +344,12 @@ class Float64(idl.IdlStruct, typename=_name("std_msgs", "msg", "Float64")):
 
 @dataclass
 @annotate.final
+class SpeedScalingFactor(idl.IdlStruct, typename=_name("control_msgs", "msg", "SpeedScalingFactor")):
+    factor: float64 = 0.0
+
+
+@dataclass
+@annotate.final
 class UUID(idl.IdlStruct, typename=_name("unique_identifier_msgs", "msg", "UUID")):
     uuid: array[uint8, 16] = field(default_factory=lambda: [0] * 16)
 

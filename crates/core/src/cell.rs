@@ -64,6 +64,17 @@ pub enum SphereSource {
     },
 }
 
+/// The message a manipulator's speed scaling is published as.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub enum ScalingMessage {
+    /// `control_msgs/msg/SpeedScalingFactor` (`float64 factor`), reliable
+    /// and transient local: joint_trajectory_controller's speed-scaling input.
+    #[default]
+    SpeedScalingFactor,
+    /// `std_msgs/msg/Float64`, for controllers that take a plain number.
+    Float64,
+}
+
 /// A manipulator of the cell.
 #[derive(Clone, Debug)]
 pub struct Manipulator {
@@ -86,8 +97,14 @@ pub struct Manipulator {
     /// Optional: its controller's `control_msgs/FollowJointTrajectory`
     /// action; on each stop the node cancels all its goals.
     pub controller_action: Option<String>,
-    /// Optional: where to publish a `std_msgs/Float64` speed scaling, 0..1.
+    /// MoveIt's own actions for this robot (`execute_trajectory`,
+    /// `move_action`, as the user names them): on each stop their goals
+    /// are cancelled too, as the controller's are.
+    pub moveit_actions: Vec<String>,
+    /// Optional: where to publish the speed scaling, 0..1.
     pub speed_scaling_topic: Option<String>,
+    /// The message type of the speed scaling.
+    pub speed_scaling_type: ScalingMessage,
     /// Optional: a `moveit_msgs/DisplayTrajectory` topic (MoveIt's
     /// `display_planned_path`) whose trajectories, for this robot's joints,
     /// count as its planned trajectory.

@@ -16,9 +16,9 @@
 
 use crate::convert::to_time;
 use crate::msg::{
-    Bool, DiagnosticArray, DisplayTrajectory, Float64, JointState, JointTrajectory, ManipulatorGrant, MarkerArray,
-    PlatenGrant, PlatenMoveRequest, PlatenPathRequest, PointCloud2, PoseStamped, SetContactRequest, SetContactResponse,
-    SetPriorityRequest, SetPriorityResponse, Time, TriggerResponse,
+    Bool, DiagnosticArray, DisplayTrajectory, Float64, GuardState, JointState, JointTrajectory, ManipulatorGrant,
+    MarkerArray, PlatenGrant, PlatenMoveRequest, PlatenPathRequest, PointCloud2, PoseStamped, SetContactRequest,
+    SetContactResponse, SetPriorityRequest, SetPriorityResponse, Time, TriggerResponse,
 };
 use crate::node::GuardNode;
 use serde_json::Value;
@@ -109,6 +109,8 @@ pub trait Transport {
     /// Sends a trajectory (a back-away's retreat) on robot `robot`'s
     /// controller command topic (where the workcell names it).
     fn send_trajectory(&mut self, robot: usize, trajectory: &JointTrajectory);
+    /// Robot `robot`'s state, as data.
+    fn publish_state(&mut self, robot: usize, state: &GuardState);
     /// Robot `robot`'s grant.
     fn publish_arm_grant(&mut self, robot: usize, grant: &ManipulatorGrant);
     /// Platen unit `unit`'s grant.
@@ -200,13 +202,15 @@ impl Timers {
 /// Publishes what the last cycle decided: every due stop but `done`'s
 /// (out already), speed scalings, controller holds, cancels and retreats,
 /// manipulator grants, platen grants.
-pub(crate) fn publish_cycle<T: Transport>(t: &mut T, core: &GuardNode, now_s: f64, done: Option<usize>) {
+pub(crate) fn publish_cycle<T: Transport>(t: &mut T, core: &mut GuardNode, now_s: f64, done: Option<usize>) {
     let stops = core.stops();
     for r in (0..stops.len()).filter(|&r| Some(r) != done && core.stop_due(r)) {
         t.publish_stop(r, stops[r]);
     }
     for (r, s) in core.speed_scaling().iter().enumerate() {
-        t.publish_speed(r, *s);
+        if core.speed_due(r) {
+            t.publish_speed(r, *s);
+        }
     }
     let stamp = to_time(now_s).unwrap_or_default();
     for (r, a) in core.actuation().iter().enumerate() {
@@ -224,6 +228,13 @@ pub(crate) fn publish_cycle<T: Transport>(t: &mut T, core: &GuardNode, now_s: f6
     }
     for (r, g) in core.arm_grants().iter().enumerate() {
         t.publish_arm_grant(r, g);
+    }
+    for r in 0..core.stops().len() {
+        if core.state_changed(r)
+            && let Some(s) = core.state(r, stamp)
+        {
+            t.publish_state(r, s);
+        }
     }
     for (unit, g) in core.grants() {
         t.publish_grant(*unit, g);
@@ -310,6 +321,11 @@ pub async fn serve<T: Transport>(
             _ = timers.diagnostics.tick(), if timers.diagnostics_hz > 0.0 => {
                 let stamp = to_time(t.now_s()).unwrap_or_default();
                 t.publish_diagnostics(core.diagnostics(stamp));
+                for r in 0..core.stops().len() {
+                    if let Some(s) = core.state(r, stamp) {
+                        t.publish_state(r, s);
+                    }
+                }
             }
             _ = timers.markers.tick(), if timers.markers_hz > 0.0 => {
                 let stamp = to_time(t.now_s()).unwrap_or_default();

@@ -43,6 +43,9 @@ impl ReplayIo<'_> {
 }
 
 impl Transport for ReplayIo<'_> {
+    /// States are derived from what is compared, and not recorded.
+    fn publish_state(&mut self, _: usize, _: &crate::msg::GuardState) {}
+
     type Request = ();
 
     async fn next(&mut self) -> Option<Incoming<()>> {
@@ -62,7 +65,9 @@ impl Transport for ReplayIo<'_> {
     }
 
     fn publish_speed(&mut self, robot: usize, scaling: Float64) {
-        self.put(Role::Speed(robot), Msg::Float64(scaling));
+        if let Some(role) = self.topics.speed(robot) {
+            self.put(role, Msg::speed(role, scaling.data));
+        }
     }
 
     fn hold(&mut self, robot: usize, stamp: Time) {

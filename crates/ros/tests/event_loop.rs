@@ -60,6 +60,7 @@ impl Transport for Fake {
         self.record(Out::Stop(robot));
     }
     fn publish_speed(&mut self, _: usize, _: Float64) {}
+    fn publish_state(&mut self, _: usize, _: &workcell_guard_ros::msg::GuardState) {}
     fn hold(&mut self, robot: usize, _: Time) {
         self.record(Out::Hold(robot));
     }

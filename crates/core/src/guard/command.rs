@@ -99,6 +99,12 @@ pub struct Command {
     pub publish_stop: bool,
     /// Speed scaling, 0..=1.
     pub speed_scaling: f64,
+    /// The scaling is to be published after this cycle: the first, one
+    /// that reaches 0 or 1 or leaves 0, one [`SCALING_STEP`] or more from
+    /// the last published, and every [`CommandPolicy::stop_heartbeat_s`]
+    /// (a transient-local topic then replays a few samples to late
+    /// joiners, not one per cycle).
+    pub publish_speed: bool,
     /// Tell the controller to hold (an empty trajectory).
     pub hold: bool,
     /// Cancel every goal of the robot's trajectory action.
@@ -120,6 +126,7 @@ impl Command {
         cause: None,
         publish_stop: false,
         speed_scaling: 0.0,
+        publish_speed: false,
         hold: false,
         cancel: false,
         grant: ArmGrant::NONE,
@@ -138,7 +145,13 @@ pub(crate) struct Supervision {
     retreat_to: Option<f64>,
     /// The flag last handed out for publishing, and when.
     sent: Option<(bool, f64)>,
+    /// The scaling last handed out for publishing, and when.
+    speed_sent: Option<(f64, f64)>,
 }
+
+/// A speed scaling this far from the last published one is published
+/// (smaller changes go out with the heartbeat, but reaching 0 or 1 at once).
+pub const SCALING_STEP: f64 = 0.01;
 
 impl Supervision {
     pub(crate) const START: Supervision = Supervision {
@@ -148,6 +161,7 @@ impl Supervision {
         last_cancel_s: f64::NEG_INFINITY,
         retreat_to: None,
         sent: None,
+        speed_sent: None,
     };
 
     /// The command after decision `d` and grant `grant` at `now_s`, with
@@ -201,6 +215,17 @@ impl Supervision {
             }
             _ => 0.0,
         };
+        let s = c.speed_scaling;
+        c.publish_speed = match self.speed_sent {
+            Some((sent, at)) => {
+                let edge = (s != sent) && (s <= 0.0 || s >= 1.0 || sent <= 0.0);
+                edge || (s - sent).abs() >= SCALING_STEP || beat <= 0.0 || now_s - at >= beat || now_s < at
+            }
+            None => true,
+        };
+        if c.publish_speed {
+            self.speed_sent = Some((s, now_s));
+        }
         if c.stop && c.source != StopSource::Grant {
             let new = !prev.stop;
             let due = |last: f64, period: f64| new || now_s - last >= period || now_s < last;

@@ -85,7 +85,7 @@ mod track;
 mod way_back;
 
 use command::Supervision;
-pub use command::{Command, CommandPolicy, StopSource};
+pub use command::{Command, CommandPolicy, SCALING_STEP, StopSource};
 pub use decision::*;
 pub use increments::{ArbitrationPolicy, ArmGrant, LOOKAHEAD_S, REST_SPEED, RETREAT_S, Waiting};
 

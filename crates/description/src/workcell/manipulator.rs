@@ -32,6 +32,18 @@ pub(super) fn manipulator(
     let controller_command_topic = optional_topic("controller_command_topic", &m.controller_command_topic)?;
     let controller_action = optional_topic("controller_action", &m.controller_action)?;
     let speed_scaling_topic = optional_topic("speed_scaling_topic", &m.speed_scaling_topic)?;
+    let speed_scaling_type = match m.speed_scaling_type {
+        None | Some(raw::RawScalingType::SpeedScalingFactor) => ScalingMessage::SpeedScalingFactor,
+        Some(raw::RawScalingType::Float64) => ScalingMessage::Float64,
+    };
+    let mut moveit_actions: Vec<String> = Vec::new();
+    for (i, a) in m.moveit_actions.iter().flatten().enumerate() {
+        let a = cx.topic(&format!("{key}.moveit_actions[{i}]"), a)?;
+        if moveit_actions.contains(&a) || controller_action.as_ref() == Some(&a) {
+            return Err(cx.invalid(&format!("{key}.moveit_actions[{i}]"), &a, "named twice".to_string()));
+        }
+        moveit_actions.push(a);
+    }
     let display_trajectory_topic = optional_topic("display_trajectory_topic", &m.display_trajectory_topic)?;
 
     let (spheres, sphere_source) = sphere_model(cx, key, &name, m, &robot)?;
@@ -55,7 +67,9 @@ pub(super) fn manipulator(
         trajectory_topic,
         controller_command_topic,
         controller_action,
+        moveit_actions,
         speed_scaling_topic,
+        speed_scaling_type,
         display_trajectory_topic,
         priority,
         reaction_time_s,

@@ -90,7 +90,11 @@ pub(crate) struct RawManipulator {
     #[serde(default)]
     pub controller_action: Option<String>,
     #[serde(default)]
+    pub moveit_actions: Option<Vec<String>>,
+    #[serde(default)]
     pub speed_scaling_topic: Option<String>,
+    #[serde(default)]
+    pub speed_scaling_type: Option<RawScalingType>,
     #[serde(default)]
     pub display_trajectory_topic: Option<String>,
     #[serde(default)]
@@ -107,6 +111,15 @@ pub(crate) struct RawManipulator {
 pub(crate) enum RawOutside {
     Collision,
     Free,
+}
+
+/// `speed_scaling_type:` of a manipulator.
+#[derive(Deserialize, Debug, Clone, Copy)]
+pub(crate) enum RawScalingType {
+    #[serde(rename = "control_msgs/msg/SpeedScalingFactor")]
+    SpeedScalingFactor,
+    #[serde(rename = "std_msgs/msg/Float64")]
+    Float64,
 }
 
 /// `stop_mode:` of a manipulator.

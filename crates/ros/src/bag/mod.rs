@@ -17,7 +17,7 @@ pub mod topics;
 
 use crate::msg::{
     Bool, Float64, JointState, JointTrajectory, ManipulatorGrant, PlatenGrant, PlatenMoveRequest, PlatenPathRequest,
-    PointCloud2, PoseStamped, RosMessage, Time,
+    PointCloud2, PoseStamped, RosMessage, SpeedScalingFactor, Time,
 };
 use byteorder::{BigEndian, LittleEndian};
 use serde::Serialize;
@@ -26,6 +26,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::{BufWriter, Seek, Write};
 use std::path::{Path, PathBuf};
 use topics::{Role, Topics};
+use workcell_guard_description::workcell::ScalingMessage;
 
 /// The RTPS encapsulation header of a little-endian plain CDR payload.
 const CDR_LE: [u8; 4] = [0x00, 0x01, 0x00, 0x00];
@@ -109,14 +110,35 @@ pub enum Msg {
     Cloud(PointCloud2),
     /// A stop flag.
     Bool(Bool),
-    /// A speed scaling.
+    /// A speed scaling as `std_msgs/Float64`.
     Float64(Float64),
+    /// A speed scaling as `control_msgs/SpeedScalingFactor`.
+    SpeedScaling(SpeedScalingFactor),
     /// A manipulator's grant.
     ArmGrant(ManipulatorGrant),
     /// A platen unit's grant.
     PlatenGrant(PlatenGrant),
     /// A cycle's instant.
     Time(Time),
+}
+
+impl Msg {
+    /// A speed scaling as `role` carries it.
+    pub fn speed(role: Role, scaling: f64) -> Msg {
+        match role {
+            Role::Speed(_, ScalingMessage::Float64) => Msg::Float64(Float64 { data: scaling }),
+            _ => Msg::SpeedScaling(SpeedScalingFactor { factor: scaling }),
+        }
+    }
+
+    /// The speed scaling, for either of its types.
+    pub fn scaling(&self) -> Option<f64> {
+        match self {
+            Msg::Float64(f) => Some(f.data),
+            Msg::SpeedScaling(f) => Some(f.factor),
+            _ => None,
+        }
+    }
 }
 
 /// One recorded message.
@@ -309,6 +331,7 @@ impl<W: Write + Seek> BagWriter<W> {
             Msg::Cloud(m) => self.write(topic, log_time_ns, m),
             Msg::Bool(m) => self.write(topic, log_time_ns, m),
             Msg::Float64(m) => self.write(topic, log_time_ns, m),
+            Msg::SpeedScaling(m) => self.write(topic, log_time_ns, m),
             Msg::ArmGrant(m) => self.write(topic, log_time_ns, m),
             Msg::PlatenGrant(m) => self.write(topic, log_time_ns, m),
             Msg::Time(m) => self.write(topic, log_time_ns, m),
@@ -360,7 +383,8 @@ fn decode_as(role: Role, data: &[u8]) -> Result<Msg, String> {
         Role::PathRequest(_) => Msg::Path(decode(data)?),
         Role::Points => Msg::Cloud(decode(data)?),
         Role::Stop(_) => Msg::Bool(decode(data)?),
-        Role::Speed(_) => Msg::Float64(decode(data)?),
+        Role::Speed(_, ScalingMessage::Float64) => Msg::Float64(decode(data)?),
+        Role::Speed(_, ScalingMessage::SpeedScalingFactor) => Msg::SpeedScaling(decode(data)?),
         Role::ArmGrant(_) => Msg::ArmGrant(decode(data)?),
         Role::PlatenGrant(_) => Msg::PlatenGrant(decode(data)?),
         Role::Cycle => Msg::Time(decode(data)?),

@@ -4,6 +4,7 @@
 //! everything the node published. A replay of it
 //! ([`crate::replay`]) gives the same decisions.
 
+use super::Msg;
 use super::topics::{Role, Topics};
 use super::{BagError, BagWriter, Call};
 use crate::event_loop::{self, Incoming, LoopContext, Transport, Trigger};
@@ -195,7 +196,13 @@ impl<T: Transport> Transport for Recorder<'_, T> {
 
     fn publish_speed(&mut self, robot: usize, scaling: Float64) {
         let ns = self.stamp();
-        self.put(Role::Speed(robot), ns, &scaling);
+        if let Some(role) = self.topics.speed(robot) {
+            match Msg::speed(role, scaling.data) {
+                Msg::Float64(m) => self.put(role, ns, &m),
+                Msg::SpeedScaling(m) => self.put(role, ns, &m),
+                _ => {}
+            }
+        }
         self.inner.publish_speed(robot, scaling);
     }
 
@@ -214,6 +221,11 @@ impl<T: Transport> Transport for Recorder<'_, T> {
         let ns = self.stamp();
         self.put(Role::Command(robot), ns, trajectory);
         self.inner.send_trajectory(robot, trajectory);
+    }
+
+    fn publish_state(&mut self, robot: usize, state: &crate::msg::GuardState) {
+        // Derived from the decisions recorded beside it: not recorded.
+        self.inner.publish_state(robot, state);
     }
 
     fn publish_arm_grant(&mut self, robot: usize, grant: &ManipulatorGrant) {

@@ -23,6 +23,7 @@ const DEFS: &[Def] = &[
     },
     Def { name: "std_msgs/Bool", text: "bool data\n", uses: &[] },
     Def { name: "std_msgs/Float64", text: "float64 data\n", uses: &[] },
+    Def { name: "control_msgs/SpeedScalingFactor", text: "float64 factor\n", uses: &[] },
     Def { name: "geometry_msgs/Pose2D", text: "float64 x\nfloat64 y\nfloat64 theta\n", uses: &[] },
     Def { name: "geometry_msgs/Point", text: "float64 x\nfloat64 y\nfloat64 z\n", uses: &[] },
     Def { name: "geometry_msgs/Quaternion", text: "float64 x 0\nfloat64 y 0\nfloat64 z 0\nfloat64 w 1\n", uses: &[] },

@@ -5,7 +5,7 @@
 
 use crate::args::RosArgs;
 use crate::dds::{NODE_NAME, resolve_name};
-use workcell_guard_description::workcell::Workcell;
+use workcell_guard_description::workcell::{ScalingMessage, Workcell};
 
 /// What a topic carries, for which manipulator or platen unit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -24,8 +24,9 @@ pub enum Role {
     Points,
     /// `std_msgs/Bool`, a manipulator's stop (out).
     Stop(usize),
-    /// `std_msgs/Float64`, its speed scaling (out).
-    Speed(usize),
+    /// Its speed scaling (out), as the workcell says:
+    /// `control_msgs/SpeedScalingFactor` or `std_msgs/Float64`.
+    Speed(usize, ScalingMessage),
     /// `workcell_guard_msgs/ManipulatorGrant` (out).
     ArmGrant(usize),
     /// `trajectory_msgs/JointTrajectory` on its controller's command
@@ -49,7 +50,8 @@ impl Role {
             Role::PathRequest(_) => "workcell_guard_msgs/PlatenPathRequest",
             Role::Points => "sensor_msgs/PointCloud2",
             Role::Stop(_) => "std_msgs/Bool",
-            Role::Speed(_) => "std_msgs/Float64",
+            Role::Speed(_, ScalingMessage::Float64) => "std_msgs/Float64",
+            Role::Speed(_, ScalingMessage::SpeedScalingFactor) => "control_msgs/SpeedScalingFactor",
             Role::ArmGrant(_) => "workcell_guard_msgs/ManipulatorGrant",
             Role::PlatenGrant(_) => "workcell_guard_msgs/PlatenGrant",
             Role::Cycle => "builtin_interfaces/Time",
@@ -100,7 +102,7 @@ impl Topics {
             all.push((name(&format!("{}/stop", m.name)), Role::Stop(r)));
             all.push((name(&format!("{}/grant", m.name)), Role::ArmGrant(r)));
             if let Some(s) = &m.speed_scaling_topic {
-                all.push((name(s), Role::Speed(r)));
+                all.push((name(s), Role::Speed(r, m.speed_scaling_type)));
             }
             if let Some(c) = &m.controller_command_topic {
                 all.push((name(c), Role::Command(r)));
@@ -111,6 +113,11 @@ impl Topics {
         }
         all.push((format!("{}/{node}/cycle", ns.trim_end_matches('/')), Role::Cycle));
         Topics { all }
+    }
+
+    /// Robot `r`'s speed-scaling role, if it has a topic for it.
+    pub fn speed(&self, r: usize) -> Option<Role> {
+        self.all.iter().map(|&(_, role)| role).find(|role| matches!(role, Role::Speed(s, _) if *s == r))
     }
 
     /// The role of topic `name`, if the node has one by that name.

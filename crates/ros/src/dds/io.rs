@@ -2,6 +2,7 @@
 //! merged into one stream per kind, joint states polled first, and the
 //! publishers and service answers the loop calls for.
 
+use super::topics::SpeedPublisher;
 use super::*;
 
 /// The dds transport's side of the shared loop: the node's topics, with
@@ -144,8 +145,12 @@ impl Transport for DdsIo<'_> {
     }
 
     fn publish_speed(&mut self, robot: usize, scaling: Float64) {
-        if let Some(p) = &self.topics.speed[robot] {
-            warn("speed scaling", p.publish(scaling));
+        match &self.topics.speed[robot] {
+            Some(SpeedPublisher::Factor(p)) => {
+                warn("speed scaling", p.publish(crate::msg::SpeedScalingFactor { factor: scaling.data }))
+            }
+            Some(SpeedPublisher::Float64(p)) => warn("speed scaling", p.publish(scaling)),
+            None => {}
         }
     }
 
@@ -156,7 +161,7 @@ impl Transport for DdsIo<'_> {
     }
 
     fn cancel_goals(&mut self, robot: usize) {
-        if let Some(c) = &self.topics.cancels[robot] {
+        for c in &self.topics.cancels[robot] {
             while let Ok(Some(_)) = c.receive_response() {}
             if let Err(e) = c.send_request(CancelGoalRequest::default()) {
                 tracing::warn!("goal cancel not sent: {e:?}");
@@ -168,6 +173,10 @@ impl Transport for DdsIo<'_> {
         if let Some(p) = &self.topics.commands[robot] {
             warn("retreat", p.publish(trajectory.clone()));
         }
+    }
+
+    fn publish_state(&mut self, robot: usize, state: &crate::msg::GuardState) {
+        warn("state", self.topics.states[robot].publish(state.clone()));
     }
 
     fn publish_arm_grant(&mut self, robot: usize, grant: &ManipulatorGrant) {

@@ -98,7 +98,7 @@ impl CellPeer {
                 Role::PlatenPose(_) => p.poses.push(publisher(node, &n, &SENSOR)?),
                 Role::MoveRequest(_) => p.moves.push(publisher(node, &n, &reliable)?),
                 Role::PathRequest(_) => p.paths.push(publisher(node, &n, &reliable)?),
-                Role::Stop(_) | Role::Speed(_) | Role::ArmGrant(_) | Role::PlatenGrant(_) => {
+                Role::Stop(_) | Role::Speed(..) | Role::ArmGrant(_) | Role::PlatenGrant(_) => {
                     if let Some(s) = Sub::new(node, &n, *role)? {
                         p.answers.push((*role, s));
                     }

@@ -4,14 +4,16 @@
 //! message as it arrives, logged at its clock on arrival, into a rosbag2
 //! MCAP, until SIGINT or SIGTERM or the given duration.
 //!
-//! Stops and grants are read transient local, so the recording starts with
+//! Stops, grants and `SpeedScalingFactor` scalings are read transient local, so the recording starts with
 //! the node's current ones; joint states, poses and clouds best effort, as
 //! the node reads them; the rest reliable.
 
 use super::*;
 use crate::bag::topics::{Role, Topics};
 use crate::bag::{BagWriter, Msg};
+use crate::msg::SpeedScalingFactor;
 use std::collections::BTreeMap;
+use workcell_guard_description::workcell::ScalingMessage;
 
 /// One subscription, typed by its topic's role.
 pub(super) enum Sub {
@@ -23,6 +25,7 @@ pub(super) enum Sub {
     Cloud(Subscription<PointCloud2>),
     Bool(Subscription<Bool>),
     Float64(Subscription<Float64>),
+    SpeedScaling(Subscription<SpeedScalingFactor>),
     ArmGrant(Subscription<ManipulatorGrant>),
     PlatenGrant(Subscription<PlatenGrant>),
 }
@@ -57,7 +60,8 @@ impl Sub {
             Role::PathRequest(_) => Sub::Path(sub(node, name, &reliable)?),
             Role::Points => Sub::Cloud(sub(node, name, &SENSOR)?),
             Role::Stop(_) => Sub::Bool(sub(node, name, &LATCHED)?),
-            Role::Speed(_) => Sub::Float64(sub(node, name, &reliable)?),
+            Role::Speed(_, ScalingMessage::Float64) => Sub::Float64(sub(node, name, &reliable)?),
+            Role::Speed(_, ScalingMessage::SpeedScalingFactor) => Sub::SpeedScaling(sub(node, name, &LATCHED)?),
             Role::ArmGrant(_) => Sub::ArmGrant(sub(node, name, &LATCHED)?),
             Role::PlatenGrant(_) => Sub::PlatenGrant(sub(node, name, &reliable)?),
             Role::Cycle => return Ok(None),
@@ -74,6 +78,7 @@ impl Sub {
             Sub::Cloud(s) => take(s, Msg::Cloud),
             Sub::Bool(s) => take(s, Msg::Bool),
             Sub::Float64(s) => take(s, Msg::Float64),
+            Sub::SpeedScaling(s) => take(s, Msg::SpeedScaling),
             Sub::ArmGrant(s) => take(s, Msg::ArmGrant),
             Sub::PlatenGrant(s) => take(s, Msg::PlatenGrant),
         }

@@ -15,6 +15,7 @@ mod plans;
 mod platen;
 mod report;
 mod sensing;
+mod state;
 
 use crate::convert::{CloudError, cloud_points, to_time};
 use crate::convert::{JointMap, JointStateError, Names, time_s};
@@ -202,6 +203,9 @@ pub struct GuardNode {
     panic_frame_id: Option<String>,
     sensing: Option<Sensing>,
     cloud_error: Option<CloudError>,
+    /// Each robot's state message, and the key it was last taken with.
+    states: Vec<crate::msg::GuardState>,
+    state_sent: Vec<Option<state::StateKey>>,
 }
 
 /// One log line when a robot's stop flag changes: a guard's stop as a
@@ -361,6 +365,8 @@ impl GuardNode {
             panic_frame_id: None,
             sensing: None,
             cloud_error: None,
+            states: Vec::new(),
+            state_sent: Vec::new(),
             cell,
         };
         node.build_markers();
@@ -569,6 +575,12 @@ impl GuardNode {
     /// Speed scalings of the last cycle, 0..1 per robot.
     pub fn speed_scaling(&self) -> &[Float64] {
         &self.speed
+    }
+
+    /// Whether robot `r`'s speed scaling is to be published after the last
+    /// cycle (the core's [`Command::publish_speed`]).
+    pub fn speed_due(&self, r: usize) -> bool {
+        self.guard.commands().get(r).is_some_and(|c| c.publish_speed)
     }
 
     /// What to tell each robot's controller after the last cycle.

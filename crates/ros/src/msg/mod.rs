@@ -27,6 +27,9 @@ macro_rules! ros_message {
     };
 }
 
+mod ours;
+pub use ours::*;
+
 /// `builtin_interfaces/Time`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Time {
@@ -72,6 +75,15 @@ pub struct Float64 {
     pub data: f64,
 }
 ros_message!(Float64, "std_msgs", "Float64");
+
+/// `control_msgs/SpeedScalingFactor` (joint_trajectory_controller's
+/// speed-scaling input): the same CDR as [`Float64`], another name.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SpeedScalingFactor {
+    /// 0..1 of the planned speed.
+    pub factor: f64,
+}
+ros_message!(SpeedScalingFactor, "control_msgs", "SpeedScalingFactor");
 
 /// `geometry_msgs/Pose2D` (a platen unit's pose on its surface).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -380,140 +392,6 @@ pub struct PoseStamped {
     pub pose: Pose,
 }
 ros_message!(PoseStamped, "geometry_msgs", "PoseStamped");
-
-/// `workcell_guard_msgs/PlatenMoveRequest` (interfaces/workcell_guard_msgs).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct PlatenMoveRequest {
-    /// When and by whom.
-    pub header: Header,
-    /// Echoed in the grant.
-    pub request_id: u64,
-    /// Target pose in the surface frame.
-    pub target: Pose2D,
-}
-ros_message!(PlatenMoveRequest, "workcell_guard_msgs", "PlatenMoveRequest");
-
-/// `workcell_guard_msgs/PlatenPathRequest` (interfaces/workcell_guard_msgs).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct PlatenPathRequest {
-    /// When and by whom.
-    pub header: Header,
-    /// The unit (empty: the topic's).
-    pub unit: String,
-    /// Echoed in the grants.
-    pub request_id: u32,
-    /// Poses to visit, surface frame.
-    pub waypoints: Vec<Pose2D>,
-    /// Speed along the path, m/s.
-    pub speed_mps: f64,
-}
-ros_message!(PlatenPathRequest, "workcell_guard_msgs", "PlatenPathRequest");
-
-/// `workcell_guard_msgs/PlatenGrant` (interfaces/workcell_guard_msgs).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct PlatenGrant {
-    /// Stamp.
-    pub header: Header,
-    /// The request answered.
-    pub request_id: u64,
-    /// [`PlatenGrant::GRANTED`] and friends.
-    pub result: u8,
-    /// Where the unit may go.
-    pub goal: Pose2D,
-    /// Fraction of the move granted.
-    pub fraction: f64,
-    /// When denied: wait this long, s.
-    pub retry_after_s: f64,
-    /// What is in the way.
-    pub blocker: String,
-    /// Why it was refused.
-    pub reason: String,
-}
-ros_message!(PlatenGrant, "workcell_guard_msgs", "PlatenGrant");
-
-impl PlatenGrant {
-    /// Move to the target.
-    pub const GRANTED: u8 = 0;
-    /// Move to `goal` only.
-    pub const PARTIAL: u8 = 1;
-    /// Ask again after `retry_after_s`.
-    pub const DENIED: u8 = 2;
-    /// The request cannot be taken.
-    pub const REFUSED: u8 = 3;
-}
-
-/// `workcell_guard_msgs/ManipulatorGrant` (interfaces/workcell_guard_msgs).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ManipulatorGrant {
-    /// Stamp (the cycle's).
-    pub header: Header,
-    /// The manipulator.
-    pub robot: String,
-    /// The plan's header stamp (zero if none).
-    pub plan_stamp: Time,
-    /// [`ManipulatorGrant::PROCEED`] and friends.
-    pub state: u8,
-    /// Time from the plan's start up to which it may move.
-    pub granted_until: Duration,
-    /// Index of the last plan point inside the grant.
-    pub granted_point: u32,
-    /// The robot it yields to, empty if none.
-    pub held_by: String,
-    /// Why.
-    pub reason: String,
-}
-ros_message!(ManipulatorGrant, "workcell_guard_msgs", "ManipulatorGrant");
-
-impl ManipulatorGrant {
-    /// Move along the plan up to `granted_until`.
-    pub const PROCEED: u8 = 0;
-    /// Pause on the path.
-    pub const HOLD: u8 = 1;
-    /// Go back along the plan.
-    pub const BACK_AWAY: u8 = 2;
-    /// The plan is finished.
-    pub const DONE: u8 = 3;
-    /// Not arbitrated.
-    pub const NO_PLAN: u8 = 4;
-}
-
-/// `workcell_guard_msgs/SetContact` request.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct SetContactRequest {
-    /// `robot/link`, obstacle or platen unit.
-    pub body_a: String,
-    /// The other.
-    pub body_b: String,
-    /// Allow (true) or forbid (false).
-    pub allowed: bool,
-}
-
-/// `workcell_guard_msgs/SetContact` response.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct SetContactResponse {
-    /// Done.
-    pub success: bool,
-    /// What was done, or why not.
-    pub message: String,
-}
-
-/// `workcell_guard_msgs/SetPriority` request.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct SetPriorityRequest {
-    /// The manipulator.
-    pub robot: String,
-    /// Its new priority (higher goes first).
-    pub priority: i32,
-}
-
-/// `workcell_guard_msgs/SetPriority` response.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct SetPriorityResponse {
-    /// Done.
-    pub success: bool,
-    /// What was done, or why not.
-    pub message: String,
-}
 
 /// `std_srvs/Trigger` request (rosidl gives an empty request one byte).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
