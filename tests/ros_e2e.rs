@@ -484,3 +484,22 @@ fn parameter_file_wildcards_node_params_and_log_levels_apply_to_the_running_node
     let quiet = node_log(&base, 4);
     assert!(!quiet.contains("parameters in use") && !quiet.contains("DEBUG"), "{quiet}");
 }
+
+/// What a ROS 2 engineer meets on day one, seen from a separate DDS
+/// process (tests/peer/conventions.py): discovery shows a `qos_overrides`
+/// entry's QoS and both speed-scaling types (SpeedScalingFactor reliable
+/// and transient local, Float64); a late transient-local SpeedScalingFactor
+/// reader gets the latest value; `<robot>/state` carries the documented
+/// fields; the services and parameter services answer with and without
+/// rmw_cyclonedds's request header, with descriptors (ranges, read-only);
+/// MoveIt's action goals are cancelled on a stop; markers start with
+/// DELETEALL; silent publishers and incompatible QoS reach the diagnostics.
+#[test]
+fn ros_conventions_qos_overrides_both_request_mappings_guard_state_and_speed_scaling_types_over_dds() {
+    let v = run_script("conventions.py", &[]);
+    assert!(v["silent"].as_str().unwrap().contains("but silent"), "{v}");
+    assert_eq!(v["reset_plain"], v["reset_cyclone"], "{v}");
+    assert!(v["incompatible"].as_str().unwrap().contains("transient local"), "{v}");
+    assert!(v["moveit_cancels"].as_u64().unwrap() > 0, "{v}");
+    assert_eq!(v["descriptors"]["workcell_file"]["read_only"], true, "{v}");
+}

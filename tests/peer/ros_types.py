@@ -350,6 +350,117 @@ class SpeedScalingFactor(idl.IdlStruct, typename=_name("control_msgs", "msg", "S
 
 @dataclass
 @annotate.final
+class GuardState(idl.IdlStruct, typename=_name("workcell_guard_msgs", "msg", "GuardState")):
+    header: Header = field(default_factory=Header)
+    robot: str = ""
+    decision: uint8 = 0
+    source: uint8 = 0
+    reason: uint8 = 0
+    reason_text: str = ""
+    closest_link: str = ""
+    closest_other: str = ""
+    clearance_m: float64 = 0.0
+    time_to_contact_s: float64 = 0.0
+    speed_scale: float64 = 0.0
+    grant_state: uint8 = 0
+    on_plan: bool = False
+
+
+# rmw_cyclonedds_cpp's request mapping: a header (the client GUID's low 8
+# bytes, a sequence number) before the request and the reply. These twins
+# share the plain types' names, so a participant may hold one or the other.
+@dataclass
+@annotate.final
+class Trigger_Request_Cyclone(idl.IdlStruct, typename=_name("std_srvs", "srv", "Trigger_Request")):
+    guid_low: array[uint8, 8] = field(default_factory=lambda: [0] * 8)
+    seq: int64 = 0
+    structure_needs_at_least_one_member: uint8 = 0
+
+
+@dataclass
+@annotate.final
+class Trigger_Response_Cyclone(idl.IdlStruct, typename=_name("std_srvs", "srv", "Trigger_Response")):
+    guid_low: array[uint8, 8] = field(default_factory=lambda: [0] * 8)
+    seq: int64 = 0
+    success: bool = False
+    message: str = ""
+
+
+@dataclass
+@annotate.final
+class SetParameters_Request_Cyclone(idl.IdlStruct, typename=_name("rcl_interfaces", "srv", "SetParameters_Request")):
+    guid_low: array[uint8, 8] = field(default_factory=lambda: [0] * 8)
+    seq: int64 = 0
+    parameters: sequence[Parameter] = field(default_factory=list)
+
+
+@dataclass
+@annotate.final
+class SetParameters_Response_Cyclone(idl.IdlStruct, typename=_name("rcl_interfaces", "srv", "SetParameters_Response")):
+    guid_low: array[uint8, 8] = field(default_factory=lambda: [0] * 8)
+    seq: int64 = 0
+    results: sequence[SetParametersResult] = field(default_factory=list)
+
+
+@dataclass
+@annotate.final
+class GetParameters_Request(idl.IdlStruct, typename=_name("rcl_interfaces", "srv", "GetParameters_Request")):
+    names: sequence[str] = field(default_factory=list)
+
+
+@dataclass
+@annotate.final
+class GetParameters_Response(idl.IdlStruct, typename=_name("rcl_interfaces", "srv", "GetParameters_Response")):
+    values: sequence[ParameterValue] = field(default_factory=list)
+
+
+@dataclass
+@annotate.final
+class FloatingPointRange(idl.IdlStruct, typename=_name("rcl_interfaces", "msg", "FloatingPointRange")):
+    from_value: float64 = 0.0
+    to_value: float64 = 0.0
+    step: float64 = 0.0
+
+
+@dataclass
+@annotate.final
+class IntegerRange(idl.IdlStruct, typename=_name("rcl_interfaces", "msg", "IntegerRange")):
+    from_value: int64 = 0
+    to_value: int64 = 0
+    step: uint64 = 0
+
+
+@dataclass
+@annotate.final
+class ParameterDescriptor(idl.IdlStruct, typename=_name("rcl_interfaces", "msg", "ParameterDescriptor")):
+    name: str = ""
+    type: uint8 = 0
+    description: str = ""
+    additional_constraints: str = ""
+    read_only: bool = False
+    dynamic_typing: bool = False
+    floating_point_range: sequence[FloatingPointRange, 1] = field(default_factory=list)
+    integer_range: sequence[IntegerRange, 1] = field(default_factory=list)
+
+
+@dataclass
+@annotate.final
+class DescribeParameters_Request_Cyclone(idl.IdlStruct, typename=_name("rcl_interfaces", "srv", "DescribeParameters_Request")):
+    guid_low: array[uint8, 8] = field(default_factory=lambda: [0] * 8)
+    seq: int64 = 0
+    names: sequence[str] = field(default_factory=list)
+
+
+@dataclass
+@annotate.final
+class DescribeParameters_Response_Cyclone(idl.IdlStruct, typename=_name("rcl_interfaces", "srv", "DescribeParameters_Response")):
+    guid_low: array[uint8, 8] = field(default_factory=lambda: [0] * 8)
+    seq: int64 = 0
+    descriptors: sequence[ParameterDescriptor] = field(default_factory=list)
+
+
+@dataclass
+@annotate.final
 class UUID(idl.IdlStruct, typename=_name("unique_identifier_msgs", "msg", "UUID")):
     uuid: array[uint8, 16] = field(default_factory=lambda: [0] * 16)
 

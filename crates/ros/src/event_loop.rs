@@ -119,6 +119,21 @@ pub trait Transport {
     fn publish_diagnostics(&mut self, d: &DiagnosticArray);
     /// Markers (the robots', or the cell's voxels).
     fn publish_markers(&mut self, m: &MarkerArray);
+    /// Whether anyone subscribes to the markers (they are built and sent
+    /// only then); true where the transport cannot tell.
+    fn markers_wanted(&self) -> bool {
+        true
+    }
+    /// Publishers matched on robot `robot`'s joint-state topic (`None`
+    /// where the transport cannot tell).
+    fn joint_state_publishers(&self, _robot: usize) -> Option<usize> {
+        None
+    }
+    /// Peers on the node's topics that do not connect for their QoS: the
+    /// topic, and how the two sides differ.
+    fn qos_mismatches(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
     /// Answers a `std_srvs/Trigger` call.
     fn answer_trigger(&mut self, which: Trigger, request: Self::Request, answer: TriggerResponse);
     /// Answers a `SetContact` call.
@@ -164,6 +179,9 @@ struct Timers {
     markers_hz: f64,
     markers: tokio::time::Interval,
     voxels: tokio::time::Interval,
+    /// A DELETEALL went out since the markers' subscribers last came (or
+    /// the node started or reloaded): rviz drops what an earlier run left.
+    cleared: bool,
 }
 
 impl Timers {
@@ -177,7 +195,24 @@ impl Timers {
             markers_hz: p.markers_hz,
             markers: interval(p.markers_hz),
             voxels: interval(1.0),
+            cleared: false,
         }
+    }
+
+    /// Whether markers go out now: someone listens; the first time after
+    /// nobody did, a DELETEALL goes first.
+    fn markers_due<T: Transport>(&mut self, t: &mut T, core: &GuardNode, stamp: Time) -> bool {
+        if !t.markers_wanted() {
+            self.cleared = false;
+            return false;
+        }
+        if !self.cleared {
+            self.cleared = true;
+            let header = crate::msg::Header { stamp, frame_id: core.cell().cell_frame.clone() };
+            let all = crate::msg::Marker { header, action: crate::msg::Marker::DELETEALL, ..Default::default() };
+            t.publish_markers(&MarkerArray { markers: vec![all] });
+        }
+        true
     }
 
     /// Re-makes every timer whose rate the parameters changed.
@@ -277,6 +312,7 @@ pub async fn serve<T: Transport>(
                     let answer = swap_in(core, cx, r);
                     t.answer_trigger(Trigger::Reload, id, answer);
                     timers.follow(core);
+                    timers.cleared = false;
                 }
                 if core.timer_due() {
                     let (ns, now) = clock(t);
@@ -320,6 +356,10 @@ pub async fn serve<T: Transport>(
             },
             _ = timers.diagnostics.tick(), if timers.diagnostics_hz > 0.0 => {
                 let stamp = to_time(t.now_s()).unwrap_or_default();
+                for r in 0..core.stops().len() {
+                    core.set_joint_state_publishers(r, t.joint_state_publishers(r));
+                }
+                core.set_qos_mismatches(t.qos_mismatches());
                 t.publish_diagnostics(core.diagnostics(stamp));
                 for r in 0..core.stops().len() {
                     if let Some(s) = core.state(r, stamp) {
@@ -329,11 +369,15 @@ pub async fn serve<T: Transport>(
             }
             _ = timers.markers.tick(), if timers.markers_hz > 0.0 => {
                 let stamp = to_time(t.now_s()).unwrap_or_default();
-                t.publish_markers(core.markers(stamp));
+                if timers.markers_due(t, core, stamp) {
+                    t.publish_markers(core.markers(stamp));
+                }
             }
             _ = timers.voxels.tick(), if timers.markers_hz > 0.0 => {
                 let stamp = to_time(t.now_s()).unwrap_or_default();
-                t.publish_markers(core.cell_markers(stamp));
+                if timers.markers_due(t, core, stamp) {
+                    t.publish_markers(core.cell_markers(stamp));
+                }
             }
         }
     }

@@ -23,6 +23,7 @@ pub mod event_loop;
 pub mod msg;
 pub mod node;
 pub mod params;
+pub mod qos;
 #[cfg(feature = "r2r")]
 pub mod r2r;
 pub mod replay;

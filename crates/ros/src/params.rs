@@ -44,6 +44,9 @@ pub struct NodeParams {
     /// the writer still holds, and RustDDS trims a writer's history only
     /// every 6 s, so fewer samples make for a shorter replay.
     pub stop_heartbeat_s: f64,
+    /// `qos_overrides./<topic>.<publisher|subscription>.<policy>`: read at
+    /// start ([`crate::qos`]).
+    pub qos_overrides: crate::qos::QosOverrides,
     /// `shutdown_linger_s`: after SIGINT/SIGTERM (or a panic) every stop is
     /// published true and the node stays on the wire this long, so that
     /// subscribers still discovering it get that `true`, default 1.
@@ -89,6 +92,7 @@ impl Default for NodeParams {
             escape_speed_scaling: 0.25,
             stop_heartbeat_s: 1.0,
             shutdown_linger_s: 1.0,
+            qos_overrides: crate::qos::QosOverrides::default(),
             clearance_m: None,
             release_m: None,
             watchdog_s: None,
@@ -346,6 +350,9 @@ impl NodeParams {
     /// Sets one parameter, or refuses it and changes nothing. `base` is the
     /// file a relative `workcell_file` is resolved against.
     pub fn set(&mut self, name: &str, v: &Value, base: Option<&Path>) -> Result<(), ParamError> {
+        if name.starts_with(crate::qos::PREFIX) {
+            return self.qos_overrides.set(name, v).map_err(|e| invalid(name, v, &e.problem));
+        }
         let s = spec(name).ok_or_else(|| ParamError::Unknown(name.to_string()))?;
         let checked = match s.kind {
             Kind::Bool => Value::Bool(boolean(name, v)?),
@@ -386,7 +393,11 @@ impl NodeParams {
                 let Some(params) = section.get("ros__parameters").and_then(Value::as_object) else {
                     return Err(err(format!("`{key}` has no `ros__parameters` mapping")));
                 };
+                let mut flat = Vec::new();
                 for (name, v) in params {
+                    crate::qos::flatten(name, v, &mut flat);
+                }
+                for (name, v) in &flat {
                     p.set(name, v, Some(file))?;
                 }
             }

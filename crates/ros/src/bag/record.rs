@@ -248,6 +248,18 @@ impl<T: Transport> Transport for Recorder<'_, T> {
         self.inner.publish_markers(m);
     }
 
+    fn markers_wanted(&self) -> bool {
+        self.inner.markers_wanted()
+    }
+
+    fn joint_state_publishers(&self, robot: usize) -> Option<usize> {
+        self.inner.joint_state_publishers(robot)
+    }
+
+    fn qos_mismatches(&self) -> Vec<(String, String)> {
+        self.inner.qos_mismatches()
+    }
+
     fn answer_trigger(&mut self, which: Trigger, request: T::Request, answer: TriggerResponse) {
         self.inner.answer_trigger(which, request, answer);
     }

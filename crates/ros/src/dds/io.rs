@@ -2,8 +2,11 @@
 //! merged into one stream per kind, joint states polled first, and the
 //! publishers and service answers the loop calls for.
 
+use super::services::{DualServer, RequestId};
 use super::topics::SpeedPublisher;
 use super::*;
+use crate::qos::Endpoint;
+use ros2_client::dds::rustdds::{DomainParticipant, QosPolicies, RTPSEntity};
 
 /// The dds transport's side of the shared loop: the node's topics, with
 /// every subscription merged into one stream per kind.
@@ -17,10 +20,21 @@ pub(super) struct DdsIo<'a> {
     unit_poses: futures::stream::SelectAll<LocalStream<'a, (usize, Received<PoseStamped>)>>,
     move_requests: futures::stream::SelectAll<LocalStream<'a, (usize, Received<PlatenMoveRequest>)>>,
     path_requests: futures::stream::SelectAll<LocalStream<'a, (usize, Received<PlatenPathRequest>)>>,
-    resets: LocalStream<'a, Result<(RmwRequestId, TriggerRequest), String>>,
-    reloads: LocalStream<'a, Result<(RmwRequestId, TriggerRequest), String>>,
-    contacts: LocalStream<'a, Result<(RmwRequestId, SetContactRequest), String>>,
-    priorities: LocalStream<'a, Result<(RmwRequestId, SetPriorityRequest), String>>,
+    resets: LocalStream<'a, Result<(RequestId, TriggerRequest), String>>,
+    reloads: LocalStream<'a, Result<(RequestId, TriggerRequest), String>>,
+    contacts: LocalStream<'a, Result<(RequestId, SetContactRequest), String>>,
+    priorities: LocalStream<'a, Result<(RequestId, SetPriorityRequest), String>>,
+    /// The participant, for what discovery knows of the peers.
+    dp: DomainParticipant,
+}
+
+/// A QoS in words: reliability and durability.
+fn qos_words(q: &QosPolicies) -> String {
+    format!(
+        "{} {}",
+        if q.is_reliable() { "reliable" } else { "best effort" },
+        if q.is_volatile() { "volatile" } else { "transient local" }
+    )
 }
 
 type LocalStream<'a, T> = futures::stream::LocalBoxStream<'a, T>;
@@ -35,11 +49,47 @@ fn merged<'a, M: 'static + serde::de::DeserializeOwned>(
     }))
 }
 
-impl<'a> DdsIo<'a> {
-    pub(super) fn new(node: &'a Node, topics: &'a Topics) -> DdsIo<'a> {
-        let service = |s: &'a Server<TriggerRequest, TriggerResponse>| {
-            s.receive_request_stream().map(|r| r.map_err(|e| format!("{e:?}"))).boxed_local()
+impl DdsIo<'_> {
+    /// The remote peers discovery shows on our `end` of topic `fq`: how
+    /// their QoS and ours compare in words, and whether they connect.
+    fn peers(&self, fq: &str, end: Endpoint) -> Vec<(String, bool)> {
+        let Some((_, _, ours)) = self.topics.endpoints.iter().find(|(f, e, _)| f == fq && *e == end) else {
+            return Vec::new();
         };
+        let dds_name = format!("rt{fq}");
+        let me = self.dp.guid().prefix;
+        match end {
+            Endpoint::Publisher => self
+                .dp
+                .discovered_readers()
+                .iter()
+                .filter(|r| r.subscription_topic_data.topic_name() == &dds_name)
+                .filter(|r| r.reader_proxy.remote_reader_guid.prefix != me)
+                .map(|r| {
+                    let theirs = r.subscription_topic_data.qos();
+                    let ok = ours.compliance_failure_wrt(&theirs).is_none();
+                    (format!("the node offers {}, a subscriber requests {}", qos_words(ours), qos_words(&theirs)), ok)
+                })
+                .collect(),
+            Endpoint::Subscription => self
+                .dp
+                .discovered_writers()
+                .iter()
+                .filter(|w| w.publication_topic_data.topic_name == dds_name)
+                .filter(|w| w.writer_proxy.remote_writer_guid.prefix != me)
+                .map(|w| {
+                    let theirs = w.publication_topic_data.qos();
+                    let ok = theirs.compliance_failure_wrt(ours).is_none();
+                    (format!("the node requests {}, a publisher offers {}", qos_words(ours), qos_words(&theirs)), ok)
+                })
+                .collect(),
+        }
+    }
+}
+
+impl<'a> DdsIo<'a> {
+    pub(super) fn new(node: &'a Node, topics: &'a Topics, dp: DomainParticipant) -> DdsIo<'a> {
+        let service = |s: &'a DualServer<TriggerRequest, TriggerResponse>| s.receive_request_stream().boxed_local();
         DdsIo {
             node,
             topics,
@@ -56,16 +106,9 @@ impl<'a> DdsIo<'a> {
             path_requests: merged(topics.path_requests.iter()),
             resets: service(&topics.reset_stop),
             reloads: service(&topics.reload),
-            contacts: topics
-                .set_contact
-                .receive_request_stream()
-                .map(|r| r.map_err(|e| format!("{e:?}")))
-                .boxed_local(),
-            priorities: topics
-                .set_priority
-                .receive_request_stream()
-                .map(|r| r.map_err(|e| format!("{e:?}")))
-                .boxed_local(),
+            contacts: topics.set_contact.receive_request_stream().boxed_local(),
+            priorities: topics.set_priority.receive_request_stream().boxed_local(),
+            dp,
         }
     }
 }
@@ -77,9 +120,9 @@ fn warn<E: std::fmt::Debug>(what: &str, r: Result<(), E>) {
 }
 
 impl Transport for DdsIo<'_> {
-    type Request = RmwRequestId;
+    type Request = RequestId;
 
-    async fn next(&mut self) -> Option<Incoming<RmwRequestId>> {
+    async fn next(&mut self) -> Option<Incoming<RequestId>> {
         use Incoming as I;
         let bad = |what: &'static str, e: String| Some(I::Undecodable(what, e));
         tokio::select! {
@@ -195,7 +238,29 @@ impl Transport for DdsIo<'_> {
         warn("markers", self.topics.markers.publish(m.clone()));
     }
 
-    fn answer_trigger(&mut self, which: Trigger, request: RmwRequestId, answer: TriggerResponse) {
+    fn joint_state_publishers(&self, robot: usize) -> Option<usize> {
+        let fq = self.topics.js_names.get(robot)?;
+        Some(self.peers(fq, Endpoint::Subscription).into_iter().filter(|(_, ok)| *ok).count())
+    }
+
+    fn markers_wanted(&self) -> bool {
+        let fq = self.topics.endpoints.iter().find(|e| e.1 == Endpoint::Publisher && e.0.ends_with("/markers"));
+        fq.is_some_and(|(fq, ..)| self.peers(fq, Endpoint::Publisher).iter().any(|(_, ok)| *ok))
+    }
+
+    fn qos_mismatches(&self) -> Vec<(String, String)> {
+        let mut out = Vec::new();
+        for (fq, end, _) in &self.topics.endpoints {
+            for (what, ok) in self.peers(fq, *end) {
+                if !ok {
+                    out.push((fq.clone(), what));
+                }
+            }
+        }
+        out
+    }
+
+    fn answer_trigger(&mut self, which: Trigger, request: RequestId, answer: TriggerResponse) {
         let server = match which {
             Trigger::ResetStop => &self.topics.reset_stop,
             Trigger::Reload => &self.topics.reload,
@@ -205,13 +270,13 @@ impl Transport for DdsIo<'_> {
         }
     }
 
-    fn answer_set_priority(&mut self, request: RmwRequestId, answer: SetPriorityResponse) {
+    fn answer_set_priority(&mut self, request: RequestId, answer: SetPriorityResponse) {
         if let Err(e) = self.topics.set_priority.send_response(request, answer) {
             tracing::warn!("set_priority answer not sent: {e:?}");
         }
     }
 
-    fn answer_set_contact(&mut self, request: RmwRequestId, answer: SetContactResponse) {
+    fn answer_set_contact(&mut self, request: RequestId, answer: SetContactResponse) {
         if let Err(e) = self.topics.set_contact.send_response(request, answer) {
             tracing::warn!("set_contact answer not sent: {e:?}");
         }

@@ -37,8 +37,10 @@
 //!   after the signal) is sent `true` and nothing older.
 
 mod io;
+mod param_services;
 pub mod peer;
 pub mod recorder;
+pub mod services;
 mod topics;
 
 use crate::args::RosArgs;
@@ -54,9 +56,9 @@ use crate::params::{NodeParams, ParamError};
 use futures::StreamExt;
 use io::DdsIo;
 use ros2_client::dds::rustdds::DomainParticipantBuilder;
-use ros2_client::dds::{Client, Context, Node, Publisher, Server, ServiceMapping, Subscription};
+use ros2_client::dds::{Client, Context, Node, Publisher, ServiceMapping, Subscription};
 use ros2_client::{
-    Message, MessageTypeName, Name, NodeName, NodeOptions, ParameterValue, QosProfile, RmwRequestId, ServiceTypeName,
+    Message, MessageTypeName, Name, NodeName, NodeOptions, ParameterValue, QosProfile, ServiceTypeName,
     qos::{Durability, History, Reliability, WhenFull},
 };
 use serde_json::Value;
@@ -258,11 +260,21 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     let shared = Arc::new(Mutex::new(core.params().clone()));
     let cell = Arc::new(Mutex::new(Arc::new(core.cell().clone())));
     let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<(String, Value)>();
-    let mut options = NodeOptions::new().enable_rosout(true);
+    // The parameter services are ours (both request mappings).
+    let mut options = NodeOptions::new().enable_rosout(true).start_parameter_services(false);
     for (k, v) in declared(core.params(), core.cell()) {
         options = options.declare_parameter(k, v);
     }
+    for (k, v) in core.params().qos_overrides.parameters() {
+        let v = match v {
+            Value::Number(n) if n.is_i64() => ParameterValue::Integer(n.as_i64().unwrap_or(0)),
+            Value::String(s) => ParameterValue::String(s.clone()),
+            other => ParameterValue::String(other.to_string()),
+        };
+        options = options.declare_parameter(k, v);
+    }
     let (vs, vc, sc) = (shared.clone(), cell.clone(), cell.clone());
+    let (ps, pc) = (shared.clone(), cell.clone());
     let options = options
         .parameter_validator(Box::new(move |name, value| {
             let cur = vs.lock().map_err(|_| "parameters poisoned".to_string())?;
@@ -282,7 +294,16 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     if core.params().use_sim_time {
         node.set_parameter("use_sim_time", ParameterValue::Boolean(true)).map_err(RunError::Dds)?;
     }
-    let topics = create_topics(&mut node, ros, &node_name, &ns, core.cell())?;
+    let param_services =
+        param_services::ParamServices::new(&context.domain_participant(), &node.fully_qualified_name(), ps, pc)?;
+    let topics = create_topics(
+        &context.domain_participant(),
+        &mut node,
+        ros,
+        (&node_name, &ns),
+        core.cell(),
+        &core.params().qos_overrides,
+    )?;
     let spinner = node.spinner().map_err(dds)?;
     std::thread::Builder::new().name("ros-spinner".into()).spawn(move || {
         if let Err(e) = futures::executor::block_on(spinner.spin()) {
@@ -319,8 +340,11 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         rt.block_on(async {
             let mut shutdown = Shutdown::new();
-            let mut io = DdsIo::new(&node, &topics);
-            crate::bag::record::serve(&mut io, bag, recorded, &mut core, &mut cx, shutdown.requested()).await
+            let mut io = DdsIo::new(&node, &topics, context.domain_participant());
+            let serving = crate::bag::record::serve(&mut io, bag, recorded, &mut core, &mut cx, shutdown.requested());
+            let parameters = param_services.serve(&node);
+            futures::pin_mut!(serving, parameters);
+            futures::future::select(serving, parameters).await;
         })
     }));
     leave_stopped(&mut node, &mut topics, linger);

@@ -1,8 +1,11 @@
 //! The node's DDS entities: every subscription, publisher, service server
 //! and client it has, named as rcl would name them (namespace and remaps).
 
+use super::services::DualServer;
 use super::*;
 use crate::msg::{GuardState, SpeedScalingFactor};
+use crate::qos::{DurabilityKind, Endpoint, HistoryKind, QosOverride, QosOverrides, ReliabilityKind};
+use ros2_client::dds::rustdds::{DomainParticipant, QosPolicies};
 use workcell_guard_description::workcell::ScalingMessage;
 
 /// A robot's speed-scaling publisher, of the type its workcell names.
@@ -31,10 +34,16 @@ pub(super) struct Topics {
     /// Per robot, `<robot>/grant`.
     pub(super) arm_grants: Vec<Publisher<ManipulatorGrant>>,
     pub(super) states: Vec<Publisher<GuardState>>,
-    pub(super) reset_stop: Server<TriggerRequest, TriggerResponse>,
-    pub(super) reload: Server<TriggerRequest, TriggerResponse>,
-    pub(super) set_contact: Server<SetContactRequest, SetContactResponse>,
-    pub(super) set_priority: Server<SetPriorityRequest, SetPriorityResponse>,
+    /// Every publisher and subscription of the node's topics: fully
+    /// qualified name, which end, the QoS it uses (to compare with the
+    /// peers discovery shows).
+    pub(super) endpoints: Vec<(String, Endpoint, QosPolicies)>,
+    /// Each robot's joint-state topic, fully qualified.
+    pub(super) js_names: Vec<String>,
+    pub(super) reset_stop: DualServer<TriggerRequest, TriggerResponse>,
+    pub(super) reload: DualServer<TriggerRequest, TriggerResponse>,
+    pub(super) set_contact: DualServer<SetContactRequest, SetContactResponse>,
+    pub(super) set_priority: DualServer<SetPriorityRequest, SetPriorityResponse>,
     /// Per robot, where the workcell names them: its controller's command
     /// topic, the cancel services of its FollowJointTrajectory action and
     /// of its MoveIt actions, its speed scaling topic.
@@ -76,37 +85,114 @@ pub const LATCHED: QosProfile = QosProfile::subscription_default()
 /// Best effort, keep last 10 (ROS's sensor-data profile, deeper).
 pub const SENSOR: QosProfile = QosProfile::subscription_default().history(History::KeepLast { depth: 10 });
 
-/// A service server of the node (rmw's request mapping, `qos` both ways).
-fn server<Q: Message + Clone + 'static, A: Message + Clone + 'static>(
-    node: &mut Node,
-    n: &Name,
-    typ: &ServiceTypeName,
+/// A service server of the node, answering both request mappings, `qos`
+/// both ways.
+pub(super) fn server<Q: Message + 'static, A: Message + 'static>(
+    dp: &DomainParticipant,
+    fq: &str,
+    typ: (&str, &str),
     qos: &QosProfile,
-) -> Result<Server<Q, A>, RunError> {
-    node.create_server(ServiceMapping::Enhanced, n, typ, qos.clone(), qos.clone()).map_err(dds)
+) -> Result<DualServer<Q, A>, RunError> {
+    DualServer::new(dp, fq, typ, qos).map_err(RunError::Dds)
+}
+
+/// Names the node's endpoints, applies their QoS overrides and keeps the
+/// list of them (to check the overrides against).
+struct Ends<'a> {
+    ros: &'a RosArgs,
+    node_name: &'a str,
+    ns: &'a str,
+    overrides: &'a QosOverrides,
+    all: Vec<(String, Endpoint)>,
+    qos: Vec<(String, Endpoint, QosPolicies)>,
+}
+
+/// `base` with `o` over it.
+pub fn overridden(base: &QosProfile, o: Option<&QosOverride>) -> QosProfile {
+    let Some(o) = o else { return base.clone() };
+    let mut q = base.clone();
+    match o.reliability {
+        Some(ReliabilityKind::Reliable) => q.reliability = Reliability::Reliable { when_full: WhenFull::DEFAULT },
+        Some(ReliabilityKind::BestEffort) => q.reliability = Reliability::BestEffort,
+        None => {}
+    }
+    match o.durability {
+        Some(DurabilityKind::Volatile) => q.durability = Durability::Volatile,
+        Some(DurabilityKind::TransientLocal) => q.durability = Durability::TransientLocal,
+        None => {}
+    }
+    let base_depth = match base.history {
+        History::KeepLast { depth } => depth,
+        History::KeepAll => 1,
+    };
+    q.history = match (o.history, o.depth) {
+        (Some(HistoryKind::KeepAll), _) => History::KeepAll,
+        (_, Some(d)) => History::KeepLast { depth: d as usize },
+        (Some(HistoryKind::KeepLast), None) => History::KeepLast { depth: base_depth },
+        (None, None) => base.history,
+    };
+    q
+}
+
+impl Ends<'_> {
+    /// Topic `n` (as the node names it) for an endpoint `end` of QoS `base`
+    /// (overridden where the parameters say).
+    fn topic<M: RosMessage>(
+        &mut self,
+        node: &Node,
+        n: &str,
+        end: Endpoint,
+        base: &QosProfile,
+    ) -> Result<ros2_client::dds::rustdds::Topic, RunError> {
+        let fq = resolve_name(self.ros, self.node_name, self.ns, n);
+        let qos = overridden(base, self.overrides.get(&fq, end));
+        self.qos.push((fq.clone(), end, (&qos).into()));
+        self.all.push((fq, end));
+        topic::<M>(node, &name(self.ros, self.node_name, self.ns, n)?, &qos)
+    }
+
+    fn publisher<M: RosMessage + serde::Serialize>(
+        &mut self,
+        node: &mut Node,
+        n: &str,
+        base: &QosProfile,
+    ) -> Result<Publisher<M>, RunError> {
+        let tp = self.topic::<M>(node, n, Endpoint::Publisher, base)?;
+        node.create_publisher(&tp, None).map_err(dds)
+    }
+
+    fn subscription<M: RosMessage + serde::de::DeserializeOwned + 'static>(
+        &mut self,
+        node: &mut Node,
+        n: &str,
+        base: &QosProfile,
+    ) -> Result<Subscription<M>, RunError> {
+        let tp = self.topic::<M>(node, n, Endpoint::Subscription, base)?;
+        node.create_subscription(&tp, None).map_err(dds)
+    }
 }
 
 pub(super) fn create_topics(
+    dp: &DomainParticipant,
     node: &mut Node,
     ros: &RosArgs,
-    node_name: &str,
-    ns: &str,
+    (node_name, ns): (&str, &str),
     cell: &Workcell,
+    overrides: &QosOverrides,
 ) -> Result<Topics, RunError> {
     let reliable = QosProfile::publisher_default();
     let services = reliable.clone().history(History::KeepLast { depth: 10 });
     let private = |srv: &str| {
         let fq = format!("{}/{node_name}/{srv}", ns.trim_end_matches('/'));
         let fq = ros.remapped(node_name, &fq).to_string();
-        Name::parse(&fq).map_err(|e| RunError::Name { name: fq.clone(), problem: format!("{e:?}") })
+        Name::parse(&fq).map_err(|e| RunError::Name { name: fq.clone(), problem: format!("{e:?}") })?;
+        Ok::<_, RunError>(fq)
     };
-    let trigger = ServiceTypeName::new("std_srvs", "Trigger");
-    let ours = |srv: &str| ServiceTypeName::new("workcell_guard_msgs", srv);
+    let trigger = ("std_srvs", "Trigger");
+    let ours = |srv| ("workcell_guard_msgs", srv);
+    let mut e = Ends { ros, node_name, ns, overrides, all: Vec::new(), qos: Vec::new() };
     let mut t = Topics {
-        points: {
-            let tp = topic::<PointCloud2>(node, &name(ros, node_name, ns, "points")?, &SENSOR)?;
-            node.create_subscription(&tp, None).map_err(dds)?
-        },
+        points: e.subscription::<PointCloud2>(node, "points", &SENSOR)?,
         displays: Vec::new(),
         commands: Vec::new(),
         cancels: Vec::new(),
@@ -117,40 +203,30 @@ pub(super) fn create_topics(
         grants: Vec::new(),
         arm_grants: Vec::new(),
         states: Vec::new(),
-        reset_stop: server(node, &private("reset_stop")?, &trigger, &services)?,
-        reload: server(node, &private("reload")?, &trigger, &services)?,
-        set_contact: server(node, &private("set_contact")?, &ours("SetContact"), &services)?,
-        set_priority: server(node, &private("set_priority")?, &ours("SetPriority"), &services)?,
+        endpoints: Vec::new(),
+        js_names: Vec::new(),
+        reset_stop: server(dp, &private("reset_stop")?, trigger, &services)?,
+        reload: server(dp, &private("reload")?, trigger, &services)?,
+        set_contact: server(dp, &private("set_contact")?, ours("SetContact"), &services)?,
+        set_priority: server(dp, &private("set_priority")?, ours("SetPriority"), &services)?,
         joint_states: Vec::new(),
         trajectories: Vec::new(),
         stops: Vec::new(),
         stop_topics: Vec::new(),
-        diagnostics: {
-            let tp = topic::<DiagnosticArray>(node, &name(ros, node_name, ns, "diagnostics")?, &reliable)?;
-            node.create_publisher(&tp, None).map_err(dds)?
-        },
-        markers: {
-            let tp = topic::<MarkerArray>(node, &name(ros, node_name, ns, "markers")?, &reliable)?;
-            node.create_publisher(&tp, None).map_err(dds)?
-        },
+        diagnostics: e.publisher::<DiagnosticArray>(node, "diagnostics", &reliable)?,
+        markers: e.publisher::<MarkerArray>(node, "markers", &reliable)?,
     };
     for m in &cell.manipulators {
-        let js = topic::<JointState>(node, &name(ros, node_name, ns, &m.joint_state_topic)?, &SENSOR)?;
-        t.joint_states.push(node.create_subscription(&js, None).map_err(dds)?);
-        let tr = topic::<JointTrajectory>(node, &name(ros, node_name, ns, &m.trajectory_topic)?, &reliable)?;
-        t.trajectories.push(node.create_subscription(&tr, None).map_err(dds)?);
-        let st = topic::<Bool>(node, &name(ros, node_name, ns, &format!("{}/stop", m.name))?, &LATCHED)?;
+        t.joint_states.push(e.subscription::<JointState>(node, &m.joint_state_topic, &SENSOR)?);
+        t.js_names.push(e.all.last().map(|(fq, _)| fq.clone()).unwrap_or_default());
+        t.trajectories.push(e.subscription::<JointTrajectory>(node, &m.trajectory_topic, &reliable)?);
+        let st = e.topic::<Bool>(node, &format!("{}/stop", m.name), Endpoint::Publisher, &LATCHED)?;
         t.stops.push(node.create_publisher(&st, None).map_err(dds)?);
         t.stop_topics.push(st);
-        let gr = topic::<ManipulatorGrant>(node, &name(ros, node_name, ns, &format!("{}/grant", m.name))?, &LATCHED)?;
-        t.arm_grants.push(node.create_publisher(&gr, None).map_err(dds)?);
-        let gs = topic::<GuardState>(node, &name(ros, node_name, ns, &format!("{}/state", m.name))?, &LATCHED)?;
-        t.states.push(node.create_publisher(&gs, None).map_err(dds)?);
+        t.arm_grants.push(e.publisher::<ManipulatorGrant>(node, &format!("{}/grant", m.name), &LATCHED)?);
+        t.states.push(e.publisher::<GuardState>(node, &format!("{}/state", m.name), &LATCHED)?);
         t.commands.push(match &m.controller_command_topic {
-            Some(c) => {
-                let tp = topic::<JointTrajectory>(node, &name(ros, node_name, ns, c)?, &reliable)?;
-                Some(node.create_publisher(&tp, None).map_err(dds)?)
-            }
+            Some(c) => Some(e.publisher::<JointTrajectory>(node, c, &reliable)?),
             None => None,
         });
         let mut cancels = Vec::new();
@@ -168,44 +244,40 @@ pub(super) fn create_topics(
         }
         t.cancels.push(cancels);
         t.speed.push(match &m.speed_scaling_topic {
-            Some(c) => {
-                let n = name(ros, node_name, ns, c)?;
-                Some(match m.speed_scaling_type {
-                    ScalingMessage::SpeedScalingFactor => {
-                        let tp = topic::<SpeedScalingFactor>(node, &n, &LATCHED)?;
-                        SpeedPublisher::Factor(node.create_publisher(&tp, None).map_err(dds)?)
-                    }
-                    ScalingMessage::Float64 => {
-                        let tp = topic::<Float64>(node, &n, &reliable)?;
-                        SpeedPublisher::Float64(node.create_publisher(&tp, None).map_err(dds)?)
-                    }
-                })
-            }
+            Some(c) => Some(match m.speed_scaling_type {
+                ScalingMessage::SpeedScalingFactor => {
+                    SpeedPublisher::Factor(e.publisher::<SpeedScalingFactor>(node, c, &LATCHED)?)
+                }
+                ScalingMessage::Float64 => SpeedPublisher::Float64(e.publisher::<Float64>(node, c, &reliable)?),
+            }),
             None => None,
         });
     }
-    let display_topics = event_loop::display_topics(cell);
-    for (d, robots) in display_topics {
-        let tp = topic::<DisplayTrajectory>(node, &name(ros, node_name, ns, &d)?, &services)?;
-        t.displays.push((node.create_subscription(&tp, None).map_err(dds)?, robots));
+    for (d, robots) in event_loop::display_topics(cell) {
+        t.displays.push((e.subscription::<DisplayTrajectory>(node, &d, &services)?, robots));
     }
     for u in cell.platen.iter().flat_map(|p| &p.units) {
-        let pose = topic::<PoseStamped>(node, &name(ros, node_name, ns, &format!("{}/pose", u.name))?, &SENSOR)?;
-        t.unit_poses.push(node.create_subscription(&pose, None).map_err(dds)?);
-        let rq = topic::<PlatenMoveRequest>(
+        t.unit_poses.push(e.subscription::<PoseStamped>(node, &format!("{}/pose", u.name), &SENSOR)?);
+        t.move_requests.push(e.subscription::<PlatenMoveRequest>(
             node,
-            &name(ros, node_name, ns, &format!("{}/move_request", u.name))?,
+            &format!("{}/move_request", u.name),
             &services,
-        )?;
-        t.move_requests.push(node.create_subscription(&rq, None).map_err(dds)?);
-        let pq = topic::<PlatenPathRequest>(
+        )?);
+        t.path_requests.push(e.subscription::<PlatenPathRequest>(
             node,
-            &name(ros, node_name, ns, &format!("{}/path_request", u.name))?,
+            &format!("{}/path_request", u.name),
             &services,
-        )?;
-        t.path_requests.push(node.create_subscription(&pq, None).map_err(dds)?);
-        let gr = topic::<PlatenGrant>(node, &name(ros, node_name, ns, &format!("{}/grant", u.name))?, &services)?;
-        t.grants.push(node.create_publisher(&gr, None).map_err(dds)?);
+        )?);
+        t.grants.push(e.publisher::<PlatenGrant>(node, &format!("{}/grant", u.name), &services)?);
+    }
+    overrides.check_against(&e.all).map_err(|q| {
+        RunError::Param(crate::params::ParamError::Invalid { name: q.name, value: String::new(), problem: q.problem })
+    })?;
+    t.endpoints = e.qos;
+    for (fq, end) in &e.all {
+        if let Some(o) = overrides.get(fq, *end) {
+            tracing::info!("QoS of the {} on {fq} overridden: {o:?}", end.as_str());
+        }
     }
     Ok(t)
 }

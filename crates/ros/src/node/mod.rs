@@ -15,7 +15,9 @@ mod plans;
 mod platen;
 mod report;
 mod sensing;
+mod services;
 mod state;
+pub use services::ServiceError;
 
 use crate::convert::{CloudError, cloud_points, to_time};
 use crate::convert::{JointMap, JointStateError, Names, time_s};
@@ -37,7 +39,6 @@ use workcell_guard_core::guard::{
 };
 use workcell_guard_core::model::{PosedSpheres, SpherePoser};
 use workcell_guard_core::platen::{Answer, Blocker, PathFault, Refusal, StopReason, UnitStatus};
-use workcell_guard_description::workcell::BodyRef;
 use workcell_guard_description::workcell::Workcell;
 
 /// Why a robot's input was refused by the adapter (the core refuses NaN
@@ -87,47 +88,6 @@ pub enum TrajectoryError {
     TimeOrder {
         /// Point index.
         point: usize,
-    },
-}
-
-/// Why a service call (`~/reset_stop`, `~/set_contact`) was refused; its
-/// text is the answer's `message`.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum ServiceError {
-    /// Latched robots still in conflict keep their latch.
-    #[error("still stopped: {}{}", held.iter().map(|(n, c)| format!("`{n}` ({c})")).collect::<Vec<_>>().join(", "),
-        if released.is_empty() { String::new() } else {
-            format!("; released {}", released.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "))
-        })]
-    StillStopped {
-        /// Robots still stopped, with what stopped them.
-        held: Vec<(String, String)>,
-        /// Robots released by the same call.
-        released: Vec<String>,
-    },
-    /// `robot/link` names no robot of the cell.
-    #[error("no manipulator `{0}`")]
-    NoRobot(String),
-    /// The robot has no such link.
-    #[error("manipulator `{robot}` has no link `{link}`")]
-    NoLink {
-        /// The robot.
-        robot: String,
-        /// The link asked for.
-        link: String,
-    },
-    /// The name is no `robot/link`, obstacle or platen unit.
-    #[error("`{0}` names no `robot/link`, obstacle or platen unit")]
-    NoBody(String),
-    /// The guard refuses the pair.
-    #[error("`{a}` – `{b}`: {source}")]
-    Contact {
-        /// First body, as named.
-        a: String,
-        /// Second body, as named.
-        b: String,
-        /// Why.
-        source: workcell_guard_core::guard::ContactError,
     },
 }
 
@@ -206,6 +166,11 @@ pub struct GuardNode {
     /// Each robot's state message, and the key it was last taken with.
     states: Vec<crate::msg::GuardState>,
     state_sent: Vec<Option<state::StateKey>>,
+    /// Endpoints that met incompatible QoS: topic, what (newest per topic).
+    qos_notes: Vec<(String, String)>,
+    /// Per robot, the publishers matched on its joint-state topic, where
+    /// the transport can tell.
+    js_publishers: Vec<Option<usize>>,
 }
 
 /// One log line when a robot's stop flag changes: a guard's stop as a
@@ -283,15 +248,29 @@ pub fn declared_parameters(p: &NodeParams, cell: &Workcell) -> Vec<(&'static str
 /// applying it: the parameter's own range, then the tuning it leads to.
 /// Returns the parameters after the update.
 pub fn check_param(cell: &Workcell, current: &NodeParams, name: &str, v: &Value) -> Result<NodeParams, ParamError> {
-    if name == "workcell_file" {
-        let same = current.workcell_file.as_ref().is_some_and(|f| v.as_str() == Some(&*f.display().to_string()));
+    if name.starts_with(crate::qos::PREFIX) {
+        let now = current.qos_overrides.parameters().find(|(n, _)| *n == name).map(|(_, v)| v.clone());
+        if now.as_ref() == Some(v) {
+            return Ok(current.clone());
+        }
+        return Err(ParamError::Invalid {
+            name: name.into(),
+            value: v.to_string(),
+            problem: "read-only: QoS overrides are read at start; restart the node to change them".into(),
+        });
+    }
+    if let Some(s) = crate::params::spec(name)
+        && s.applies == crate::params::Applies::AtStart
+    {
+        let now = (s.get)(current, cell);
+        let same = now == *v || (now.as_f64().is_some() && now.as_f64() == v.as_f64());
         if same {
             return Ok(current.clone());
         }
         return Err(ParamError::Invalid {
             name: name.into(),
             value: v.to_string(),
-            problem: "read at start; restart the node (or call its reload service) to change it".into(),
+            problem: "read-only: read at start; restart the node to change it".into(),
         });
     }
     let mut next = current.clone();
@@ -367,6 +346,8 @@ impl GuardNode {
             cloud_error: None,
             states: Vec::new(),
             state_sent: Vec::new(),
+            qos_notes: Vec::new(),
+            js_publishers: vec![None; n],
             cell,
         };
         node.build_markers();
@@ -586,74 +567,6 @@ impl GuardNode {
     /// What to tell each robot's controller after the last cycle.
     pub fn actuation(&self) -> &[Actuate] {
         &self.actuate
-    }
-
-    /// Releases latched stops (`latch_stops`) of robots the guard now lets
-    /// go; refuses, naming them, while any is still in conflict.
-    pub fn reset_stops(&mut self) -> Result<String, ServiceError> {
-        let mut released = Vec::new();
-        let mut held = Vec::new();
-        let (cell, io) = (&self.cell, &self.io);
-        self.guard.reset_latches(|r, freed| {
-            let name = cell.manipulators[r].name.clone();
-            if freed {
-                released.push(name);
-            } else {
-                held.push((name, io[r].cause.clone()));
-            }
-        });
-        let quoted = |v: &[String]| v.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ");
-        match (released.is_empty(), held.is_empty()) {
-            (true, true) => Ok("no latched stops".into()),
-            (_, true) => Ok(format!("released {}", quoted(&released))),
-            _ => Err(ServiceError::StillStopped { held, released }),
-        }
-    }
-
-    /// Gives robot `robot` priority `priority` (higher goes first where
-    /// plans cross) until changed again or the workcell reloaded.
-    pub fn set_priority(&mut self, robot: &str, priority: i32) -> Result<String, ServiceError> {
-        let c = &self.cell;
-        let ri = c
-            .manipulators
-            .iter()
-            .position(|m| m.name == robot)
-            .ok_or_else(|| ServiceError::NoRobot(robot.to_string()))?;
-        let was = self.guard.priority(ri).unwrap_or_default();
-        self.guard.set_priority(ri, i64::from(priority));
-        Ok(format!("`{robot}`: priority {was} -> {priority}"))
-    }
-
-    /// Allows or forbids contact between two bodies named as in the
-    /// workcell file (`robot/link`, an obstacle, a platen unit).
-    pub fn set_contact(&mut self, a: &str, b: &str, allowed: bool) -> Result<String, ServiceError> {
-        let (ra, rb) = (self.body(a)?, self.body(b)?);
-        let r = if allowed { self.guard.allow_contact(ra, rb) } else { self.guard.forbid_contact(ra, rb) };
-        r.map_err(|source| ServiceError::Contact { a: a.to_string(), b: b.to_string(), source })?;
-        Ok(format!("contact between `{a}` and `{b}` {}", if allowed { "allowed" } else { "forbidden" }))
-    }
-
-    fn body(&self, s: &str) -> Result<BodyRef, ServiceError> {
-        let c = &self.cell;
-        if let Some((robot, link)) = s.split_once('/') {
-            let ri = c
-                .manipulators
-                .iter()
-                .position(|m| m.name == robot)
-                .ok_or_else(|| ServiceError::NoRobot(robot.to_string()))?;
-            let li = c.manipulators[ri]
-                .robot
-                .link_index(link)
-                .ok_or_else(|| ServiceError::NoLink { robot: robot.to_string(), link: link.to_string() })?;
-            return Ok(BodyRef::Link { robot: ri, link: li });
-        }
-        if let Some(i) = c.obstacles.iter().position(|o| o.name == s) {
-            return Ok(BodyRef::Obstacle(i));
-        }
-        if let Some(i) = c.platen.as_ref().and_then(|p| p.units.iter().position(|u| u.name == s)) {
-            return Ok(BodyRef::PlatenUnit(i));
-        }
-        Err(ServiceError::NoBody(s.to_string()))
     }
 
     /// The stop flags of the last cycle.

@@ -104,6 +104,16 @@ impl GuardNode {
                 ),
             }
             set_kv(&mut s.values[4], "refused_messages", format_args!("{}", io.refused));
+            if let Some(Some(k)) = self.js_publishers.get(r).copied()
+                && let Decision::Stop(st) = decisions[r]
+                && matches!(st.reason, Reason::NoJointState | Reason::StaleJointState { .. })
+            {
+                let topic = &self.cell.manipulators[r].joint_state_topic;
+                let _ = match k {
+                    0 => write!(s.message, "; no publisher on `{topic}`"),
+                    k => write!(s.message, "; {k} publisher(s) matched on `{topic}` but silent"),
+                };
+            }
             match io.trajectory {
                 Some(t) => set_kv(
                     &mut s.values[5],
@@ -143,6 +153,14 @@ impl GuardNode {
             s.level = DiagnosticStatus::WARN;
             s.message.clear();
             let _ = write!(s.message, "point cloud refused: {e}");
+        }
+        if !self.qos_notes.is_empty() {
+            s.level = DiagnosticStatus::WARN;
+            s.message.clear();
+            let _ = write!(s.message, "incompatible QoS on {} topic(s): they do not connect", self.qos_notes.len());
+            for (topic, what) in &self.qos_notes {
+                s.values.push(KeyValue { key: format!("incompatible QoS {topic}"), value: what.clone() });
+            }
         }
         let t = self.guard.tuning();
         set_kv(&mut s.values[0], "rate_hz", format_args!("{}", self.params.rate_hz));
@@ -331,6 +349,25 @@ pub(super) fn set_kv(kv: &mut KeyValue, key: &str, v: std::fmt::Arguments<'_>) {
 }
 
 impl GuardNode {
+    /// How many publishers robot `r`'s joint-state topic has matched (the
+    /// diagnostics tell "no publisher" from "matched but silent").
+    pub fn set_joint_state_publishers(&mut self, r: usize, count: Option<usize>) {
+        if let Some(c) = self.js_publishers.get_mut(r) {
+            *c = count;
+        }
+    }
+
+    /// The peers on the node's topics that do not connect for their QoS
+    /// now (topic, how): shown in the node's diagnostics; each new one is
+    /// logged once.
+    pub fn set_qos_mismatches(&mut self, mut now: Vec<(String, String)>) {
+        now.truncate(64);
+        for n in now.iter().filter(|n| !self.qos_notes.contains(n)) {
+            tracing::warn!("incompatible QoS on {}: {}", n.0, n.1);
+        }
+        self.qos_notes = now;
+    }
+
     /// Robot `r`'s spheres posed at its latest joint state (`None` before
     /// its first, or where its positions do not pose).
     pub fn posed_spheres(&mut self, r: usize) -> Option<&workcell_guard_core::model::PosedSpheres> {

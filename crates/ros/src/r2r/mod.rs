@@ -466,6 +466,10 @@ impl Transport for R2rIo {
         let _ = self.markers.publish(&markers_out(m));
     }
 
+    fn markers_wanted(&self) -> bool {
+        self.markers.get_inter_process_subscription_count().map_or(true, |n| n > 0)
+    }
+
     fn answer_trigger(&mut self, _: Trigger, _: (), _: msg::TriggerResponse) {}
 
     fn answer_set_contact(&mut self, _: (), _: msg::SetContactResponse) {}

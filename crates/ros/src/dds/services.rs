@@ -1,0 +1,223 @@
+//! Service servers that answer both request mappings ROS 2 clients use:
+//! - **enhanced** (rmw_fastrtps, rmw_connextdds, ros2-client): the payload
+//!   is the request alone; the request's identity travels as the sample's
+//!   identity (or a related-sample-identity inline QoS), and the reply
+//!   carries it as its related sample identity;
+//! - **Cyclone** (rmw_cyclonedds_cpp): a 16-byte header (the low 8 bytes of
+//!   the client's GUID, a sequence number) comes before the request, and
+//!   the reply starts with the same header.
+//!
+//! A request with a related sample identity is enhanced. One without is
+//! read both ways: the form that decodes and uses the whole payload (up
+//! to CDR's end padding) wins, the header-less one first; a request that
+//! neither form reads is refused with both reasons. Every reply also
+//! carries the related sample identity, which Cyclone ignores.
+
+use ros2_client::dds::rustdds::{
+    self, QosPolicies, RepresentationIdentifier, TopicKind, WriteOptionsBuilder,
+    bytes::Bytes,
+    no_key::{self, DataWriter, SimpleDataReader},
+    rpc::SampleIdentity,
+    serialization::deserialize_from_cdr_with_rep_id,
+};
+use ros2_client::{Message, QosProfile, message_info::MessageInfo};
+use std::marker::PhantomData;
+
+/// Which mapping a request came in, and what its reply must carry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RequestId {
+    /// No header: the reply's related sample identity answers it.
+    Enhanced(SampleIdentity),
+    /// rmw_cyclonedds's header (client GUID's low half, sequence number),
+    /// sent back in front of the reply.
+    Cyclone {
+        /// The sample's identity (also sent as the related one).
+        sample: SampleIdentity,
+        /// The client GUID's low 8 bytes.
+        guid_low: [u8; 8],
+        /// The client's sequence number.
+        seq: i64,
+    },
+}
+
+/// A serialized sample and its encoding.
+#[derive(Clone, Debug)]
+pub struct Raw {
+    bytes: Bytes,
+    encoding: RepresentationIdentifier,
+}
+
+/// Passes samples through undecoded (decoding is the server's, which
+/// knows the mappings).
+pub struct RawAdapter;
+
+const ENCODINGS: [RepresentationIdentifier; 2] = [RepresentationIdentifier::CDR_LE, RepresentationIdentifier::CDR_BE];
+
+/// The (never failing) pass-through decoder.
+#[derive(Clone, Copy)]
+pub struct RawDecoder;
+
+/// Never produced: raw samples always decode.
+#[derive(Debug, thiserror::Error)]
+#[error("raw sample")]
+pub struct RawError;
+
+impl no_key::DeserializerAdapter<Raw> for RawAdapter {
+    type Error = RawError;
+    type Decoded = Raw;
+
+    fn supported_encodings() -> &'static [RepresentationIdentifier] {
+        &ENCODINGS
+    }
+
+    fn transform_decoded(decoded: Raw) -> Raw {
+        decoded
+    }
+}
+
+impl no_key::DefaultDecoder<Raw> for RawAdapter {
+    type Decoder = RawDecoder;
+    const DECODER: RawDecoder = RawDecoder;
+}
+
+impl<'de> no_key::Decode<'de, Raw> for RawDecoder {
+    type Error = RawError;
+
+    fn decode_bytes(self, input: &'de [u8], encoding: RepresentationIdentifier) -> Result<Raw, RawError> {
+        Ok(Raw { bytes: Bytes::copy_from_slice(input), encoding })
+    }
+}
+
+impl no_key::SerializerAdapter<Raw> for RawAdapter {
+    type Error = RawError;
+
+    fn output_encoding() -> RepresentationIdentifier {
+        RepresentationIdentifier::CDR_LE
+    }
+
+    fn to_bytes(value: &Raw) -> Result<Bytes, RawError> {
+        Ok(value.bytes.clone())
+    }
+}
+
+/// `T` from CDR `bytes` in `encoding`, only if it reads them all (up to
+/// three bytes of end padding).
+fn whole<T: serde::de::DeserializeOwned>(bytes: &[u8], encoding: RepresentationIdentifier) -> Result<T, String> {
+    let (v, used) = deserialize_from_cdr_with_rep_id::<T>(bytes, encoding).map_err(|e| format!("{e}"))?;
+    if used + 3 < bytes.len() {
+        return Err(format!("{} of {} bytes read", used, bytes.len()));
+    }
+    Ok(v)
+}
+
+/// Reads request `raw` (module text): its mapping and its value.
+pub fn decode_request<Q: serde::de::DeserializeOwned>(raw: &Raw, info: &MessageInfo) -> Result<(RequestId, Q), String> {
+    let own = SampleIdentity {
+        writer_guid: info.publisher_gid().into(),
+        sequence_number: rustdds::SequenceNumber::from(info.sequence_number()),
+    };
+    if let Some(related) = info.related_request_id() {
+        let mut id: SampleIdentity = related.into();
+        // FastDDS sends an unknown sequence number there: the sample's own
+        // is the one its client waits for.
+        if id.sequence_number == rustdds::SequenceNumber::UNKNOWN {
+            id.sequence_number = own.sequence_number;
+        }
+        return whole::<Q>(&raw.bytes, raw.encoding).map(|q| (RequestId::Enhanced(id), q));
+    }
+    let plain = match whole::<Q>(&raw.bytes, raw.encoding) {
+        Ok(q) => return Ok((RequestId::Enhanced(own), q)),
+        Err(e) => e,
+    };
+    let cyclone = (|| {
+        if raw.bytes.len() < 16 {
+            return Err(format!("{} bytes, shorter than its 16-byte header", raw.bytes.len()));
+        }
+        let mut guid_low = [0u8; 8];
+        guid_low.copy_from_slice(&raw.bytes[..8]);
+        let seq_bytes: [u8; 8] = raw.bytes[8..16].try_into().map_err(|_| "header".to_string())?;
+        let seq = if raw.encoding == RepresentationIdentifier::CDR_BE {
+            i64::from_be_bytes(seq_bytes)
+        } else {
+            i64::from_le_bytes(seq_bytes)
+        };
+        whole::<Q>(&raw.bytes[16..], raw.encoding).map(|q| (RequestId::Cyclone { sample: own, guid_low, seq }, q))
+    })();
+    cyclone.map_err(|c| format!("neither mapping reads it: without a header, {plain}; with rmw_cyclonedds's, {c}"))
+}
+
+/// The reply's bytes for a request `id`: the Cyclone header (little
+/// endian) where it had one, then `answer` as little-endian CDR.
+pub fn encode_reply<A: serde::Serialize>(id: RequestId, answer: &A) -> Result<Raw, String> {
+    let mut out = Vec::with_capacity(64);
+    if let RequestId::Cyclone { guid_low, seq, .. } = id {
+        out.extend_from_slice(&guid_low);
+        out.extend_from_slice(&seq.to_le_bytes());
+    }
+    cdr_encoding::to_writer::<A, byteorder::LittleEndian, _>(&mut out, answer).map_err(|e| e.to_string())?;
+    Ok(Raw { bytes: Bytes::from(out), encoding: RepresentationIdentifier::CDR_LE })
+}
+
+/// A service server answering both mappings.
+pub struct DualServer<Q, A> {
+    requests: SimpleDataReader<Raw, RawAdapter>,
+    replies: DataWriter<Raw, RawAdapter>,
+    _types: PhantomData<fn(Q) -> A>,
+}
+
+impl<Q: Message + 'static, A: Message + 'static> DualServer<Q, A> {
+    /// The server of service `fq_name` (fully qualified) of type
+    /// `pkg/srv/name`, on `participant`, `qos` both ways.
+    pub fn new(
+        participant: &rustdds::DomainParticipant,
+        fq_name: &str,
+        (pkg, name): (&str, &str),
+        qos: &QosProfile,
+    ) -> Result<Self, String> {
+        let q: QosPolicies = qos.into();
+        fn e<E: std::fmt::Debug>(e: E) -> String {
+            format!("{e:?}")
+        }
+        let typ = |dir: &str| format!("{pkg}::srv::dds_::{name}_{dir}_");
+        let rq =
+            participant.create_topic(format!("rq{fq_name}Request"), typ("Request"), &q, TopicKind::NoKey).map_err(e)?;
+        let rr =
+            participant.create_topic(format!("rr{fq_name}Reply"), typ("Response"), &q, TopicKind::NoKey).map_err(e)?;
+        let requests = participant
+            .create_subscriber(&q)
+            .map_err(e)?
+            .create_simple_datareader_no_key::<Raw, RawAdapter>(&rq, Some(q.clone()))
+            .map_err(e)?;
+        let replies = participant
+            .create_publisher(&q)
+            .map_err(e)?
+            .create_datawriter_no_key::<Raw, RawAdapter>(&rr, Some(q))
+            .map_err(e)?;
+        Ok(DualServer { requests, replies, _types: PhantomData })
+    }
+
+    /// Every request as it arrives, decoded as [`decode_request`] reads it.
+    pub fn receive_request_stream(&self) -> impl futures::Stream<Item = Result<(RequestId, Q), String>> + '_ {
+        use futures::StreamExt;
+        self.requests.as_async_stream().map(|r| match r {
+            Ok(dcc) => {
+                let info = MessageInfo::from(&dcc);
+                decode_request::<Q>(&dcc.into_value(), &info)
+            }
+            Err(e) => Err(format!("{e:?}")),
+        })
+    }
+
+    /// Answers request `id` with `answer`.
+    pub fn send_response(&self, id: RequestId, answer: A) -> Result<(), String> {
+        let sample = match id {
+            RequestId::Enhanced(s) | RequestId::Cyclone { sample: s, .. } => s,
+        };
+        let raw = encode_reply(id, &answer)?;
+        let opts = WriteOptionsBuilder::new()
+            .source_timestamp(rustdds::Timestamp::now())
+            .related_sample_identity(sample)
+            .build();
+        self.replies.write_with_options(raw, opts).map(drop).map_err(|e| format!("{e:?}"))
+    }
+}
