@@ -400,3 +400,29 @@ fn the_finer_sampling_near_something_is_checked_against_the_cap() {
     let (e, _) = workcell_error(&format!("{base}guard: {{near_path_samples: 5000}}\n"));
     assert_eq!(invalid_key(&e).0, "guard.near_path_samples");
 }
+
+#[test]
+fn speed_scaling_types_and_moveit_actions_are_checked() {
+    use workcell_guard_core::cell::ScalingMessage;
+    let base = common::minimal_workcell(&arm7());
+    let dir = tempfile::tempdir().unwrap();
+    let wc = workcell::load(&write(dir.path(), "ok.yaml", &base)).unwrap();
+    assert_eq!(wc.manipulators[0].speed_scaling_type, ScalingMessage::SpeedScalingFactor, "the default");
+    assert!(wc.manipulators[0].moveit_actions.is_empty());
+    let set = base.replace(
+        "priority: 1",
+        "priority: 1\n    speed_scaling_topic: s\n    speed_scaling_type: std_msgs/msg/Float64\n    moveit_actions: [execute_trajectory, /move_action]",
+    );
+    let wc = workcell::load(&write(dir.path(), "set.yaml", &set)).unwrap();
+    assert_eq!(wc.manipulators[0].speed_scaling_type, ScalingMessage::Float64);
+    assert_eq!(wc.manipulators[0].moveit_actions, ["execute_trajectory", "/move_action"]);
+    let (e, _) = workcell_error(&base.replace("priority: 1", "priority: 1\n    speed_scaling_type: std_msgs/Float64"));
+    assert!(
+        e.to_string().contains("speed_scaling_type") && e.to_string().contains("control_msgs/msg/SpeedScalingFactor"),
+        "{e}"
+    );
+    let (e, _) = workcell_error(&base.replace("priority: 1", "priority: 1\n    moveit_actions: [a, a]"));
+    assert_eq!(invalid_key(&e), ("manipulators[0].moveit_actions[1]", "\"a\""));
+    let (e, _) = workcell_error(&base.replace("priority: 1", "priority: 1\n    moveit_actions: [\"bad name\"]"));
+    assert_eq!(invalid_key(&e).0, "manipulators[0].moveit_actions[0]");
+}

@@ -32,3 +32,4 @@ mod platen_paths;
 mod recording;
 mod ros_files;
 mod ros_node;
+mod ros_state;

@@ -15,7 +15,7 @@ use workcell_guard_ros::msg::{
 use workcell_guard_ros::node::{GuardNode, InputFault, ServiceError};
 use workcell_guard_ros::params::{NodeParams, ParamError};
 
-fn node() -> GuardNode {
+pub(crate) fn node() -> GuardNode {
     let cell = workcell::load(&common::repo().join("config/workcell.yaml")).unwrap();
     let field = DistanceField::from_workcell(&cell);
     let cache = tempfile::tempdir().unwrap();
@@ -45,7 +45,7 @@ fn q_right() -> Vec<f64> {
 }
 
 /// Feeds both arms at rest every 5 ms, cycling every 2 ms, until `t_end`.
-fn run(n: &mut GuardNode, t: &mut f64, t_end: f64) {
+pub(crate) fn run(n: &mut GuardNode, t: &mut f64, t_end: f64) {
     let (l, r) = (state(&LEFT, &q_left(), 0.0), state(&RIGHT, &q_right(), 0.0));
     let (mut l, mut r) = (l, r);
     let mut next_js = *t;
@@ -63,7 +63,7 @@ fn run(n: &mut GuardNode, t: &mut f64, t_end: f64) {
     }
 }
 
-fn status<'a>(d: &'a workcell_guard_ros::msg::DiagnosticArray, name: &str) -> &'a DiagnosticStatus {
+pub(crate) fn status<'a>(d: &'a workcell_guard_ros::msg::DiagnosticArray, name: &str) -> &'a DiagnosticStatus {
     d.status.iter().find(|s| s.name == name).unwrap_or_else(|| panic!("no status {name}"))
 }
 
@@ -425,7 +425,7 @@ fn platen_requests_are_answered_and_units_reported() {
     assert!(status(d, "workcell_guard: mover_a").message.starts_with("moving (request 2)"));
 }
 
-fn cloud(frame: &str, points: &[[f32; 3]]) -> workcell_guard_ros::msg::PointCloud2 {
+pub(crate) fn cloud(frame: &str, points: &[[f32; 3]]) -> workcell_guard_ros::msg::PointCloud2 {
     use workcell_guard_ros::msg::{PointCloud2, PointField};
     let field =
         |name: &str, offset: u32| PointField { name: name.into(), offset, datatype: PointField::FLOAT32, count: 1 };

@@ -75,6 +75,13 @@ pub struct NodeParams {
     /// goes on instead of backing away where its increment meets only
     /// what that one claims.
     pub go_on_when_clear: bool,
+    /// `cloud_timeout_s`: sensed obstacles (`points`) are expected at least
+    /// this often; 0 (default): sensing is optional.
+    pub cloud_timeout_s: f64,
+    /// `cloud_policy`: `stop` (default) stops every robot while clouds are
+    /// stale (none yet, or the newest older than `cloud_timeout_s`);
+    /// `warn` only reports it.
+    pub cloud_policy_stops: bool,
 }
 
 impl Default for NodeParams {
@@ -101,6 +108,8 @@ impl Default for NodeParams {
             priority_boost_after_s: 0.0,
             give_way_at_start: false,
             go_on_when_clear: false,
+            cloud_timeout_s: 0.0,
+            cloud_policy_stops: true,
         }
     }
 }
@@ -164,6 +173,8 @@ pub enum Kind {
     Path,
     /// A file path, or empty for none.
     OptionalPath,
+    /// One of these words.
+    Choice(&'static [&'static str]),
 }
 
 /// When an update takes effect.
@@ -302,6 +313,13 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("go_on_when_clear", Kind::Bool, "false", NextCycle,
         "A robot standing in the increment of a higher one goes on (and goes first until its plan is done) instead of backing away, where its increment meets only what that one claims, not where it stands or is committed to go; false: it backs away, as the method has it.",
         get: |p, c| p.go_on_when_clear, set: |p, v| p.go_on_when_clear = v.as_bool() == Some(true)),
+    spec!("cloud_timeout_s", range(0.0, 60.0), "0", NextCycle,
+        "Sensed obstacles (`points`) are expected at least this often, s; while none has come yet or the newest is older, `cloud_policy` applies. 0: sensing is optional.",
+        get: |p, c| p.cloud_timeout_s, set: |p, v| p.cloud_timeout_s = num(v)),
+    spec!("cloud_policy", Kind::Choice(&["stop", "warn"]), "stop", NextCycle,
+        "With `cloud_timeout_s`: `stop` stops every robot while the sensed obstacles are stale (what the cell holds is unknown); `warn` only reports it in the diagnostics.",
+        get: |p, c| if p.cloud_policy_stops { "stop" } else { "warn" },
+        set: |p, v| p.cloud_policy_stops = v.as_str() == Some("stop")),
 ];
 
 /// The parameter named `name`.
@@ -317,6 +335,7 @@ impl ParamSpec {
             Kind::Number { lo, hi } => format!("{lo}..={hi}"),
             Kind::Path => "path".to_string(),
             Kind::OptionalPath => "path or empty".to_string(),
+            Kind::Choice(words) => words.join(" or "),
         }
     }
 
@@ -358,6 +377,10 @@ impl NodeParams {
             Kind::Bool => Value::Bool(boolean(name, v)?),
             Kind::Number { lo, hi } => Value::from(number(name, v, lo, hi)?),
             Kind::OptionalPath if v.as_str() == Some("") => Value::String(String::new()),
+            Kind::Choice(words) => match v.as_str() {
+                Some(w) if words.contains(&w) => Value::String(w.to_string()),
+                _ => return Err(invalid(name, v, &format!("must be one of {}", words.join(", ")))),
+            },
             Kind::Path | Kind::OptionalPath => {
                 let p = v.as_str().filter(|p| !p.is_empty()).ok_or_else(|| invalid(name, v, "must be a path"))?;
                 let p = match base {
@@ -464,6 +487,7 @@ mod tests {
                 Kind::Bool => Value::Bool(true),
                 Kind::Number { lo, hi } => Value::from(if s.name == "release_m" { hi } else { (lo + hi) / 2.0 }),
                 Kind::Path | Kind::OptionalPath => Value::from("/tmp/cell.yaml"),
+                Kind::Choice(words) => Value::from(words[words.len() - 1]),
             };
             p.set(s.name, &v, None).unwrap_or_else(|e| panic!("{}: {e}", s.name));
             if let Kind::Number { lo, hi } = s.kind {

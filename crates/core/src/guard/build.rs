@@ -79,6 +79,7 @@ impl Guard {
             move_requests: Vec::with_capacity(64),
             path_requests: Vec::new(),
             policy: CommandPolicy::default(),
+            last_cloud_s: None,
             supervision: vec![Supervision::START; cell.manipulators.len()],
             commands: vec![Command::START; cell.manipulators.len()],
             arbitration: increments::Arbitration::new(cell, &[]),

@@ -52,6 +52,13 @@ pub struct CommandPolicy {
     pub hold_period_s: f64,
     /// While stopped, the controller's goals are cancelled this often, s.
     pub cancel_period_s: f64,
+    /// Sensed obstacles (point clouds) are expected at least this often, s;
+    /// 0: sensing is optional and never stale.
+    pub cloud_timeout_s: f64,
+    /// With `cloud_timeout_s`: no cloud yet, or the newest older than it,
+    /// stops every robot ([`StopSource::StaleSensing`]); false: it is only
+    /// reported.
+    pub stale_cloud_stops: bool,
 }
 
 impl Default for CommandPolicy {
@@ -63,6 +70,8 @@ impl Default for CommandPolicy {
             stop_heartbeat_s: 1.0,
             hold_period_s: 0.1,
             cancel_period_s: 1.0,
+            cloud_timeout_s: 0.0,
+            stale_cloud_stops: true,
         }
     }
 }
@@ -77,6 +86,9 @@ pub enum StopSource {
     /// Input the adapter refused (joint names, a trajectory), until good
     /// input arrives.
     RefusedInput,
+    /// Sensed obstacles are stale ([`CommandPolicy::cloud_timeout_s`]):
+    /// what the cell holds now is unknown.
+    StaleSensing,
     /// A latched proximity stop: the decision lets go, the latch holds.
     Latched,
     /// Its grant says hold: it pauses on its path until granted more.
@@ -138,6 +150,8 @@ impl Command {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Supervision {
     pub(crate) refused: bool,
+    /// Sensed obstacles are stale and the policy stops for it.
+    pub(crate) sensing_stale: bool,
     pub(crate) latched: bool,
     last_hold_s: f64,
     last_cancel_s: f64,
@@ -156,6 +170,7 @@ pub const SCALING_STEP: f64 = 0.01;
 impl Supervision {
     pub(crate) const START: Supervision = Supervision {
         refused: false,
+        sensing_stale: false,
         latched: false,
         last_hold_s: f64::NEG_INFINITY,
         last_cancel_s: f64::NEG_INFINITY,
@@ -188,6 +203,8 @@ impl Supervision {
             StopSource::RefusedInput
         } else if d.is_stop() {
             StopSource::Decision
+        } else if self.sensing_stale {
+            StopSource::StaleSensing
         } else if self.latched {
             StopSource::Latched
         } else if grant.state == GrantState::Hold {

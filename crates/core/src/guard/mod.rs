@@ -291,6 +291,8 @@ pub struct Guard {
     move_requests: Vec<MoveRequest>,
     path_requests: Vec<PathRequest>,
     policy: CommandPolicy,
+    /// When the newest cloud of sensed obstacles arrived.
+    last_cloud_s: Option<f64>,
     supervision: Vec<Supervision>,
     commands: Vec<Command>,
     /// Increments, conflicts and grants.
@@ -537,6 +539,7 @@ impl Guard {
     /// Robot `ri`'s command from its decision.
     fn command(&mut self, ri: usize, now_s: f64) {
         let release = self.margins.release_m;
+        self.supervision[ri].sensing_stale = self.policy.stale_cloud_stops && self.sensing_stale(now_s).is_some();
         let c = self.arms[ri].scratch.track.class_best;
         let input = (&self.decisions[ri], &self.arbitration.out[ri], c[0].min(c[2]));
         self.commands[ri] = self.supervision[ri].command(&self.policy, &self.commands[ri], input, now_s, release);
@@ -571,6 +574,26 @@ impl Guard {
         if let Some(s) = self.supervision.get_mut(robot) {
             s.refused = refused;
         }
+    }
+
+    /// A cloud of sensed obstacles arrived at `at_s` (the guard's clock).
+    pub fn note_cloud(&mut self, at_s: f64) {
+        self.last_cloud_s = Some(at_s);
+    }
+
+    /// With a [`CommandPolicy::cloud_timeout_s`]: how old the newest cloud
+    /// is at `now_s` when that is too old (`+∞` before the first, and for a
+    /// stamp ahead of `now_s`); `None` while sensing is fresh or optional.
+    pub fn sensing_stale(&self, now_s: f64) -> Option<f64> {
+        let timeout = self.policy.cloud_timeout_s;
+        if timeout <= 0.0 {
+            return None;
+        }
+        let age = match self.last_cloud_s {
+            Some(t) if t <= now_s => now_s - t,
+            _ => f64::INFINITY,
+        };
+        (age > timeout).then_some(age)
     }
 
     /// Sets how decisions become commands.

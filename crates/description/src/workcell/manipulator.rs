@@ -40,7 +40,7 @@ pub(super) fn manipulator(
     for (i, a) in m.moveit_actions.iter().flatten().enumerate() {
         let a = cx.topic(&format!("{key}.moveit_actions[{i}]"), a)?;
         if moveit_actions.contains(&a) || controller_action.as_ref() == Some(&a) {
-            return Err(cx.invalid(&format!("{key}.moveit_actions[{i}]"), &a, "named twice".to_string()));
+            return Err(cx.invalid(format!("{key}.moveit_actions[{i}]"), &a, "named twice"));
         }
         moveit_actions.push(a);
     }

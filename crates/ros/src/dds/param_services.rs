@@ -51,7 +51,7 @@ pub fn descriptor(s: &ParamSpec) -> raw::ParameterDescriptor {
         Kind::Number { lo, hi } => {
             (raw::ParameterType::DOUBLE, vec![raw::FloatingPointRange { from_value: lo, to_value: hi, step: 0.0 }])
         }
-        Kind::Path | Kind::OptionalPath => (raw::ParameterType::STRING, vec![]),
+        Kind::Path | Kind::OptionalPath | Kind::Choice(_) => (raw::ParameterType::STRING, vec![]),
     };
     let read_only = s.applies == Applies::AtStart;
     raw::ParameterDescriptor {
@@ -61,6 +61,7 @@ pub fn descriptor(s: &ParamSpec) -> raw::ParameterDescriptor {
         additional_constraints: match (s.kind, read_only) {
             (_, true) => "read at start: restart the node to change it".to_string(),
             (Kind::OptionalPath, _) => "a path, or empty for none".to_string(),
+            (Kind::Choice(words), _) => format!("one of {}; applies {}", words.join(", "), s.applies_text()),
             _ => format!("applies {}", s.applies_text()),
         },
         read_only,

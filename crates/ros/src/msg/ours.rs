@@ -180,6 +180,7 @@ impl GuardState {
     pub const SOURCE_REFUSED_INPUT: u8 = 2;
     pub const SOURCE_LATCHED: u8 = 3;
     pub const SOURCE_GRANT: u8 = 4;
+    pub const SOURCE_STALE_SENSING: u8 = 5;
     pub const REASON_NONE: u8 = 0;
     pub const REASON_CELL: u8 = 1;
     pub const REASON_ROBOT: u8 = 2;
@@ -193,4 +194,5 @@ impl GuardState {
     pub const REASON_HOLDING: u8 = 10;
     pub const REASON_REFUSED_INPUT: u8 = 11;
     pub const REASON_GRANT: u8 = 12;
+    pub const REASON_STALE_SENSING: u8 = 13;
 }

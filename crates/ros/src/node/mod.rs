@@ -219,6 +219,8 @@ pub fn policy_of(p: &NodeParams) -> CommandPolicy {
         slow_down_m: p.slow_down_m,
         escape_scaling: p.escape_speed_scaling,
         stop_heartbeat_s: p.stop_heartbeat_s,
+        cloud_timeout_s: p.cloud_timeout_s,
+        stale_cloud_stops: p.cloud_policy_stops,
         ..CommandPolicy::default()
     }
 }

@@ -123,7 +123,13 @@ impl GuardNode {
                 None => set_kv(&mut s.values[5], "planned_trajectory", format_args!("none")),
             }
         }
-        let s = &mut self.diag.status[n + units];
+        self.fill_node_status(n + units, stamp);
+        &self.diag
+    }
+
+    /// The node's own status: counters, tuning, sensing, QoS problems.
+    fn fill_node_status(&mut self, i: usize, stamp: Time) {
+        let s = &mut self.diag.status[i];
         s.level = DiagnosticStatus::OK;
         s.name.clear();
         s.name.push_str("workcell_guard: node");
@@ -154,6 +160,16 @@ impl GuardNode {
             s.message.clear();
             let _ = write!(s.message, "point cloud refused: {e}");
         }
+        let now_s = f64::from(stamp.sec) + f64::from(stamp.nanosec) * 1e-9;
+        if let Some(age) = self.guard.sensing_stale(now_s) {
+            s.level = if self.params.cloud_policy_stops { DiagnosticStatus::ERROR } else { DiagnosticStatus::WARN };
+            s.message.clear();
+            let act = if self.params.cloud_policy_stops { "every robot stopped" } else { "cloud_policy warn" };
+            let _ = match age.is_finite() {
+                true => write!(s.message, "sensed obstacles stale: newest cloud {age:.3} s old ({act})"),
+                false => write!(s.message, "sensed obstacles stale: no cloud on `points` yet ({act})"),
+            };
+        }
         if !self.qos_notes.is_empty() {
             s.level = DiagnosticStatus::WARN;
             s.message.clear();
@@ -175,7 +191,6 @@ impl GuardNode {
                 t.clearance_m, t.release_m, t.watchdog_s, t.release_hold_s
             ),
         );
-        &self.diag
     }
 
     /// One status per platen unit, after the robots' `n`.
@@ -379,6 +394,9 @@ impl GuardNode {
     /// started its stop.
     pub fn stop_cause(&self, r: usize) -> String {
         match self.guard.commands().get(r) {
+            Some(c) if c.source == StopSource::StaleSensing => {
+                format!("sensed obstacles stale (no cloud within cloud_timeout_s = {} s)", self.params.cloud_timeout_s)
+            }
             Some(c) if c.source == StopSource::Grant => {
                 let g = self.arm_grants.get(r).map_or("", |g| g.reason.as_str());
                 format!("holds on its path: {g}")

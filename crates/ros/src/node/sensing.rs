@@ -52,6 +52,9 @@ impl GuardNode {
     pub fn on_cloud(&mut self, msg: &PointCloud2, now_s: f64) -> Result<(), CloudError> {
         let r = self.take_cloud(msg, now_s);
         self.cloud_error = r.as_ref().err().cloned();
+        if r.is_ok() {
+            self.guard.note_cloud(now_s);
+        }
         r
     }
 

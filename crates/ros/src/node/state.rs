@@ -44,6 +44,7 @@ impl GuardNode {
                 (GuardState::SOURCE_LATCHED, c.cause.map_or(GuardState::REASON_NONE, |s| reason_code(s.reason)))
             }
             StopSource::Grant => (GuardState::SOURCE_GRANT, GuardState::REASON_GRANT),
+            StopSource::StaleSensing => (GuardState::SOURCE_STALE_SENSING, GuardState::REASON_STALE_SENSING),
         };
         let decision = if c.stop { GuardState::STOP } else { GuardState::RUN };
         (decision, source, reason, state_code(c.grant.state))

@@ -25,6 +25,7 @@ use crate::event_loop::{self, Incoming, LoopContext, Transport, Trigger};
 use crate::msg;
 use crate::node::check_param;
 use crate::params::NodeParams;
+use crate::qos::{DurabilityKind, Endpoint, HistoryKind, QosOverrides, ReliabilityKind};
 use ::r2r as r2;
 use futures::StreamExt;
 use r2::{ParameterValue, QosProfile};
@@ -145,7 +146,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
         r2::Clock::create(if core.params().use_sim_time { r2::ClockType::RosTime } else { r2::ClockType::SystemTime })
             .map_err(r2err)?;
 
-    let mut io = make_io(&mut node, &core, clock)?;
+    let mut io = make_io(&mut node, ros, &core, clock)?;
     let node = Arc::new(Mutex::new(node));
     let spin = node.clone();
     let running = Arc::new(std::sync::atomic::AtomicBool::new(true));
@@ -188,7 +189,13 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
 }
 
 /// Every subscription and publisher of the node, as the loop's transport.
-fn make_io(node: &mut r2::Node, core: &crate::node::GuardNode, clock: r2::Clock) -> Result<R2rIo, RunError> {
+fn make_io(
+    node: &mut r2::Node,
+    ros: &RosArgs,
+    core: &crate::node::GuardNode,
+    clock: r2::Clock,
+) -> Result<R2rIo, RunError> {
+    let q = Overridden::new(node, ros, &core.params().qos_overrides);
     let mut joint_states = Vec::new();
     let mut trajectories = Vec::new();
     let mut stops = Vec::new();
@@ -196,78 +203,57 @@ fn make_io(node: &mut r2::Node, core: &crate::node::GuardNode, clock: r2::Clock)
     let mut outs = Outputs { commands: Vec::new(), speed: Vec::new(), cancels: Vec::new(), states: Vec::new() };
     for m in &core.cell().manipulators {
         joint_states.push(
-            node.subscribe::<r2::sensor_msgs::msg::JointState>(&m.joint_state_topic, QosProfile::sensor_data())
-                .map_err(r2err)?,
+            node.subscribe::<r2::sensor_msgs::msg::JointState>(
+                &m.joint_state_topic,
+                q.sub(&m.joint_state_topic, QosProfile::sensor_data()),
+            )
+            .map_err(r2err)?,
         );
         trajectories.push(
-            node.subscribe::<r2::trajectory_msgs::msg::JointTrajectory>(&m.trajectory_topic, QosProfile::default())
-                .map_err(r2err)?,
+            node.subscribe::<r2::trajectory_msgs::msg::JointTrajectory>(
+                &m.trajectory_topic,
+                q.sub(&m.trajectory_topic, QosProfile::default()),
+            )
+            .map_err(r2err)?,
         );
         stops.push(
-            node.create_publisher::<r2::std_msgs::msg::Bool>(&format!("{}/stop", m.name), latched()).map_err(r2err)?,
+            node.create_publisher::<r2::std_msgs::msg::Bool>(
+                &format!("{}/stop", m.name),
+                q.publ(&format!("{}/stop", m.name), latched()),
+            )
+            .map_err(r2err)?,
         );
         arm_grants.push(
             node.create_publisher_untyped(
                 &format!("{}/grant", m.name),
                 &type_name::<msg::ManipulatorGrant>(),
-                latched(),
+                q.publ(&format!("{}/grant", m.name), latched()),
             )
             .map_err(r2err)?,
         );
-        outs.commands.push(match &m.controller_command_topic {
-            Some(t) => Some(
-                node.create_publisher::<r2::trajectory_msgs::msg::JointTrajectory>(t, QosProfile::default())
-                    .map_err(r2err)?,
-            ),
-            None => None,
-        });
-        let mut cancels = Vec::new();
-        for a in m.controller_action.iter().chain(&m.moveit_actions) {
-            cancels.push(
-                node.create_client::<r2::action_msgs::srv::CancelGoal::Service>(
-                    &format!("{a}/_action/cancel_goal"),
-                    QosProfile::services_default(),
-                )
-                .map_err(r2err)?,
-            );
-        }
-        outs.cancels.push(cancels);
-        outs.states.push(
-            node.create_publisher_untyped(&format!("{}/state", m.name), &type_name::<msg::GuardState>(), latched())
-                .map_err(r2err)?,
-        );
-        // control_msgs need not be among the workspace's generated types:
-        // both scaling types go through the untyped API.
-        outs.speed.push(match &m.speed_scaling_topic {
-            Some(t) => Some(match m.speed_scaling_type {
-                ScalingMessage::SpeedScalingFactor => (
-                    m.speed_scaling_type,
-                    node.create_publisher_untyped(t, &type_name::<msg::SpeedScalingFactor>(), latched())
-                        .map_err(r2err)?,
-                ),
-                ScalingMessage::Float64 => (
-                    m.speed_scaling_type,
-                    node.create_publisher_untyped(t, &type_name::<msg::Float64>(), QosProfile::default())
-                        .map_err(r2err)?,
-                ),
-            }),
-            None => None,
-        });
+        outputs(node, &q, m, &mut outs)?;
     }
     let diagnostics = node
-        .create_publisher::<r2::diagnostic_msgs::msg::DiagnosticArray>("diagnostics", QosProfile::default())
+        .create_publisher::<r2::diagnostic_msgs::msg::DiagnosticArray>(
+            "diagnostics",
+            q.publ("diagnostics", QosProfile::default()),
+        )
         .map_err(r2err)?;
     let markers = node
-        .create_publisher::<r2::visualization_msgs::msg::MarkerArray>("markers", QosProfile::default())
+        .create_publisher::<r2::visualization_msgs::msg::MarkerArray>(
+            "markers",
+            q.publ("markers", QosProfile::default()),
+        )
         .map_err(r2err)?;
-    let points =
-        node.subscribe::<r2::sensor_msgs::msg::PointCloud2>("points", QosProfile::sensor_data()).map_err(r2err)?;
+    let points = node
+        .subscribe::<r2::sensor_msgs::msg::PointCloud2>("points", q.sub("points", QosProfile::sensor_data()))
+        .map_err(r2err)?;
     let (mut unit_poses, mut grants) = (Vec::new(), Vec::new());
     for u in core.cell().platen.iter().flat_map(|p| &p.units) {
         unit_poses.push(
             node.subscribe::<r2::geometry_msgs::msg::PoseStamped>(
                 &format!("{}/pose", u.name),
-                QosProfile::sensor_data(),
+                q.sub(&format!("{}/pose", u.name), QosProfile::sensor_data()),
             )
             .map_err(r2err)?,
         );
@@ -275,7 +261,7 @@ fn make_io(node: &mut r2::Node, core: &crate::node::GuardNode, clock: r2::Clock)
             node.create_publisher_untyped(
                 &format!("{}/grant", u.name),
                 &type_name::<msg::PlatenGrant>(),
-                QosProfile::default(),
+                q.publ(&format!("{}/grant", u.name), QosProfile::default()),
             )
             .map_err(r2err)?,
         );
@@ -285,9 +271,11 @@ fn make_io(node: &mut r2::Node, core: &crate::node::GuardNode, clock: r2::Clock)
     let mut displays = Vec::new();
     for (d, _) in &display_robots {
         displays.push(
-            node.subscribe_untyped(d, &type_name::<msg::DisplayTrajectory>(), QosProfile::default()).map_err(r2err)?,
+            node.subscribe_untyped(d, &type_name::<msg::DisplayTrajectory>(), q.sub(d, QosProfile::default()))
+                .map_err(r2err)?,
         );
     }
+    q.check()?;
     Ok(R2rIo {
         joint_states: futures::stream::select_all(
             joint_states.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
@@ -299,8 +287,8 @@ fn make_io(node: &mut r2::Node, core: &crate::node::GuardNode, clock: r2::Clock)
         unit_poses: futures::stream::select_all(
             unit_poses.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
         ),
-        move_requests: per_unit::<msg::PlatenMoveRequest>(node, core, "move_request")?,
-        path_requests: per_unit::<msg::PlatenPathRequest>(node, core, "path_request")?,
+        move_requests: per_unit::<msg::PlatenMoveRequest>(node, core, "move_request", &q)?,
+        path_requests: per_unit::<msg::PlatenPathRequest>(node, core, "path_request", &q)?,
         displays: futures::stream::select_all(
             displays.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
         ),
@@ -328,13 +316,137 @@ fn per_unit<M: msg::RosMessage>(
     node: &mut r2::Node,
     core: &crate::node::GuardNode,
     suffix: &str,
+    q: &Overridden,
 ) -> Result<Tagged<r2::Result<Value>>, RunError> {
     let mut subs = Vec::new();
     for u in core.cell().platen.iter().flat_map(|p| &p.units) {
         let topic = format!("{}/{suffix}", u.name);
-        subs.push(node.subscribe_untyped(&topic, &type_name::<M>(), QosProfile::default()).map_err(r2err)?);
+        subs.push(
+            node.subscribe_untyped(&topic, &type_name::<M>(), q.sub(&topic, QosProfile::default())).map_err(r2err)?,
+        );
     }
     Ok(futures::stream::select_all(subs.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local())))
+}
+
+/// Robot `m`'s outputs beside its stop and grant: its controller's command
+/// topic and goal cancels (the controller's action and MoveIt's), its
+/// state, its speed scaling.
+fn outputs(
+    node: &mut r2::Node,
+    q: &Overridden,
+    m: &workcell_guard_description::workcell::Manipulator,
+    outs: &mut Outputs,
+) -> Result<(), RunError> {
+    outs.commands.push(match &m.controller_command_topic {
+        Some(t) => Some(
+            node.create_publisher::<r2::trajectory_msgs::msg::JointTrajectory>(t, q.publ(t, QosProfile::default()))
+                .map_err(r2err)?,
+        ),
+        None => None,
+    });
+    let mut cancels = Vec::new();
+    for a in m.controller_action.iter().chain(&m.moveit_actions) {
+        cancels.push(
+            node.create_client::<r2::action_msgs::srv::CancelGoal::Service>(
+                &format!("{a}/_action/cancel_goal"),
+                QosProfile::services_default(),
+            )
+            .map_err(r2err)?,
+        );
+    }
+    outs.cancels.push(cancels);
+    outs.states.push(
+        node.create_publisher_untyped(
+            &format!("{}/state", m.name),
+            &type_name::<msg::GuardState>(),
+            q.publ(&format!("{}/state", m.name), latched()),
+        )
+        .map_err(r2err)?,
+    );
+    // control_msgs need not be among the workspace's generated types:
+    // both scaling types go through the untyped API.
+    outs.speed.push(match &m.speed_scaling_topic {
+        Some(t) => Some(match m.speed_scaling_type {
+            ScalingMessage::SpeedScalingFactor => (
+                m.speed_scaling_type,
+                node.create_publisher_untyped(t, &type_name::<msg::SpeedScalingFactor>(), q.publ(t, latched()))
+                    .map_err(r2err)?,
+            ),
+            ScalingMessage::Float64 => (
+                m.speed_scaling_type,
+                node.create_publisher_untyped(t, &type_name::<msg::Float64>(), q.publ(t, QosProfile::default()))
+                    .map_err(r2err)?,
+            ),
+        }),
+        None => None,
+    });
+    Ok(())
+}
+
+/// The QoS of each endpoint, with the `qos_overrides` parameters applied
+/// (names resolved as the `dds` transport resolves them), and the
+/// endpoints seen, to refuse an override that names none.
+struct Overridden<'a> {
+    ros: &'a RosArgs,
+    node: String,
+    ns: String,
+    overrides: &'a QosOverrides,
+    seen: std::cell::RefCell<Vec<(String, Endpoint)>>,
+}
+
+impl<'a> Overridden<'a> {
+    fn new(node: &r2::Node, ros: &'a RosArgs, overrides: &'a QosOverrides) -> Overridden<'a> {
+        Overridden {
+            ros,
+            node: node.name().unwrap_or_else(|_| crate::dds::NODE_NAME.to_string()),
+            ns: node.namespace().unwrap_or_else(|_| "/".to_string()),
+            overrides,
+            seen: std::cell::RefCell::new(Vec::new()),
+        }
+    }
+
+    fn apply(&self, n: &str, end: Endpoint, base: QosProfile) -> QosProfile {
+        let fq = crate::dds::resolve_name(self.ros, &self.node, &self.ns, n);
+        let o = self.overrides.get(&fq, end).copied();
+        self.seen.borrow_mut().push((fq, end));
+        let Some(o) = o else { return base };
+        let mut q = base;
+        q = match o.reliability {
+            Some(ReliabilityKind::Reliable) => q.reliable(),
+            Some(ReliabilityKind::BestEffort) => q.best_effort(),
+            None => q,
+        };
+        q = match o.durability {
+            Some(DurabilityKind::Volatile) => q.volatile(),
+            Some(DurabilityKind::TransientLocal) => q.transient_local(),
+            None => q,
+        };
+        match (o.history, o.depth) {
+            (Some(HistoryKind::KeepAll), _) => q.keep_all(),
+            (_, Some(d)) => q.keep_last(d as usize),
+            _ => q,
+        }
+    }
+
+    fn sub(&self, n: &str, base: QosProfile) -> QosProfile {
+        self.apply(n, Endpoint::Subscription, base)
+    }
+
+    fn publ(&self, n: &str, base: QosProfile) -> QosProfile {
+        self.apply(n, Endpoint::Publisher, base)
+    }
+
+    /// Every override names an endpoint of the node, or the node does not
+    /// start.
+    fn check(&self) -> Result<(), RunError> {
+        self.overrides.check_against(&self.seen.borrow()).map_err(|e| {
+            RunError::Param(crate::params::ParamError::Invalid {
+                name: e.name,
+                value: String::new(),
+                problem: e.problem,
+            })
+        })
+    }
 }
 
 type Tagged<T> = futures::stream::SelectAll<futures::stream::LocalBoxStream<'static, (usize, T)>>;
