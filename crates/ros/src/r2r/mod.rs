@@ -75,7 +75,10 @@ impl r2::RosParams for Params {
     ) -> r2::Result<()> {
         for (name, value) in &self.declared {
             let key = format!("{prefix}{name}");
-            params.insert(key, r2::Parameter::new(value.clone()));
+            // r2r's descriptor carries a description only (no range, no
+            // read-only flag): the description says both.
+            let description = crate::params::spec(name).map_or("", |s| s.doc);
+            params.insert(key, r2::Parameter { value: value.clone(), description });
         }
         Ok(())
     }
