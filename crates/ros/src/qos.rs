@@ -110,33 +110,19 @@ impl QosOverrides {
             "subscription" => Endpoint::Subscription,
             e => return Err(err(format!("`{e}` is neither `publisher` nor `subscription`"))),
         };
-        let word = v.as_str().map(str::trim);
-        let bad = |allowed: &str| err(format!("{v} is not one of {allowed}"));
         let mut o = self.by_endpoint.get(&(topic.to_string(), end)).copied().unwrap_or_default();
         match policy {
             "reliability" => {
-                o.reliability = match word {
-                    Some("reliable") => Some(ReliabilityKind::Reliable),
-                    Some("best_effort") => Some(ReliabilityKind::BestEffort),
-                    Some("system_default") => None,
-                    _ => return Err(bad("reliable, best_effort, system_default")),
-                }
+                let c = [("reliable", ReliabilityKind::Reliable), ("best_effort", ReliabilityKind::BestEffort)];
+                o.reliability = pick(v, &c).map_err(err)?;
             }
             "durability" => {
-                o.durability = match word {
-                    Some("volatile") => Some(DurabilityKind::Volatile),
-                    Some("transient_local") => Some(DurabilityKind::TransientLocal),
-                    Some("system_default") => None,
-                    _ => return Err(bad("volatile, transient_local, system_default")),
-                }
+                let c = [("volatile", DurabilityKind::Volatile), ("transient_local", DurabilityKind::TransientLocal)];
+                o.durability = pick(v, &c).map_err(err)?;
             }
             "history" => {
-                o.history = match word {
-                    Some("keep_last") => Some(HistoryKind::KeepLast),
-                    Some("keep_all") => Some(HistoryKind::KeepAll),
-                    Some("system_default") => None,
-                    _ => return Err(bad("keep_last, keep_all, system_default")),
-                }
+                o.history = pick(v, &[("keep_last", HistoryKind::KeepLast), ("keep_all", HistoryKind::KeepAll)])
+                    .map_err(err)?;
             }
             "depth" => {
                 let d = v.as_u64().filter(|&d| (1..=u64::from(u32::MAX)).contains(&d));
@@ -177,6 +163,22 @@ impl QosOverrides {
             }
         }
         Ok(())
+    }
+}
+
+/// The choice word `v` names, or `None` for `system_default` (the node's
+/// own choice); any other value is refused, naming what is allowed.
+fn pick<T: Copy>(v: &Value, choices: &[(&str, T)]) -> Result<Option<T>, String> {
+    let word = v.as_str().map(str::trim);
+    if word == Some("system_default") {
+        return Ok(None);
+    }
+    match choices.iter().find(|(w, _)| Some(*w) == word) {
+        Some(&(_, k)) => Ok(Some(k)),
+        None => {
+            let allowed: Vec<&str> = choices.iter().map(|(w, _)| *w).chain(["system_default"]).collect();
+            Err(format!("{v} is not one of {}", allowed.join(", ")))
+        }
     }
 }
 

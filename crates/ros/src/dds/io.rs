@@ -49,41 +49,55 @@ fn merged<'a, M: 'static + serde::de::DeserializeOwned>(
     }))
 }
 
+/// What discovery shows now of the other participants: each reader's and
+/// writer's DDS topic and QoS.
+struct Discovered {
+    readers: Vec<(String, QosPolicies)>,
+    writers: Vec<(String, QosPolicies)>,
+}
+
 impl DdsIo<'_> {
-    /// The remote peers discovery shows on our `end` of topic `fq`: how
-    /// their QoS and ours compare in words, and whether they connect.
-    fn peers(&self, fq: &str, end: Endpoint) -> Vec<(String, bool)> {
-        let Some((_, _, ours)) = self.topics.endpoints.iter().find(|(f, e, _)| f == fq && *e == end) else {
-            return Vec::new();
-        };
-        let dds_name = format!("rt{fq}");
+    fn discovered(&self) -> Discovered {
         let me = self.dp.guid().prefix;
-        match end {
-            Endpoint::Publisher => self
-                .dp
-                .discovered_readers()
-                .iter()
-                .filter(|r| r.subscription_topic_data.topic_name() == &dds_name)
+        Discovered {
+            readers: (self.dp.discovered_readers().into_iter())
                 .filter(|r| r.reader_proxy.remote_reader_guid.prefix != me)
-                .map(|r| {
-                    let theirs = r.subscription_topic_data.qos();
-                    let ok = ours.compliance_failure_wrt(&theirs).is_none();
-                    (format!("the node offers {}, a subscriber requests {}", qos_words(ours), qos_words(&theirs)), ok)
-                })
+                .map(|r| (r.subscription_topic_data.topic_name().clone(), r.subscription_topic_data.qos()))
                 .collect(),
-            Endpoint::Subscription => self
-                .dp
-                .discovered_writers()
-                .iter()
-                .filter(|w| w.publication_topic_data.topic_name == dds_name)
+            writers: (self.dp.discovered_writers().into_iter())
                 .filter(|w| w.writer_proxy.remote_writer_guid.prefix != me)
-                .map(|w| {
-                    let theirs = w.publication_topic_data.qos();
-                    let ok = theirs.compliance_failure_wrt(ours).is_none();
-                    (format!("the node requests {}, a publisher offers {}", qos_words(ours), qos_words(&theirs)), ok)
-                })
+                .map(|w| (w.publication_topic_data.topic_name.clone(), w.publication_topic_data.qos()))
                 .collect(),
         }
+    }
+
+    /// The peers in `d` on our `end` of topic `fq` (with our QoS `ours`):
+    /// their QoS, and whether it connects with ours.
+    fn peers<'d>(
+        d: &'d Discovered,
+        (fq, end, ours): (&str, Endpoint, &'d QosPolicies),
+    ) -> impl Iterator<Item = (&'d QosPolicies, bool)> + 'd {
+        let dds_name = format!("rt{fq}");
+        let list = match end {
+            Endpoint::Publisher => &d.readers,
+            Endpoint::Subscription => &d.writers,
+        };
+        list.iter().filter(move |(t, _)| *t == dds_name).map(move |(_, theirs)| {
+            let ok = match end {
+                Endpoint::Publisher => ours.compliance_failure_wrt(theirs).is_none(),
+                Endpoint::Subscription => theirs.compliance_failure_wrt(ours).is_none(),
+            };
+            (theirs, ok)
+        })
+    }
+
+    /// How many peers connect with our `end` of `fq`.
+    fn connected(&self, fq: &str, end: Endpoint) -> usize {
+        let Some((_, _, ours)) = self.topics.endpoints.iter().find(|(f, e, _)| f == fq && *e == end) else {
+            return 0;
+        };
+        let d = self.discovered();
+        Self::peers(&d, (fq, end, ours)).filter(|(_, ok)| *ok).count()
     }
 }
 
@@ -240,21 +254,27 @@ impl Transport for DdsIo<'_> {
 
     fn joint_state_publishers(&self, robot: usize) -> Option<usize> {
         let fq = self.topics.js_names.get(robot)?;
-        Some(self.peers(fq, Endpoint::Subscription).into_iter().filter(|(_, ok)| *ok).count())
+        Some(self.connected(fq, Endpoint::Subscription))
     }
 
     fn markers_wanted(&self) -> bool {
         let fq = self.topics.endpoints.iter().find(|e| e.1 == Endpoint::Publisher && e.0.ends_with("/markers"));
-        fq.is_some_and(|(fq, ..)| self.peers(fq, Endpoint::Publisher).iter().any(|(_, ok)| *ok))
+        fq.is_some_and(|(fq, ..)| self.connected(fq, Endpoint::Publisher) > 0)
     }
 
     fn qos_mismatches(&self) -> Vec<(String, String)> {
+        let d = self.discovered();
         let mut out = Vec::new();
-        for (fq, end, _) in &self.topics.endpoints {
-            for (what, ok) in self.peers(fq, *end) {
-                if !ok {
-                    out.push((fq.clone(), what));
-                }
+        for (fq, end, ours) in &self.topics.endpoints {
+            for (theirs, _) in Self::peers(&d, (fq, *end, ours)).filter(|(_, ok)| !ok) {
+                let (o, t) = (qos_words(ours), qos_words(theirs));
+                out.push((
+                    fq.clone(),
+                    match end {
+                        Endpoint::Publisher => format!("the node offers {o}, a subscriber requests {t}"),
+                        Endpoint::Subscription => format!("the node requests {o}, a publisher offers {t}"),
+                    },
+                ));
             }
         }
         out
