@@ -27,16 +27,17 @@ pub(crate) fn field(
     resolution_m: Option<f64>,
 ) -> Result<(), AnyError> {
     let start = std::time::Instant::now();
-    let occ = occupancy.map(npy::read).transpose()?;
+    // Each grid with the file it came from.
+    let occ = occupancy.map(|p| npy::read(p).map(|g| (g, p))).transpose()?;
     let (dims, dist, res, occupied): (_, Vec<f32>, Option<f64>, Vec<bool>) = match (cell, &occ) {
         (Some(path), _) => {
             let wc = workcell::load(path)?;
             let mut f = DistanceField::from_workcell(&wc);
-            if let Some(g) = &occ {
+            if let Some((g, file)) = &occ {
                 if g.dims != f.dims() {
                     return Err(format!(
                         "{}: shape {:?} does not match the workcell's grid {:?}",
-                        occupancy.expect("given").display(),
+                        file.display(),
                         g.dims,
                         f.dims()
                     )
@@ -67,7 +68,7 @@ pub(crate) fn field(
             );
             (dims, f.voxel_distances().to_vec(), Some(wc.voxel_grid.resolution_m), occupied)
         }
-        (None, Some(g)) => {
+        (None, Some((g, _))) => {
             if g.dims.iter().any(|&n| n > edt::MAX_AXIS) {
                 return Err(format!("shape {:?}: at most {} voxels per axis", g.dims, edt::MAX_AXIS).into());
             }

@@ -175,3 +175,35 @@ print(json.dumps({"links": len(o), "spheres": sum(len(v) for v in o.values()), "
     assert_eq!((v["curobo_same"].as_bool(), v["srdf_same"].as_bool()), (Some(true), Some(true)), "{v}");
     assert_eq!(v["robot"], cell.manipulators[0].robot.name.as_str());
 }
+
+/// The CI's panic-policy check (scripts/panic_policy.py) fails on an
+/// unjustified `unwrap` in library code and passes a justified one, one in
+/// a `#[cfg(test)]` module, and one in a module file only tests compile.
+#[test]
+fn the_panic_policy_check_finds_an_unjustified_unwrap_and_passes_justified_and_test_ones() {
+    let run = |lib: &str, extra: Option<&str>| {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("crates/core/src");
+        std::fs::create_dir_all(&src).unwrap();
+        std::fs::write(src.join("lib.rs"), lib).unwrap();
+        if let Some(t) = extra {
+            std::fs::write(src.join("helpers.rs"), t).unwrap();
+        }
+        let out = std::process::Command::new("python3")
+            .arg(common::repo().join("scripts/panic_policy.py"))
+            .arg(dir.path())
+            .output()
+            .unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stdout).to_string())
+    };
+    let (ok, text) = run("pub fn f(v: &[u8]) -> u8 {\n    *v.first().unwrap()\n}\n", None);
+    assert!(!ok && text.contains("lib.rs:2"), "{text}");
+    let (ok, text) = run("pub fn f() {\n    // invariant: never empty\n    let _ = [1].first().unwrap();\n}\n", None);
+    assert!(ok && text.contains("1 places"), "{text}");
+    let test_mod = "#[cfg(test)]\nmod tests {\n    #[test]\n    fn t() {\n        Some(1).unwrap();\n    }\n}\n";
+    assert!(run(test_mod, None).0);
+    let (ok, _) = run("#[cfg(test)]\nmod helpers;\n", Some("pub fn g() { None::<u8>.expect(\"x\"); }\n"));
+    assert!(ok, "a module only tests compile is test code");
+    let (ok, text) = run("pub fn f() {\n    let s = \".unwrap()\"; // not a call: .unwrap()\n}\n", None);
+    assert!(ok, "{text}");
+}

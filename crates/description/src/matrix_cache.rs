@@ -94,6 +94,7 @@ pub fn to_json(m: &CollisionMatrix, cell: &Workcell) -> String {
         never_slack_m: cell.guard.matrix_never_slack_m,
         pairs,
     };
+    // invariant: plain numbers and strings always serialise to JSON
     serde_json::to_string_pretty(&f).expect("plain data serialises")
 }
 

@@ -162,11 +162,17 @@ pub fn decode(bytes: &[u8]) -> Result<Grid3, String> {
         "|i1" | "<i1" => (1, |s| s[0] as i8 as f64),
         "<u2" => (2, |s| u16::from_le_bytes([s[0], s[1]]) as f64),
         "<i2" => (2, |s| i16::from_le_bytes([s[0], s[1]]) as f64),
+        // invariant: chunks_exact hands out slices of exactly the item size
         "<u4" => (4, |s| u32::from_le_bytes(s.try_into().expect("4 bytes")) as f64),
+        // invariant: chunks_exact hands out slices of exactly the item size
         "<i4" => (4, |s| i32::from_le_bytes(s.try_into().expect("4 bytes")) as f64),
+        // invariant: chunks_exact hands out slices of exactly the item size
         "<u8" => (8, |s| u64::from_le_bytes(s.try_into().expect("8 bytes")) as f64),
+        // invariant: chunks_exact hands out slices of exactly the item size
         "<i8" => (8, |s| i64::from_le_bytes(s.try_into().expect("8 bytes")) as f64),
+        // invariant: chunks_exact hands out slices of exactly the item size
         "<f4" => (4, |s| f32::from_le_bytes(s.try_into().expect("4 bytes")) as f64),
+        // invariant: chunks_exact hands out slices of exactly the item size
         "<f8" => (8, |s| f64::from_le_bytes(s.try_into().expect("8 bytes"))),
         d => return Err(format!("unsupported dtype {d:?} (little-endian bool, int or float expected)")),
     };

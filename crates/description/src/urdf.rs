@@ -211,6 +211,7 @@ fn convert(urdf: &urdf_rs::Robot, path: &Path) -> Result<Robot, ModelError> {
     }
     let Some(&root) = roots.first() else {
         // Every link has a parent: the joints form a cycle.
+        // invariant: no root means every link has a parent joint
         let j = &urdf.joints[parent_of[0].expect("checked")];
         return Err(ModelError::KinematicLoop {
             path: path.to_path_buf(),
@@ -229,6 +230,7 @@ fn convert(urdf: &urdf_rs::Robot, path: &Path) -> Result<Robot, ModelError> {
         }
     }
     if order.len() != urdf.links.len() {
+        // invariant: fewer links ordered than exist means one was left out
         let stray = (0..urdf.links.len()).find(|i| !order.contains(i)).expect("exists");
         return Err(ModelError::KinematicLoop {
             path: path.to_path_buf(),
@@ -252,6 +254,7 @@ fn convert(urdf: &urdf_rs::Robot, path: &Path) -> Result<Robot, ModelError> {
     let mut joints = Vec::with_capacity(order.len().saturating_sub(1));
     let mut dof_names = Vec::new();
     for &old in order.iter().skip(1) {
+        // invariant: every link but the root has a parent joint (checked above)
         let j = &urdf.joints[parent_of[old].expect("non-root has a parent")];
         let (kind, origin, axis, limits) = joint_geometry(j, path)?;
         joints.push(Joint {
@@ -269,6 +272,7 @@ fn convert(urdf: &urdf_rs::Robot, path: &Path) -> Result<Robot, ModelError> {
     // Actuated joints are numbered in the URDF's document order, as other
     // tools (robot_state_publisher, yourdfpy) list them.
     for uj in &urdf.joints {
+        // invariant: every URDF joint was converted into `joints` above
         let j = joints.iter_mut().find(|j| j.name == uj.name).expect("every joint was converted");
         if j.kind.moves() && uj.mimic.is_none() {
             j.dof = Some(dof_names.len());

@@ -598,9 +598,11 @@ pub fn cloud_points(msg: &crate::msg::PointCloud2, out: &mut Vec<[f32; 3]>) -> R
     let big = msg.is_bigendian;
     let read = |b: &[u8], (off, ty): (usize, u8)| -> f32 {
         if ty == PointField::FLOAT32 {
+            // invariant: the field's bytes were bounds-checked against the point step above
             let a: [u8; 4] = b[off..off + 4].try_into().expect("checked above");
             if big { f32::from_be_bytes(a) } else { f32::from_le_bytes(a) }
         } else {
+            // invariant: the field's bytes were bounds-checked against the point step above
             let a: [u8; 8] = b[off..off + 8].try_into().expect("checked above");
             (if big { f64::from_be_bytes(a) } else { f64::from_le_bytes(a) }) as f32
         }

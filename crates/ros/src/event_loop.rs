@@ -478,7 +478,8 @@ pub(crate) fn take<T: Transport>(t: &mut T, core: &mut GuardNode, m: Incoming<T:
             };
             t.answer_set_priority(id, SetPriorityResponse { success, message });
         }
-        Incoming::Reload(_) => unreachable!("reloads are taken by the loop"),
+        // The loop takes reloads itself (built beside the running node).
+        Incoming::Reload(_) => tracing::error!("a reload reached the node's inputs: ignored"),
         Incoming::Undecodable(what, why) => tracing::warn!("{what} not decoded: {why}"),
     }
 }

@@ -34,6 +34,7 @@ impl Guard {
             ));
             let shape = exact::link_shape(&[Collision { origin: Frame::IDENTITY, shape: o.shape.clone() }])
                 .map_err(|source| GuardError::Obstacle { name: o.name.clone(), source })?
+                // invariant: one primitive collision element always gives one shape
                 .expect("one collision element gives a shape");
             obstacles.push(PlacedShape::new(&shape, &o.pose));
         }
@@ -112,6 +113,7 @@ impl Guard {
         for &(a, b) in &cell.allowed_contacts {
             match guard.allow_contact(a, b) {
                 Ok(()) | Err(ContactError::PlatenUnit) => {}
+                // invariant: allowed contacts were validated against the same bodies when the workcell was read
                 Err(e) => unreachable!("validated allowed contact {a:?}–{b:?} refused: {e}"),
             }
         }
@@ -152,7 +154,7 @@ fn build_arm(
     let mut fixed_link = vec![false; spec.robot.links.len()];
     fixed_link[0] = true;
     for l in 1..spec.robot.links.len() {
-        let j = &spec.robot.joints[spec.robot.links[l].parent_joint.expect("non-root links have a parent joint")];
+        let j = &spec.robot.joints[spec.robot.links[l].parent_joint.expect("non-root")]; // invariant: non-root links
         fixed_link[l] = fixed_link[j.parent] && j.kind == crate::model::JointKind::Fixed;
     }
     let (posed, ahead) = (poser.posed_batch(), poser.posed());
@@ -262,6 +264,7 @@ fn self_pair_levers(robot: &crate::model::Robot, levers: &[f64], self_pairs: &[(
         let mut out = vec![0.0; dof];
         let mut cur = l;
         while cur != c {
+            // invariant: the walk stays below a common ancestor, so never reaches the root
             let j = &robot.joints[robot.links[cur].parent_joint.expect("below an ancestor")];
             let w = |d: usize, out: &mut Vec<f64>| out[d] = levers[l * dof + d];
             if let Some(d) = j.dof {
@@ -276,6 +279,7 @@ fn self_pair_levers(robot: &crate::model::Robot, levers: &[f64], self_pairs: &[(
     let mut pair_lever = Vec::new();
     for &(la, lb) in self_pairs {
         let (aa, ab) = (ancestors(la as usize), ancestors(lb as usize));
+        // invariant: a validated robot is one tree: any two links share the root
         let common = *aa.iter().find(|x| ab.contains(x)).expect("one tree has one root");
         let (da, db) = (dofs_below(la as usize, common), dofs_below(lb as usize, common));
         pair_lever.extend(da.iter().zip(&db).map(|(x, y)| x + y));

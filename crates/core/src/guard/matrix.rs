@@ -193,6 +193,7 @@ fn adjacency(robot: &Robot, has: &[bool]) -> impl Fn(usize, usize) -> bool {
     let n = robot.links.len();
     let mut body = vec![0usize; n];
     for l in 1..n {
+        // invariant: the loop runs over non-root links, each with its parent joint
         let j = &robot.joints[robot.links[l].parent_joint.expect("non-root links have a parent joint")];
         body[l] = if j.kind == JointKind::Fixed { body[j.parent] } else { l };
     }
@@ -224,6 +225,7 @@ fn adjacency(robot: &Robot, has: &[bool]) -> impl Fn(usize, usize) -> bool {
 fn reach_from_root(robot: &Robot, poser_spheres: &crate::model::SphereModel) -> Vec<f64> {
     let mut chain = vec![0.0; robot.links.len()];
     for l in 1..robot.links.len() {
+        // invariant: the loop runs over non-root links, each with its parent joint
         let j = &robot.joints[robot.links[l].parent_joint.expect("non-root links have a parent joint")];
         let mut hop = j.origin.trans.norm();
         if j.kind == JointKind::Prismatic {
@@ -283,6 +285,7 @@ impl CollisionMatrix {
             for (d, &(lo, hi)) in ranges[r].iter().enumerate() {
                 q[r][d] = rng.range(lo, hi);
             }
+            // invariant: the posed buffers were made by these posers, for these robots' dofs
             posers[r].pose(&q[r], &mut posed[r]).expect("buffers sized by their poser");
         };
 
@@ -299,6 +302,7 @@ impl CollisionMatrix {
             for (d, &(lo, hi)) in ranges[r].iter().enumerate() {
                 q[r][d] = 0.0f64.clamp(lo, hi);
             }
+            // invariant: the posed buffers were made by these posers, for these robots' dofs
             posers[r].pose(&q[r], &mut posed[r]).expect("buffers sized by their poser");
             let home: Vec<bool> =
                 pairs.iter().map(|&(a, b)| link_gap(&posed[r], slots[r][a], &posed[r], slots[r][b]) <= 0.0).collect();

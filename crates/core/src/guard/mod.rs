@@ -109,6 +109,7 @@ pub use track::{ESCAPE_MIN_M, ESCAPE_MIN_ON_PLAN_M};
 /// The [`BATCH`] lanes of slot `i` in a batch array.
 #[inline(always)]
 fn lanes(v: &[f32], i: usize) -> &[f32; BATCH] {
+    // invariant: batch arrays are allocated as whole slots of BATCH lanes
     v[i * BATCH..(i + 1) * BATCH].try_into().expect("batch arrays hold whole slots")
 }
 

@@ -106,6 +106,7 @@ impl Guard {
                     ));
                 }
                 // Still an obstacle to the others: its newest configuration.
+                // invariant: this branch runs only for a robot with an accepted sample
                 let q = a.state.est.last_positions().expect("a sample exists");
                 a.scratch.path_q[..dof].copy_from_slice(q);
                 a.scratch.plan = StopPlan::STILL;
@@ -400,6 +401,7 @@ impl Guard {
         max_samples: usize,
     ) {
         let dof = model.decel.len();
+        // invariant: called only while the tracker is on a plan
         let plan = st.tracker.plan().expect("on plan");
         let along = Along::new(plan, &st.rates, s0, mo.v, react, Some(&st.rise));
         plan.at_time(along.s0, &mut sc.offset);

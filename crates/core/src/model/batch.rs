@@ -101,14 +101,17 @@ impl SpherePoser {
             let mut bx = EMPTY_BOX;
             for s in start as usize..end as usize {
                 let (a, b, c, r) = (lx[s], ly[s], lz[s], out.r[s]);
+                // invariant: a slot of BATCH lanes in arrays sized to whole slots
                 let ox: &mut [f32; BATCH] = (&mut out.x[s * BATCH..(s + 1) * BATCH]).try_into().expect("sized");
                 for l in 0..BATCH {
                     ox[l] = m[0][l] * a + m[3][l] * b + m[6][l] * c + m[9][l];
                 }
+                // invariant: a slot of BATCH lanes in arrays sized to whole slots
                 let oy: &mut [f32; BATCH] = (&mut out.y[s * BATCH..(s + 1) * BATCH]).try_into().expect("sized");
                 for l in 0..BATCH {
                     oy[l] = m[1][l] * a + m[4][l] * b + m[7][l] * c + m[10][l];
                 }
+                // invariant: a slot of BATCH lanes in arrays sized to whole slots
                 let oz: &mut [f32; BATCH] = (&mut out.z[s * BATCH..(s + 1) * BATCH]).try_into().expect("sized");
                 for l in 0..BATCH {
                     oz[l] = m[2][l] * a + m[5][l] * b + m[8][l] * c + m[11][l];

@@ -184,8 +184,11 @@ impl SpherePoser {
             let (s, e) = (start as usize, end as usize);
             for k in (s..e).step_by(LANES) {
                 let l: [[f32; LANES]; 3] = [
+                    // invariant: the link runs are padded to whole LANES at construction
                     self.lx[k..k + LANES].try_into().expect("runs are padded"),
+                    // invariant: the link runs are padded to whole LANES at construction
                     self.ly[k..k + LANES].try_into().expect("runs are padded"),
+                    // invariant: the link runs are padded to whole LANES at construction
                     self.lz[k..k + LANES].try_into().expect("runs are padded"),
                 ];
                 let x: [f32; LANES] = std::array::from_fn(|i| r00 * l[0][i] + r01 * l[1][i] + r02 * l[2][i] + tx);

@@ -114,6 +114,7 @@ impl Robot {
     }
     /// The joint driving position-vector entry `dof`.
     pub fn dof_joint(&self, dof: usize) -> &Joint {
+        // invariant: a model is built with one joint per dof, 0..dof() (callers index within it)
         self.joints.iter().find(|j| j.dof == Some(dof)).expect("every dof has a joint")
     }
     /// Number of actuated joints.

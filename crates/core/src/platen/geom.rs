@@ -210,6 +210,7 @@ impl UnitShape {
         }
         if let Some(c) = &self.cord {
             self.fixed_cord(c, out);
+            // invariant: a cord is validated to have its anchor point
             let last = *c.fixed.last().expect("a cord has an anchor");
             out.push_hull([last, place(pose, c.attach)].into_iter(), c.half_width, false);
         }
@@ -247,6 +248,7 @@ impl UnitShape {
                 out.push_hull(part.iter().map(|&p| place(a, p)).chain(part.iter().map(|&p| place(b, p))), bulge, true);
             }
             if let Some(c) = &self.cord {
+                // invariant: a cord is validated to have its anchor point
                 let last = *c.fixed.last().expect("a cord has an anchor");
                 out.push_hull([last, place(a, c.attach), place(b, c.attach)].into_iter(), c.half_width + bulge, false);
             }

@@ -561,10 +561,12 @@ impl<M: CellMap> Allocator<M> {
         union.or_from(&self.fixed);
         for (i, u) in self.units.iter().enumerate() {
             if let Some(c) = self.fixed.first_common(&u.map) {
+                // invariant: assert_invariants is a test check: it panics by design
                 panic!("unit {} overlaps a fixed obstacle at {c:?}", u.name);
             }
             for v in &self.units[i + 1..] {
                 if let Some(c) = u.map.first_common(&v.map) {
+                    // invariant: assert_invariants is a test check: it panics by design
                     panic!("units {} and {} overlap at {c:?}", u.name, v.name);
                 }
             }

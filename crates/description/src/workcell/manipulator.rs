@@ -234,6 +234,7 @@ fn sphere_model(
                     }
                 }
             }
+            // invariant: the fit asks only for the robot's own links
             let model = SphereModel::fit(robot, |l| per_link[robot.link_index(l).expect("own link")]);
             (model, SphereSource::Fitted(per_link))
         }

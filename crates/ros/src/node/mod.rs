@@ -412,6 +412,7 @@ impl GuardNode {
 
     fn joint_state_in(&mut self, robot: usize, msg: &JointState, now_s: f64) -> Result<(), InputFault> {
         if self.panic_frame_id.as_deref() == Some(msg.header.frame_id.as_str()) {
+            // invariant: fault injection on a frame_id only a test sets (WORKCELL_GUARD_PANIC_ON_FRAME_ID)
             panic!("fault injection: joint state with frame_id `{}`", msg.header.frame_id);
         }
         let (Some(map), Some(io)) = (self.maps.get_mut(robot), self.io.get_mut(robot)) else {

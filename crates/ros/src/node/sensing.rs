@@ -81,6 +81,7 @@ impl GuardNode {
                 last_cloud_s: now_s,
             });
         }
+        // invariant: set just above when it was None
         let s = self.sensing.as_mut().expect("set above");
         cloud_points(msg, &mut s.points)?;
         s.last_cloud_s = now_s;
