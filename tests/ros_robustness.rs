@@ -40,3 +40,40 @@ fn the_node_fails_safe_over_dds_as_a_user_sees_it() {
     assert_eq!(v["panic"]["late_subscriber"][0][0], true);
     assert_eq!(v["sigterm"]["exit_code"], 0);
 }
+
+/// Faults injected from outside over DDS (tests/peer/faults.py): dropped,
+/// late (50 ms), bursty and doubled joint states leave the arm running; a frozen
+/// stream, a deleted publisher, states too late, swapped, ahead or jumping
+/// back stop it within the watchdog (0.15 s here, plus the cycle and the
+/// DDS hop), with the fault named, the other arm running on, and it runs
+/// again once good states return; a corrupt workcell on reload is refused
+/// and the old cell runs on; a node killed and restarted sends a late
+/// reader `true` first and runs again after warm-up.
+#[test]
+fn injected_faults_stop_the_affected_arm_within_the_watchdog_and_it_recovers() {
+    let repo = common::repo();
+    let out = tempfile::NamedTempFile::new().unwrap();
+    let args = [
+        repo.join("tests/peer/faults.py").display().to_string(),
+        "--node".into(),
+        env!("CARGO_BIN_EXE_workcell_guard").into(),
+        "--params".into(),
+        repo.join("config/workcell_guard.yaml").display().to_string(),
+        "--out".into(),
+        out.path().display().to_string(),
+    ];
+    let quoted: Vec<String> = args.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
+    let inner = format!("ip link set lo up && exec python3 {}", quoted.join(" "));
+    let run = Command::new("unshare").args(["-n", "sh", "-c", &inner]).output().expect("unshare runs");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    println!("{stdout}");
+    assert!(run.status.success(), "peer failed ({}):\n{stdout}\n{}", run.status, String::from_utf8_lossy(&run.stderr));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.path()).unwrap()).unwrap();
+    for fault in ["stream frozen", "publisher deleted", "delivered 0.4 s late", "two states swapped", "stamp 5 s ahead"] {
+        let s = v[fault]["stop_after_s"].as_f64().unwrap();
+        // The watchdog, three 2 ms cycles and the hop back: a stop later than
+        // this is not "within the watchdog".
+        assert!(s <= 0.15 + 0.1, "{fault}: stopped after {s} s");
+    }
+    assert_eq!(v["kill and restart"]["first_sample"], true);
+}

@@ -155,6 +155,10 @@ fn bad_samples_are_refused_with_the_reason_and_change_nothing() {
         assert_eq!(got.to_string(), want.to_string());
         assert_eq!(e.count(), 9);
     }
+    // The newest sample delivered again: taken and ignored.
+    e.push(last, &[8.0, 0.0], None).unwrap();
+    assert_eq!(e.count(), 9);
+    assert_eq!(e.motion().unwrap().v, &before[..]);
     let nan = e.push(0.09, &[f64::NAN, 0.0], None).unwrap_err();
     assert!(nan.to_string().contains("position of joint 0 is NaN"), "{nan}");
     assert_eq!(e.motion().unwrap().v, &before[..]);

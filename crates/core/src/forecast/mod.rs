@@ -63,7 +63,8 @@ pub enum SampleError {
         /// The stamp, s.
         stamp_s: f64,
     },
-    /// The stamp repeats the previous one (closer than 10 µs).
+    /// The stamp repeats the previous one (closer than 10 µs) with other
+    /// positions (the same sample again is ignored, not refused).
     #[error("stamp {stamp_s} s repeats the previous stamp")]
     DuplicateStamp {
         /// The stamp, s.
