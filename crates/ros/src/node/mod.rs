@@ -17,7 +17,9 @@ mod report;
 mod sensing;
 mod services;
 mod state;
+mod timing;
 pub use services::ServiceError;
+pub use timing::CycleTimes;
 
 use crate::convert::{CloudError, cloud_points, to_time};
 use crate::convert::{JointMap, JointStateError, Names, time_s};
@@ -144,6 +146,8 @@ pub struct GuardNode {
     cycle_s: f64,
     /// The longest cycle since the diagnostics last went out, s.
     cycle_max_s: f64,
+    /// Every cycle's duration since start, and the missed timer cycles.
+    times: CycleTimes,
     /// The robot whose stop the current split cycle settled first, and when
     /// that cycle began.
     first: Option<(usize, std::time::Instant)>,
@@ -325,6 +329,7 @@ impl GuardNode {
             cell_markers: MarkerArray::default(),
             cycle_s: 0.0,
             cycle_max_s: 0.0,
+            times: CycleTimes::default(),
             first: None,
             first_s: 0.0,
             last_cycle: None,
@@ -465,9 +470,18 @@ impl GuardNode {
     /// the core's commands.
     pub fn cycle(&mut self, now_s: f64) -> &[Bool] {
         let start = std::time::Instant::now();
+        if !self.params.cycle_on_joint_state {
+            // (With cycles on joint states the timer skips ticks on purpose.)
+            self.times.timer_cycle(now_s, self.params.rate_hz);
+        }
         self.take_sensed_field();
         self.guard.cycle(now_s, Scope::All);
         self.finish_cycle(now_s, None, start)
+    }
+
+    /// Every cycle's duration since start, and the timer cycles missed.
+    pub fn cycle_times(&self) -> &CycleTimes {
+        &self.times
     }
 
     /// The first half of a cycle run on `robot`'s joint state
@@ -525,6 +539,7 @@ impl GuardNode {
         self.stats.cycles += 1;
         self.cycle_s = start.elapsed().as_secs_f64();
         self.cycle_max_s = self.cycle_max_s.max(self.cycle_s);
+        self.times.record(self.cycle_s);
         &self.stops
     }
 

@@ -136,7 +136,21 @@ impl GuardNode {
         s.hardware_id.clear();
         s.message.clear();
         s.message.push_str("running");
-        s.values.resize_with(8, KeyValue::default);
+        s.values.resize_with(10, KeyValue::default);
+        let ct = &self.times;
+        set_kv(
+            &mut s.values[8],
+            "cycle_time_since_start_s",
+            format_args!(
+                "p50 {:.6} p99 {:.6} p99.99 {:.6} max {:.6} over {} cycles",
+                ct.quantile(0.5),
+                ct.quantile(0.99),
+                ct.quantile(0.9999),
+                ct.max_s(),
+                ct.count()
+            ),
+        );
+        set_kv(&mut s.values[9], "missed_cycles", format_args!("{}", ct.missed()));
         set_kv(&mut s.values[6], "first_stop_time_s", format_args!("{:.6}", self.first_s));
         // The cycle budget: the longest cycle since the last diagnostics.
         set_kv(&mut s.values[7], "cycle_time_max_s", format_args!("{:.6}", self.cycle_max_s));
