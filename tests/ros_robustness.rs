@@ -14,6 +14,19 @@ use std::sync::Mutex;
 /// The tests here time the node: one at a time, so that they do not take
 /// each other's cores (the machine has two).
 static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Runs `python3 args…` in a network namespace of its own (loopback up
+/// only); asserts it succeeded and returns its standard output.
+fn python_in_netns(args: &[String]) -> String {
+    let quoted: Vec<String> = args.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
+    let inner = format!("ip link set lo up && exec python3 {}", quoted.join(" "));
+    let out = Command::new("unshare").args(["-n", "sh", "-c", &inner]).output().expect("unshare runs");
+    let stdout = String::from_utf8_lossy(&out.stdout).to_string();
+    println!("{stdout}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{} failed ({}):\n{stdout}\n{stderr}", args[0], out.status);
+    stdout
+}
 use workcell_guard_description::workcell;
 
 #[test]
@@ -35,13 +48,7 @@ fn the_node_fails_safe_over_dds_as_a_user_sees_it() {
         "--spheres".into(),
         spheres.join(","),
     ];
-    let quoted: Vec<String> = args.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
-    let inner = format!("ip link set lo up && exec python3 {}", quoted.join(" "));
-    let out = Command::new("unshare").args(["-n", "sh", "-c", &inner]).output().expect("unshare runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    println!("{stdout}");
-    assert!(out.status.success(), "peer failed ({}):\n{stdout}\n{stderr}", out.status);
+    let stdout = python_in_netns(&args);
     let v: serde_json::Value = serde_json::from_str(stdout.trim().lines().last().unwrap()).unwrap();
     assert_eq!(v["panic"]["late_subscriber"][0][0], true);
     assert_eq!(v["sigterm"]["exit_code"], 0);
@@ -69,12 +76,7 @@ fn injected_faults_stop_the_affected_arm_within_the_watchdog_and_it_recovers() {
         "--out".into(),
         out.path().display().to_string(),
     ];
-    let quoted: Vec<String> = args.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
-    let inner = format!("ip link set lo up && exec python3 {}", quoted.join(" "));
-    let run = Command::new("unshare").args(["-n", "sh", "-c", &inner]).output().expect("unshare runs");
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    println!("{stdout}");
-    assert!(run.status.success(), "peer failed ({}):\n{stdout}\n{}", run.status, String::from_utf8_lossy(&run.stderr));
+    python_in_netns(&args);
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.path()).unwrap()).unwrap();
     for fault in ["stream frozen", "publisher deleted", "delivered 0.4 s late", "two states swapped", "stamp 5 s ahead"]
     {
@@ -107,12 +109,7 @@ fn eight_arms_at_one_kilohertz_for_a_minute_lose_nothing_and_keep_the_cycle() {
         "--out".into(),
         out.path().display().to_string(),
     ];
-    let quoted: Vec<String> = args.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
-    let inner = format!("ip link set lo up && exec python3 {}", quoted.join(" "));
-    let run = Command::new("unshare").args(["-n", "sh", "-c", &inner]).output().expect("unshare runs");
-    let stdout = String::from_utf8_lossy(&run.stdout);
-    println!("{stdout}");
-    assert!(run.status.success(), "soak failed ({}):\n{stdout}\n{}", run.status, String::from_utf8_lossy(&run.stderr));
+    python_in_netns(&args);
     let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.path()).unwrap()).unwrap();
     let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     assert!(f("joint_states_sent") > 8.0 * 1000.0 * 60.0 * 0.9, "the publisher kept its rate: {v}");
