@@ -23,7 +23,6 @@ import copy
 import json
 import math
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -185,12 +184,7 @@ def main():
         "send_rate_achieved_hz": sent / (a.warmup + a.duration) / len(arms),
         "rss_kib_every_s": samples,
     }
-    node.send_signal(signal.SIGINT)
-    try:
-        node.wait(10)
-    except subprocess.TimeoutExpired:
-        node.kill()
-    json.dump(result, open(a.out, "w"), indent=1)
+    t.stop_and_save(node, a.out, result)
     brief = {k: v for k, v in result.items() if k != "rss_kib_every_s"}
     print(json.dumps(brief, indent=1))
 

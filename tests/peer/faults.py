@@ -29,7 +29,6 @@ Exits non-zero on the first failed expectation; writes the figures (JSON)
 to --out.
 """
 
-import json
 import os
 import random
 import signal
@@ -308,12 +307,7 @@ def main():
         print(open(log_path).read()[-3000:], file=sys.stderr)
         node.kill()
         sys.exit(1)
-    node.send_signal(signal.SIGINT)
-    try:
-        node.wait(10)
-    except subprocess.TimeoutExpired:
-        node.kill()
-    json.dump(figures, open(a.out, "w"), indent=1)
+    t.stop_and_save(node, a.out, figures)
 
 
 if __name__ == "__main__":
