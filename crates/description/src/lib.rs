@@ -8,6 +8,7 @@
 //! ([`matrix_cache`]). [`build_guard`] puts a cell's guard together.
 #![warn(missing_docs)]
 
+pub mod contain;
 pub mod matrix_cache;
 pub mod mesh;
 pub mod npy;

@@ -40,6 +40,13 @@ pub enum MeshError {
 
 /// Loads a mesh file and applies `scale`.
 pub fn load(path: &Path, scale: [f64; 3]) -> Result<TriMesh, MeshError> {
+    let bytes = std::fs::read(path).map_err(|source| MeshError::Load { path: path.to_path_buf(), source })?;
+    load_bytes(&bytes, path, scale)
+}
+
+/// [`load`] on a mesh file's bytes: `path` chooses the format by its
+/// extension and names the mesh in errors.
+pub fn load_bytes(bytes: &[u8], path: &Path, scale: [f64; 3]) -> Result<TriMesh, MeshError> {
     if scale.iter().any(|s| !s.is_finite() || *s == 0.0) {
         return Err(MeshError::Invalid {
             path: path.to_path_buf(),
@@ -49,13 +56,15 @@ pub fn load(path: &Path, scale: [f64; 3]) -> Result<TriMesh, MeshError> {
     let loader = mesh_loader::Loader::default().merge_meshes(true);
     let ext = path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase());
     let err = |source| MeshError::Load { path: path.to_path_buf(), source };
-    let bytes = std::fs::read(path).map_err(err)?;
-    let scene = match ext.as_deref() {
-        Some("stl") => loader.load_stl_from_slice(&bytes, path),
-        Some("dae") => loader.load_collada_from_slice(&bytes, path),
-        Some("obj") => loader.load_obj_from_slice(&bytes, path),
-        _ => loader.load_from_slice(&bytes, path),
-    }
+    // mesh-loader panics on some malformed files: contained, the panic
+    // refuses the file like any other parse error.
+    let scene = crate::contain::contain(|| match ext.as_deref() {
+        Some("stl") => loader.load_stl_from_slice(bytes, path),
+        Some("dae") => loader.load_collada_from_slice(bytes, path),
+        Some("obj") => loader.load_obj_from_slice(bytes, path),
+        _ => loader.load_from_slice(bytes, path),
+    })
+    .unwrap_or_else(|p| Err(std::io::Error::other(format!("the mesh parser failed on this file: {p}"))))
     .map_err(err)?;
 
     let mut vertices = Vec::new();

@@ -177,8 +177,9 @@ pub fn decode(bytes: &[u8]) -> Result<Grid3, String> {
         d => return Err(format!("unsupported dtype {d:?} (little-endian bool, int or float expected)")),
     };
     let data = &bytes[start + hlen..];
-    if data.len() != n * size {
-        return Err(format!("{} data bytes for shape {shape:?} of {descr}, expected {}", data.len(), n * size));
+    let want = n.checked_mul(size).ok_or("shape overflows")?;
+    if data.len() != want {
+        return Err(format!("{} data bytes for shape {shape:?} of {descr}, expected {want}", data.len()));
     }
     let mut values = vec![0.0; n];
     for (k, chunk) in data.chunks_exact(size).enumerate() {

@@ -189,7 +189,12 @@ pub fn srdf_text(robot: &Robot, model: &SphereModel) -> String {
 pub fn read(path: &Path, robot: &Robot) -> Result<SphereModel, SphereFileError> {
     let text =
         std::fs::read_to_string(path).map_err(|source| SphereFileError::Io { path: path.to_path_buf(), source })?;
-    let raw: RawFile = crate::yaml::parse_yaml(&text).map_err(|e| SphereFileError::Parse {
+    read_str(&text, path, robot)
+}
+
+/// [`read`] on a sphere file's text (`path` names it in errors).
+pub fn read_str(text: &str, path: &Path, robot: &Robot) -> Result<SphereModel, SphereFileError> {
+    let raw: RawFile = crate::yaml::parse_yaml(text).map_err(|e| SphereFileError::Parse {
         path: path.to_path_buf(),
         key: e.key.clone(),
         message: e.to_string(),

@@ -397,6 +397,32 @@ impl NodeParams {
         Ok(())
     }
 
+    /// Applies the sections of a parameter file's text (`file`: where it
+    /// was read, for errors and relative paths) that name the node whose
+    /// fully qualified name is `fqn`, as [`NodeParams::load`] does.
+    pub fn apply_file(&mut self, text: &str, file: &Path, fqn: &str) -> Result<(), ParamError> {
+        let err = |problem: String| ParamError::File { file: file.to_path_buf(), problem };
+        let top: Sections = serde_saphyr::from_str(text).map_err(|e| err(e.to_string()))?;
+        let mut matched = false;
+        for (key, section) in top.0.iter().filter(|(k, _)| node_matches(k, fqn)) {
+            matched = true;
+            let Some(params) = section.get("ros__parameters").and_then(Value::as_object) else {
+                return Err(err(format!("`{key}` has no `ros__parameters` mapping")));
+            };
+            let mut flat = Vec::new();
+            for (name, v) in params {
+                crate::qos::flatten(name, v, &mut flat);
+            }
+            for (name, v) in &flat {
+                self.set(name, v, Some(file))?;
+            }
+        }
+        if !matched {
+            tracing::warn!("{}: no section names node {fqn}; nothing taken from it", file.display());
+        }
+        Ok(())
+    }
+
     /// The parameters of node `node` in namespace `ns` ("/" or "/a/b"):
     /// defaults, then each parameter file in order (its sections that name
     /// the node, by rcl's rules with `*` and `**` wildcards, in the file's
@@ -407,26 +433,9 @@ impl NodeParams {
         let ns = ns.trim_matches('/');
         let fqn = if ns.is_empty() { format!("/{node}") } else { format!("/{ns}/{node}") };
         for file in &args.params_files {
-            let err = |problem: String| ParamError::File { file: file.clone(), problem };
-            let text = std::fs::read_to_string(file).map_err(|e| err(e.to_string()))?;
-            let top: Sections = serde_saphyr::from_str(&text).map_err(|e| err(e.to_string()))?;
-            let mut matched = false;
-            for (key, section) in top.0.iter().filter(|(k, _)| node_matches(k, &fqn)) {
-                matched = true;
-                let Some(params) = section.get("ros__parameters").and_then(Value::as_object) else {
-                    return Err(err(format!("`{key}` has no `ros__parameters` mapping")));
-                };
-                let mut flat = Vec::new();
-                for (name, v) in params {
-                    crate::qos::flatten(name, v, &mut flat);
-                }
-                for (name, v) in &flat {
-                    p.set(name, v, Some(file))?;
-                }
-            }
-            if !matched {
-                tracing::warn!("{}: no section names node {fqn}; nothing taken from it", file.display());
-            }
+            let text = std::fs::read_to_string(file)
+                .map_err(|e| ParamError::File { file: file.clone(), problem: e.to_string() })?;
+            p.apply_file(&text, file, &fqn)?;
         }
         for (name, text) in &args.params {
             let name = match name.rsplit_once(':') {

@@ -374,7 +374,9 @@ fn decode<M: DeserializeOwned>(data: &[u8]) -> Result<M, String> {
     r.map(|(m, _)| m).map_err(|e| e.to_string())
 }
 
-fn decode_as(role: Role, data: &[u8]) -> Result<Msg, String> {
+/// Decodes one serialized message (CDR with its encapsulation header, as
+/// on the wire and in a bag) as the type of `role`.
+pub fn decode_as(role: Role, data: &[u8]) -> Result<Msg, String> {
     Ok(match role {
         Role::JointState(_) => Msg::JointState(decode(data)?),
         Role::Plan(_) | Role::Command(_) => Msg::Trajectory(decode(data)?),
@@ -398,61 +400,109 @@ pub fn read(path: &Path, topics: &Topics) -> Result<Recording, BagError> {
 }
 
 /// [`read`] on a bag's bytes (`path` names it in errors).
+///
+/// Records are read with a bound on their length ([`MAX_RECORD_BYTES`]):
+/// `mcap`'s own message stream trusts the lengths inside a compressed chunk
+/// and reserves what they claim (a fuzzed bag asked for 192 PiB and aborted
+/// the process).
 pub fn read_bytes(bytes: &[u8], path: &Path, topics: &Topics) -> Result<Recording, BagError> {
-    let corrupt =
-        |messages: usize, e: mcap::McapError| BagError::Corrupt { path: path.into(), messages, why: e.to_string() };
+    use mcap::records::Record;
+    let corrupt = |messages: usize, why: String| BagError::Corrupt { path: path.into(), messages, why };
     let mut rec = Recording::default();
-    let mut checked: HashMap<u16, Option<Role>> = HashMap::new();
-    let stream = mcap::MessageStream::new(bytes).map_err(|e| corrupt(0, e))?;
-    for (index, m) in stream.enumerate() {
-        let m = m.map_err(|e| corrupt(index, e))?;
-        let role = match checked.get(&m.channel.id) {
-            Some(r) => *r,
-            None => {
-                let r = check_channel(&m.channel, topics, path)?;
-                checked.insert(m.channel.id, r);
-                r
+    let mut schemas: HashMap<u16, String> = HashMap::new();
+    let mut channels: HashMap<u16, ChannelInfo> = HashMap::new();
+    let mut index = 0;
+    let options = mcap::sans_io::LinearReaderOptions::default().with_record_length_limit(MAX_RECORD_BYTES);
+    let mut reader = mcap::sans_io::LinearReader::new_with_options(options);
+    let mut rest = bytes;
+    while let Some(event) = reader.next_event() {
+        let (opcode, data) = match event.map_err(|e| corrupt(index, e.to_string()))? {
+            mcap::sans_io::LinearReadEvent::ReadRequest(n) => {
+                let n = n.min(rest.len());
+                reader.insert(n).copy_from_slice(&rest[..n]);
+                reader.notify_read(n);
+                rest = &rest[n..];
+                continue;
             }
+            mcap::sans_io::LinearReadEvent::Record { opcode, data } => (opcode, data),
         };
-        let Some(role) = role else {
-            *rec.skipped.entry(m.channel.topic.clone()).or_default() += 1;
-            continue;
-        };
-        let msg = decode_as(role, &m.data).map_err(|why| BagError::Decode {
-            path: path.into(),
-            topic: m.channel.topic.clone(),
-            type_name: role.type_name(),
-            index,
-            why,
-        })?;
-        rec.entries.push(Entry { log_time_ns: m.log_time, role, msg });
+        match mcap::parse_record(opcode, data).map_err(|e| corrupt(index, e.to_string()))? {
+            Record::Header(h) => rec.profile = h.profile,
+            Record::Metadata(m) if m.name == CALL => rec.calls.extend(Call::parse(&m.metadata)),
+            Record::Metadata(m) => {
+                rec.metadata.insert(m.name, m.metadata);
+            }
+            Record::Schema { header, .. } => {
+                schemas.insert(header.id, header.name);
+            }
+            Record::Channel(c) => {
+                let schema = schemas.get(&c.schema_id).cloned();
+                let role = check_channel(&c.topic, &c.message_encoding, schema.as_deref(), topics, path)?;
+                channels.insert(c.id, ChannelInfo { topic: c.topic, role });
+            }
+            Record::Message { header, data } => {
+                let Some(c) = channels.get(&header.channel_id) else {
+                    return Err(corrupt(index, format!("a message on channel {}, never declared", header.channel_id)));
+                };
+                match c.role {
+                    None => *rec.skipped.entry(c.topic.clone()).or_default() += 1,
+                    Some(role) => {
+                        let msg = decode_as(role, &data).map_err(|why| BagError::Decode {
+                            path: path.into(),
+                            topic: c.topic.clone(),
+                            type_name: role.type_name(),
+                            index,
+                            why,
+                        })?;
+                        rec.entries.push(Entry { log_time_ns: header.log_time, role, msg });
+                    }
+                }
+                index += 1;
+            }
+            _ => {}
+        }
     }
     rec.entries.sort_by_key(|e| e.log_time_ns);
-    read_summary(bytes, &mut rec);
     rec.calls.sort_by_key(|c| c.0);
     Ok(rec)
 }
 
+/// The longest record a bag may hold, uncompressed (rosbag2 and the node
+/// write chunks of about 1 MiB; a point cloud message is a few MiB).
+pub const MAX_RECORD_BYTES: usize = 256 << 20;
+
+/// A channel read from a bag: its topic and role (`None`: skipped).
+struct ChannelInfo {
+    topic: String,
+    role: Option<Role>,
+}
+
 /// The role of a channel's topic in the cell (`None`: skipped), once its
-/// encoding and type are checked.
-fn check_channel(c: &mcap::Channel<'_>, topics: &Topics, path: &Path) -> Result<Option<Role>, BagError> {
-    let Some(role) = topics.role(&c.topic) else {
+/// encoding and schema are checked.
+fn check_channel(
+    topic: &str,
+    encoding: &str,
+    schema: Option<&str>,
+    topics: &Topics,
+    path: &Path,
+) -> Result<Option<Role>, BagError> {
+    let Some(role) = topics.role(topic) else {
         return Ok(None);
     };
     let bad = |what, found: &str, expected: String| BagError::Encoding {
         path: path.into(),
-        topic: c.topic.clone(),
+        topic: topic.to_string(),
         what,
         found: found.to_string(),
         expected,
     };
-    if c.message_encoding != "cdr" {
-        return Err(bad("message encoding", &c.message_encoding, "`cdr`".into()));
+    if encoding != "cdr" {
+        return Err(bad("message encoding", encoding, "`cdr`".into()));
     }
     let want = role.type_name();
-    match &c.schema {
-        Some(s) if schema::short_name(&s.name) == want => Ok(Some(role)),
-        Some(s) => Err(bad("schema", &s.name, format!("`{}`", schema::bag_name(want)))),
+    match schema {
+        Some(s) if schema::short_name(s) == want => Ok(Some(role)),
+        Some(s) => Err(bad("schema", s, format!("`{}`", schema::bag_name(want)))),
         None => Err(bad("schema", "(none)", format!("`{}`", schema::bag_name(want)))),
     }
 }
@@ -466,8 +516,9 @@ pub fn read_metadata(path: &Path) -> Result<BTreeMap<String, BTreeMap<String, St
     Ok(rec.metadata)
 }
 
-/// The profile and metadata records, where the file has a readable header
-/// and summary (a file without them still gives its messages).
+/// The profile and metadata records, up to the file's first fault (a file
+/// without them still gives its messages). Chunks are skipped, not
+/// decompressed.
 fn read_summary(bytes: &[u8], rec: &mut Recording) {
     let Ok(records) = mcap::read::LinearReader::new(bytes) else {
         return;

@@ -376,6 +376,11 @@ fn catch_panics(flag: Arc<AtomicBool>) -> Arc<Mutex<Option<PanicReport>>> {
     let report = Arc::new(Mutex::new(None::<PanicReport>));
     let keep = report.clone();
     std::panic::set_hook(Box::new(move |info| {
+        // A third-party parser's panic, contained and refused as a bad file
+        // (a mesh on a reload): the node runs on.
+        if workcell_guard_description::contain::active() {
+            return;
+        }
         flag.store(true, Ordering::SeqCst);
         let thread = std::thread::current();
         let bt = std::backtrace::Backtrace::capture();

@@ -1,0 +1,75 @@
+//! Every seed, and every input a fuzzer once crashed or hung on
+//! (`regressions/<target>/`), through its target: each returns.
+
+use workcell_guard_fuzz::{TARGETS, seeds, target};
+
+#[test]
+fn every_target_has_seeds_and_takes_them() {
+    for (name, run) in TARGETS {
+        let s = seeds(name);
+        assert!(!s.is_empty(), "{name}: no seeds");
+        for input in &s {
+            run(input);
+        }
+    }
+}
+
+#[test]
+fn inputs_that_once_crashed_are_taken() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("regressions");
+    let mut taken = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let entry = entry.unwrap();
+        if !entry.file_type().unwrap().is_dir() {
+            continue;
+        }
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let run = target(&name).unwrap_or_else(|| panic!("regressions/{name}: no such target"));
+        for f in std::fs::read_dir(entry.path()).unwrap() {
+            let path = f.unwrap().path();
+            run(&std::fs::read(&path).unwrap());
+            taken += 1;
+        }
+    }
+    eprintln!("{taken} regression inputs taken");
+}
+
+#[test]
+fn the_message_seeds_reach_every_input_and_call() {
+    let rich = &seeds("messages")[1];
+    let rec = workcell_guard_fuzz::records(rich);
+    let mut roles: Vec<String> = rec.entries.iter().map(|e| format!("{:?}", e.role)).collect();
+    roles.sort();
+    roles.dedup();
+    // Both arms' joint states and the first's plan, the cloud, and a platen
+    // unit's pose, move and path requests: all decoded.
+    assert!(roles.len() >= 7, "decoded roles: {roles:?}");
+    assert_eq!(rec.calls.len(), 3, "{:?}", rec.calls);
+}
+
+#[test]
+fn the_crashes_fuzzing_found_are_refused_with_their_reason() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("regressions");
+    // mesh-loader reached a `todo!()` on this COLLADA file.
+    let dae = std::fs::read(dir.join("mesh/collada-todo-in-positions")).unwrap();
+    let e = workcell_guard_description::mesh::load_bytes(&dae[1..], std::path::Path::new("f.dae"), [1.0; 3]);
+    let e = e.map(drop).expect_err("refused").to_string();
+    assert!(e.contains("mesh parser failed"), "{e}");
+    assert!(!workcell_guard_description::contain::active());
+    // ... and looked up a source the file does not have.
+    let dae = std::fs::read(dir.join("mesh/collada-missing-source-key")).unwrap();
+    let e = workcell_guard_description::mesh::load_bytes(&dae[1..], std::path::Path::new("f.dae"), [1.0; 3]);
+    assert!(e.map(drop).expect_err("refused").to_string().contains("mesh parser failed"));
+    // A shape whose element count times the item size overflowed.
+    let npy = std::fs::read(dir.join("npy/shape-times-item-size-overflows")).unwrap();
+    assert_eq!(workcell_guard_description::npy::decode(&npy).err().as_deref(), Some("shape overflows"));
+    // A record inside a compressed MCAP chunk claimed 192 PiB; mcap's
+    // message stream reserved that much and aborted the process.
+    let bag = std::fs::read(dir.join("mcap/record-claims-192-pib")).unwrap();
+    let cell =
+        workcell_guard_description::workcell::load(&workcell_guard_fuzz::repo().join("config/workcell.yaml")).unwrap();
+    let topics = workcell_guard_ros::bag::topics::Topics::new(&Default::default(), &cell);
+    let e = workcell_guard_ros::bag::read_bytes(&bag, std::path::Path::new("f.mcap"), &topics);
+    let e = e.map(drop).expect_err("refused").to_string();
+    assert!(e.contains("not a readable MCAP file") && e.contains("exceeds limit"), "{e}");
+}
