@@ -25,7 +25,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGET_DIR = ROOT / "target" / "fuzz"
-TARGETS = ["workcell_yaml", "urdf", "mesh", "sphere_file", "npy", "ros_args",
+TARGETS = ["workcell_yaml", "urdf", "mesh", "sphere_file", "npy", "ros_args", "service_requests",
            "param_file", "param_update", "messages", "mcap"]
 FLAGS = [
     "--cfg", "fuzzing",

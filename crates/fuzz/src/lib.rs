@@ -13,6 +13,7 @@
 
 mod node;
 mod seeds;
+mod services;
 
 pub use node::records;
 pub use seeds::seeds;
@@ -36,6 +37,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("param_file", param_file),
     ("param_update", param_update),
     ("messages", node::messages),
+    ("service_requests", services::service_requests),
     ("mcap", node::mcap),
 ];
 

@@ -38,6 +38,7 @@ pub fn seeds(name: &str) -> Vec<Vec<u8>> {
         "param_file" => files(&["config/workcell_guard.yaml"]),
         "param_update" => param_update_seeds(),
         "messages" => vec![message_seed(false), message_seed(true)],
+        "service_requests" => service_seeds(),
         "mcap" => mcap_seed().into_iter().collect(),
         _ => Vec::new(),
     }
@@ -197,4 +198,40 @@ fn mcap_seed() -> Option<Vec<u8>> {
     let bytes = std::fs::read(&file).ok();
     let _ = std::fs::remove_file(Path::new(&file));
     bytes
+}
+
+/// One request of each type, little-endian; the Cyclone form (a 16-byte
+/// header first) and the enhanced one of a parameter set.
+fn service_seeds() -> Vec<Vec<u8>> {
+    use ros2_client::parameters::{ParameterValue, raw};
+    use ros2_client::rcl_interfaces::*;
+    use workcell_guard_ros::msg::{SetContactRequest, SetPriorityRequest, TriggerRequest};
+    let body = |m: Vec<u8>| m[4..].to_vec();
+    let names = || vec!["cycle_hz".to_string(), "qos_overrides./diagnostics.publisher.depth".to_string()];
+    let param = |name: &str, v: ParameterValue| raw::Parameter { name: name.into(), value: v.into() };
+    let set = SetParametersRequest {
+        parameter: vec![
+            param("stop_heartbeat_s", ParameterValue::Double(0.5)),
+            param("cycle_on_joint_state", ParameterValue::Boolean(true)),
+            param("cloud_policy", ParameterValue::String("warn".into())),
+        ],
+    };
+    let requests: Vec<(u8, Vec<u8>)> = vec![
+        (0, body(cdr(&TriggerRequest::default()))),
+        (
+            1,
+            body(cdr(&SetContactRequest { body_a: "arm_left/link_6".into(), body_b: "fixture".into(), allowed: true })),
+        ),
+        (2, body(cdr(&SetPriorityRequest { robot: "arm_right".into(), priority: 5 }))),
+        (3, body(cdr(&GetParametersRequest { names: names() }))),
+        (4, body(cdr(&GetParameterTypesRequest { names: names() }))),
+        (5, body(cdr(&set))),
+        (16 | 5, body(cdr(&set))),
+        (6, body(cdr(&ListParametersRequest { prefixes: vec!["qos_overrides".into()], depth: 2 }))),
+        (7, body(cdr(&DescribeParametersRequest { names: names() }))),
+    ];
+    let mut out: Vec<Vec<u8>> = requests.iter().map(|(k, b)| [vec![*k], b.clone()].concat()).collect();
+    let cyclone_header = [7u8, 7, 7, 7, 7, 7, 7, 7, 1, 0, 0, 0, 0, 0, 0, 0];
+    out.push([vec![5], cyclone_header.to_vec(), body(cdr(&set))].concat());
+    out
 }

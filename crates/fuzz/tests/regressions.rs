@@ -73,3 +73,19 @@ fn the_crashes_fuzzing_found_are_refused_with_their_reason() {
     let e = e.map(drop).expect_err("refused").to_string();
     assert!(e.contains("not a readable MCAP file") && e.contains("exceeds limit"), "{e}");
 }
+
+#[test]
+fn the_parameter_set_seeds_decode_in_both_mappings_and_pass_the_checks() {
+    use ros2_client::rcl_interfaces::SetParametersRequest;
+    use workcell_guard_ros::dds::services::decode_request_bytes;
+    let sets: Vec<Vec<u8>> = seeds("service_requests").into_iter().filter(|s| s[0] & 7 == 5).collect();
+    assert_eq!(sets.len(), 3, "plain, enhanced and Cyclone");
+    let cell =
+        workcell_guard_description::workcell::load(&workcell_guard_fuzz::repo().join("config/workcell.yaml")).unwrap();
+    for s in &sets {
+        let q: SetParametersRequest = decode_request_bytes(&s[1..], false, s[0] & 16 != 0).unwrap();
+        assert_eq!(q.parameter.len(), 3);
+        let p = workcell_guard_ros::dds::param_services::check_set(&cell, Default::default(), &q.parameter).unwrap();
+        assert!(p.cycle_on_joint_state);
+    }
+}

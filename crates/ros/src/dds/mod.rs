@@ -37,7 +37,7 @@
 //!   after the signal) is sent `true` and nothing older.
 
 mod io;
-mod param_services;
+pub mod param_services;
 pub mod peer;
 pub mod recorder;
 pub mod services;

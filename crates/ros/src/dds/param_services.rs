@@ -97,6 +97,17 @@ pub fn list(names: &[String], prefixes: &[String], depth: u64) -> ListParameters
     out
 }
 
+/// The parameters `params` (as `set_parameters_atomically` carries them)
+/// would leave, checked one after another from `cur`: the first refusal,
+/// or the parameters with all of them set.
+pub fn check_set(cell: &Workcell, mut cur: NodeParams, params: &[raw::Parameter]) -> Result<NodeParams, String> {
+    for p in params {
+        let v = json_of(&ParameterValue::from(p.value.clone()));
+        cur = check_param(cell, &cur, &p.name, &v).map_err(|e| format!("{}: {e}", p.name))?;
+    }
+    Ok(cur)
+}
+
 fn result(r: Result<(), String>) -> raw::SetParametersResult {
     match r {
         Ok(()) => raw::SetParametersResult { successful: true, reason: String::new() },
@@ -130,13 +141,9 @@ impl ParamServices {
     /// Checks `params` one after another against the current values
     /// without applying any: the first refusal, or none.
     fn check_all(&self, params: &[raw::Parameter]) -> Result<(), String> {
-        let mut cur = self.current.lock().map_err(|_| "parameters poisoned".to_string())?.clone();
+        let cur = self.current.lock().map_err(|_| "parameters poisoned".to_string())?.clone();
         let cell = self.cell.lock().map_err(|_| "workcell poisoned".to_string())?.clone();
-        for p in params {
-            let v = json_of(&ParameterValue::from(p.value.clone()));
-            cur = check_param(&cell, &cur, &p.name, &v).map_err(|e| format!("{}: {e}", p.name))?;
-        }
-        Ok(())
+        check_set(&cell, cur, params).map(drop)
     }
 
     /// Answers calls until the node goes.

@@ -116,8 +116,31 @@ pub fn decode_request<Q: serde::de::DeserializeOwned>(raw: &Raw, info: &MessageI
         writer_guid: info.publisher_gid().into(),
         sequence_number: rustdds::SequenceNumber::from(info.sequence_number()),
     };
-    if let Some(related) = info.related_request_id() {
-        let mut id: SampleIdentity = related.into();
+    decode_with(raw, own, info.related_request_id().map(Into::into))
+}
+
+/// [`decode_request`] on a payload alone, as if it came from an unknown
+/// writer, with a related sample identity where `enhanced` (the fuzz
+/// targets read requests this way).
+pub fn decode_request_bytes<Q: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    big_endian: bool,
+    enhanced: bool,
+) -> Result<Q, String> {
+    let encoding = if big_endian { RepresentationIdentifier::CDR_BE } else { RepresentationIdentifier::CDR_LE };
+    let raw = Raw { bytes: Bytes::copy_from_slice(bytes), encoding };
+    let own =
+        SampleIdentity { writer_guid: rustdds::GUID::GUID_UNKNOWN, sequence_number: rustdds::SequenceNumber::from(1) };
+    decode_with(&raw, own, enhanced.then_some(own)).map(|(_, q)| q)
+}
+
+fn decode_with<Q: serde::de::DeserializeOwned>(
+    raw: &Raw,
+    own: SampleIdentity,
+    related: Option<SampleIdentity>,
+) -> Result<(RequestId, Q), String> {
+    if let Some(related) = related {
+        let mut id = related;
         // FastDDS sends an unknown sequence number there: the sample's own
         // is the one its client waits for.
         if id.sequence_number == rustdds::SequenceNumber::UNKNOWN {
