@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # The test command (see README.md): installs Debian's chromium (for the
-# report's screenshot test) and the Python oracles the tests compare against
+# report's screenshot test), faketime (to step the node's wall clock) and the Python oracles the tests compare against
 # (pinned in tests/oracle/requirements.txt), then runs every test. Nothing
 # here leaves the machine except the package downloads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Headless Chromium (Debian's package) for the report's screenshot test.
-if ! command -v chromium >/dev/null 2>&1; then
+# Debian's packages: headless Chromium for the report's screenshot test,
+# libfaketime for stepping the node's wall clock (tests/peer/clock_jumps.py).
+need=()
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+[ -e /usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1 ] || need+=(faketime)
+if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
   else
-    echo "the report's screenshot test needs chromium (apt-get install chromium)" >&2
+    echo "the tests need Debian's ${need[*]} (apt-get install ${need[*]})" >&2
   fi
 fi
 python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore -r tests/oracle/requirements.txt

@@ -88,6 +88,44 @@ fn injected_faults_stop_the_affected_arm_within_the_watchdog_and_it_recovers() {
     assert_eq!(v["kill and restart"]["first_sample"], true);
 }
 
+/// Jumps of the clock (tests/peer/clock_jumps.py). With `use_sim_time`,
+/// `/clock` as rosgraph_msgs/Clock (what Gazebo and `ros2 bag play`
+/// publish) skipping 5 s ahead, then going 20 s back, the joint states
+/// following it: both arms stop within the watchdog, their diagnostics
+/// name the jump, and both run again after warm-up. On wall time, the
+/// node's clock stepped 5 s ahead (libfaketime) and back: stopped within
+/// the watchdog and while the clocks disagree, both steps named, running
+/// again after.
+#[test]
+fn jumps_of_the_simulated_and_the_wall_clock_stop_every_arm_and_name_the_jump() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let repo = common::repo();
+    let out = tempfile::NamedTempFile::new().unwrap();
+    let args = [
+        repo.join("tests/peer/clock_jumps.py").display().to_string(),
+        "--node".into(),
+        env!("CARGO_BIN_EXE_workcell_guard").into(),
+        "--params".into(),
+        repo.join("config/workcell_guard.yaml").display().to_string(),
+        "--out".into(),
+        out.path().display().to_string(),
+    ];
+    python_in_netns(&args);
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.path()).unwrap()).unwrap();
+    for (jump, says) in [("simulated time 5 s ahead", "jumped forward"), ("simulated time 20 s back", "jumped back")] {
+        let s = v[jump]["stop_after_s"].as_f64().unwrap();
+        assert!(s <= 0.15 + 0.1, "{jump}: stopped after {s} s");
+        assert!(v[jump]["diagnostic"].as_str().unwrap().contains(says), "{jump}: {}", v[jump]);
+        assert!(v[jump]["running_after_s"].as_f64().unwrap() < 10.0);
+    }
+    let ahead = &v["wall clock 5 s ahead"];
+    assert!(ahead["stop_after_s"].as_f64().unwrap() <= 0.15 + 0.1, "{ahead}");
+    assert!(ahead["diagnostic"].as_str().unwrap().contains("jumped forward"), "{ahead}");
+    let back = &v["wall clock back to true time"];
+    assert!(back["diagnostic"].as_str().unwrap().contains("jumped back"), "{back}");
+    assert!(back["running_after_s"].as_f64().unwrap() < 15.0, "{back}");
+}
+
 /// The soak, short (scripts/soak.py; the README's reliability section has
 /// a 10-minute run): eight arms at 1 kHz each over DDS for 60 s after a
 /// 30 s warm-up. The node lives, takes every joint state but a few, misses

@@ -35,6 +35,12 @@ class Duration(idl.IdlStruct, typename=_name("builtin_interfaces", "msg", "Durat
 
 @dataclass
 @annotate.final
+class Clock(idl.IdlStruct, typename=_name("rosgraph_msgs", "msg", "Clock")):
+    clock: Time = field(default_factory=Time)
+
+
+@dataclass
+@annotate.final
 class Header(idl.IdlStruct, typename=_name("std_msgs", "msg", "Header")):
     stamp: Time = field(default_factory=Time)
     frame_id: str = ""

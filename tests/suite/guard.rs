@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use std::sync::OnceLock;
 use workcell_guard_core::forecast::SampleError;
 use workcell_guard_core::guard::{
-    Body, ContactError, Decision, Guard, Inputs, JointStateIn, PairClass, Reason, Scope, StopKind,
+    Body, CLOCK_FORWARD_JUMP_S, ContactError, Decision, Guard, Inputs, JointStateIn, PairClass, Reason, Scope, StopKind,
 };
 use workcell_guard_core::hash::SpatialHash;
 use workcell_guard_core::model::coverage::Rng;
@@ -202,7 +202,7 @@ fn data_problems_stop_the_robot_at_once_with_the_reason() {
     );
     // Silence after a refusal: the refusal still names the stop (it
     // outranks staleness for as long as no state is taken).
-    for now in [t + 0.2, t + 5.0] {
+    for now in [t + 0.2, t + 0.9] {
         let d = g.step(now, &Inputs::joints(&[])).manipulators.to_vec();
         assert!(
             matches!(d[0], Decision::Stop(s) if matches!(s.reason, Reason::BadJointState(SampleError::PositionCount { .. }))),
@@ -214,7 +214,7 @@ fn data_problems_stop_the_robot_at_once_with_the_reason() {
         );
     }
     // Silence after good states: the watchdog.
-    let t = t + 5.0;
+    let t = t + 0.9;
     feed(&mut g, &qs, t + 0.002);
     let d = g.step(t + 0.2, &Inputs::joints(&[])).manipulators.to_vec();
     assert!(
@@ -227,6 +227,48 @@ fn data_problems_stop_the_robot_at_once_with_the_reason() {
         &Inputs::joints(&[JointStateIn { robot: 9, stamp_s: t + 0.2, positions: &qs[0], velocities: None }]),
     );
     assert_eq!(g.unknown_inputs(), 1);
+}
+
+/// Feeds both arms every 2 ms from `t` for `n` steps; the last decisions.
+fn run_for(g: &mut Guard, qs: &[Vec<f64>], t: &mut f64, n: usize) -> Vec<Decision> {
+    let mut d = Vec::new();
+    for _ in 0..n {
+        *t += 0.002;
+        d = feed(g, qs, *t);
+    }
+    d
+}
+
+#[test]
+fn a_jump_of_the_clock_stops_every_robot_until_states_on_the_new_time_line_warm_it_up() {
+    let mut g = guard();
+    let qs = clear_configs();
+    let mut t = 100.0;
+    let warm = |d: &[Decision]| d.iter().all(|d| !d.is_stop());
+    let warming = |d: &[Decision]| {
+        d.iter().all(|d| matches!(d, Decision::Stop(s) if matches!(s.reason, Reason::WarmingUp { have: 1, .. })))
+    };
+    assert!(warm(&run_for(&mut g, &qs, &mut t, 400)));
+    assert_eq!(g.clock_jump(), None);
+    // Back 10 s (a simulator reset), the states following the new clock:
+    // every robot starts over.
+    t -= 10.0;
+    let d = feed(&mut g, &qs, t);
+    assert!(warming(&d), "{d:?}");
+    let j = g.clock_jump().expect("the jump is kept");
+    assert!((j.by_s + 10.0).abs() < 1e-9 && j.at_s == t && j.count == 1, "{j:?}");
+    assert!(warm(&run_for(&mut g, &qs, &mut t, 400)), "running again on the new time line");
+    // Forward by more than the threshold: the same.
+    t += CLOCK_FORWARD_JUMP_S + 0.5;
+    assert!(warming(&feed(&mut g, &qs, t)));
+    assert_eq!(g.clock_jump().map(|j| j.count), Some(2));
+    assert!(warm(&run_for(&mut g, &qs, &mut t, 400)));
+    // Readings half a millisecond apart out of order, and a gap under the
+    // threshold, are no jump.
+    let _ = g.cycle(t - 0.0005, Scope::All);
+    t += 0.5;
+    let _ = feed(&mut g, &qs, t);
+    assert_eq!(g.clock_jump().map(|j| j.count), Some(2));
 }
 
 #[test]
@@ -253,7 +295,7 @@ fn a_refused_state_stops_until_a_state_is_taken_again() {
         );
     }
     // A refused state followed by a good one within one cycle still stops that cycle.
-    t += 0.002;
+    t += 0.005;
     let _ = g.ingest(t, &JointStateIn { robot: 1, stamp_s: t, positions: &[0.0; 2], velocities: None });
     assert!(g.ingest(t, &JointStateIn { robot: 1, stamp_s: t, positions: &qs[1], velocities: None }).is_ok());
     assert!(g.ingest(t, &JointStateIn { robot: 0, stamp_s: t, positions: &qs[0], velocities: None }).is_ok());

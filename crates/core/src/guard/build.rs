@@ -81,6 +81,8 @@ impl Guard {
             path_requests: Vec::new(),
             policy: CommandPolicy::default(),
             last_cloud_s: None,
+            clock_s: None,
+            clock_jump: None,
             supervision: vec![Supervision::START; cell.manipulators.len()],
             commands: vec![Command::START; cell.manipulators.len()],
             arbitration: increments::Arbitration::new(cell, &[]),

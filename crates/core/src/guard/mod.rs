@@ -69,6 +69,7 @@ mod build;
 mod check_cell;
 mod check_robots;
 mod check_self;
+mod clock;
 pub mod command;
 mod conflicts;
 mod contacts;
@@ -84,6 +85,7 @@ mod separating;
 mod track;
 mod way_back;
 
+pub use clock::{CLOCK_BACK_TOLERANCE_S, CLOCK_FORWARD_JUMP_S, ClockJump};
 use command::Supervision;
 pub use command::{Command, CommandPolicy, SCALING_STEP, StopSource};
 pub use decision::*;
@@ -294,6 +296,9 @@ pub struct Guard {
     policy: CommandPolicy,
     /// When the newest cloud of sensed obstacles arrived.
     last_cloud_s: Option<f64>,
+    /// The last reading of the clock, and its last jump ([`clock`]).
+    clock_s: Option<f64>,
+    clock_jump: Option<ClockJump>,
     supervision: Vec<Supervision>,
     commands: Vec<Command>,
     /// Increments, conflicts and grants.
@@ -343,6 +348,7 @@ impl Guard {
     pub fn reset(&mut self) {
         for a in &mut self.arms {
             a.state.est.reset();
+            (a.state.rejected, a.state.rejected_since) = (None, None);
             a.state.stopped = true;
             a.state.clear_since = None;
             a.state.cause = StopCause::Data;
@@ -464,6 +470,7 @@ impl Guard {
     /// [`Scope::First`]) applies the platen pose updates and answers the
     /// move requests taken since the last cycle. Allocates nothing.
     pub fn cycle(&mut self, now_s: f64, scope: Scope) -> Decisions<'_> {
+        self.note_time(now_s);
         match scope {
             Scope::All => {
                 self.pending = None;
@@ -551,6 +558,7 @@ impl Guard {
     /// cycle until a state is accepted again; an unknown robot is counted
     /// ([`Guard::unknown_inputs`]). Allocates nothing.
     pub fn ingest(&mut self, now_s: f64, s: &JointStateIn<'_>) -> Result<(), SampleError> {
+        self.note_time(now_s);
         let watchdog_s = self.settings.watchdog_s;
         let Some(arm) = self.arms.get_mut(s.robot) else {
             self.unknown_inputs += 1;

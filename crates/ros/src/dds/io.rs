@@ -26,6 +26,8 @@ pub(super) struct DdsIo<'a> {
     priorities: LocalStream<'a, Result<(RequestId, SetPriorityRequest), String>>,
     /// The participant, for what discovery knows of the peers.
     dp: DomainParticipant,
+    /// With `use_sim_time`: the newest `/clock`, ns (0 before the first).
+    sim_ns: std::cell::Cell<u64>,
 }
 
 /// A QoS in words: reliability and durability.
@@ -123,6 +125,7 @@ impl<'a> DdsIo<'a> {
             contacts: topics.set_contact.receive_request_stream().boxed_local(),
             priorities: topics.set_priority.receive_request_stream().boxed_local(),
             dp,
+            sim_ns: std::cell::Cell::new(0),
         }
     }
 }
@@ -194,7 +197,16 @@ impl Transport for DdsIo<'_> {
     }
 
     fn now_ns(&self) -> Option<u64> {
-        u64::try_from(self.node.time_now().to_nanos()).ok()
+        let Some(clock) = &self.topics.clock else {
+            return u64::try_from(self.node.time_now_not_simulated().to_nanos()).ok();
+        };
+        // Simulated: the newest `/clock` taken so far (0, as in rclcpp,
+        // before the first).
+        while let Ok(Some((m, _))) = clock.take() {
+            let ns = u64::try_from(m.clock.sec).ok().map(|s| s * 1_000_000_000 + u64::from(m.clock.nanosec));
+            self.sim_ns.set(ns.unwrap_or(0));
+        }
+        Some(self.sim_ns.get())
     }
 
     fn publish_stop(&mut self, robot: usize, stop: Bool) {

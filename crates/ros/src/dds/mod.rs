@@ -303,6 +303,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
         (&node_name, &ns),
         core.cell(),
         &core.params().qos_overrides,
+        core.params().use_sim_time,
     )?;
     let spinner = node.spinner().map_err(dds)?;
     std::thread::Builder::new().name("ros-spinner".into()).spawn(move || {

@@ -3,7 +3,7 @@
 
 use super::services::DualServer;
 use super::*;
-use crate::msg::{GuardState, SpeedScalingFactor};
+use crate::msg::{Clock, GuardState, SpeedScalingFactor};
 use crate::qos::{DurabilityKind, Endpoint, HistoryKind, QosOverride, QosOverrides, ReliabilityKind};
 use ros2_client::dds::rustdds::{DomainParticipant, QosPolicies};
 use workcell_guard_description::workcell::ScalingMessage;
@@ -50,6 +50,10 @@ pub(super) struct Topics {
     pub(super) commands: Vec<Option<Publisher<JointTrajectory>>>,
     pub(super) cancels: Vec<Vec<Client<CancelGoalRequest, CancelGoalResponse>>>,
     pub(super) speed: Vec<Option<SpeedPublisher>>,
+    /// `/clock`, with `use_sim_time` (rosgraph_msgs/Clock: ros2-client's
+    /// own subscription is typed `builtin_interfaces/Time`, which no ROS 2
+    /// clock publisher matches).
+    pub(super) clock: Option<Subscription<Clock>>,
 }
 
 /// The fully qualified name of topic `n` for a node in namespace `ns`,
@@ -179,6 +183,7 @@ pub(super) fn create_topics(
     (node_name, ns): (&str, &str),
     cell: &Workcell,
     overrides: &QosOverrides,
+    sim_time: bool,
 ) -> Result<Topics, RunError> {
     let reliable = QosProfile::publisher_default();
     let services = reliable.clone().history(History::KeepLast { depth: 10 });
@@ -215,7 +220,13 @@ pub(super) fn create_topics(
         stop_topics: Vec::new(),
         diagnostics: e.publisher::<DiagnosticArray>(node, "diagnostics", &reliable)?,
         markers: e.publisher::<MarkerArray>(node, "markers", &reliable)?,
+        clock: None,
     };
+    if sim_time {
+        // rclcpp's clock QoS: best effort, keep last 1.
+        let clock = QosProfile::subscription_default().history(History::KeepLast { depth: 1 });
+        t.clock = Some(e.subscription::<Clock>(node, "/clock", &clock)?);
+    }
     for m in &cell.manipulators {
         t.joint_states.push(e.subscription::<JointState>(node, &m.joint_state_topic, &SENSOR)?);
         t.js_names.push(e.all.last().map(|(fq, _)| fq.clone()).unwrap_or_default());

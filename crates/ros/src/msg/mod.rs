@@ -40,6 +40,15 @@ pub struct Time {
 }
 ros_message!(Time, "builtin_interfaces", "Time");
 
+/// `rosgraph_msgs/Clock`: the simulated time on `/clock` (with
+/// `use_sim_time`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Clock {
+    /// The time.
+    pub clock: Time,
+}
+ros_message!(Clock, "rosgraph_msgs", "Clock");
+
 /// `builtin_interfaces/Duration`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Duration {

@@ -118,6 +118,8 @@ struct RobotIo {
     cause_of: Option<Stop>,
     /// The header stamp of its last accepted plan.
     plan_stamp: Time,
+    /// When its last joint state arrived, the node's clock (s).
+    arrived_s: f64,
 }
 
 /// Counters since start.
@@ -312,6 +314,7 @@ impl GuardNode {
                     cause: String::with_capacity(128),
                     cause_of: None,
                     plan_stamp: Time::default(),
+                    arrived_s: f64::NEG_INFINITY,
                 }
             })
             .collect();
@@ -403,6 +406,9 @@ impl GuardNode {
     /// message stops the robot at the next cycle. Allocates nothing while
     /// the publisher keeps its joint order.
     pub fn on_joint_state(&mut self, robot: usize, msg: &JointState, now_s: f64) -> Result<(), InputFault> {
+        if let Some(io) = self.io.get_mut(robot) {
+            io.arrived_s = now_s;
+        }
         let r = self.joint_state_in(robot, msg, now_s);
         self.sync_refused(robot);
         r

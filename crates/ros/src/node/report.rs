@@ -11,6 +11,9 @@ const RED: ColorRGBA = ColorRGBA { r: 0.95, g: 0.1, b: 0.1, a: 0.8 };
 const GREY: ColorRGBA = ColorRGBA { r: 0.5, g: 0.5, b: 0.5, a: 0.4 };
 const VOXEL: ColorRGBA = ColorRGBA { r: 0.3, g: 0.35, b: 0.45, a: 0.5 };
 
+/// For this long after a jump of the clock, the stops it caused name it.
+const CLOCK_JUMP_NOTE_S: f64 = 10.0;
+
 impl GuardNode {
     /// Robot `r`'s turn-taking in its status: a hold or starvation as its
     /// message (unless it has an input fault), its grant, how long it
@@ -104,7 +107,17 @@ impl GuardNode {
                 ),
             }
             set_kv(&mut s.values[4], "refused_messages", format_args!("{}", io.refused));
-            if let Some(Some(k)) = self.js_publishers.get(r).copied()
+            let now = crate::convert::time_s(stamp).unwrap_or(f64::NAN);
+            let arriving = now - io.arrived_s <= self.guard.settings().watchdog_s;
+            if let Decision::Stop(st) = decisions[r]
+                && let Reason::StaleJointState { age_s } = st.reason
+                && arriving
+            {
+                let _ = write!(
+                    s.message,
+                    "; states arrive, stamped {age_s:.3} s behind the node's clock: do the clocks agree?"
+                );
+            } else if let Some(Some(k)) = self.js_publishers.get(r).copied()
                 && let Decision::Stop(st) = decisions[r]
                 && matches!(st.reason, Reason::NoJointState | Reason::StaleJointState { .. })
             {
@@ -113,6 +126,19 @@ impl GuardNode {
                     0 => write!(s.message, "; no publisher on `{topic}`"),
                     k => write!(s.message, "; {k} publisher(s) matched on `{topic}` but silent"),
                 };
+            }
+            if let (Some(j), Decision::Stop(st)) = (self.guard.clock_jump(), decisions[r])
+                && matches!(
+                    st.reason,
+                    Reason::NoJointState
+                        | Reason::StaleJointState { .. }
+                        | Reason::BadJointState(_)
+                        | Reason::WarmingUp { .. }
+                )
+                && now - j.at_s < CLOCK_JUMP_NOTE_S
+            {
+                let way = if j.by_s < 0.0 { "back" } else { "forward" };
+                let _ = write!(s.message, "; the clock jumped {way} {:.3} s at {:.3} s", j.by_s.abs(), j.at_s);
             }
             match io.trajectory {
                 Some(t) => set_kv(
