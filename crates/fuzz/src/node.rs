@@ -66,11 +66,13 @@ fn input_roles(cell: &Workcell) -> Vec<Role> {
 /// The number of call kinds after the roles.
 const CALLS: usize = 4;
 
-/// Splits the input into records: `[kind u8][Δt in 0.1 ms u8][len u16 LE]
-/// [len bytes]`. A kind below the number of roles is a serialized message
-/// on that role's topic; the next four are calls: a parameter
-/// (`name\0json`), `set_priority` (`robot\0i32 LE`), `set_contact`
-/// (`a\0b\0allowed`) and `reset_stop`.
+/// Splits the input into records: `[kind u8][Δt u8][len u16 LE][len
+/// bytes]`. Δt moves the clock before the record: below 0xF0 by that many
+/// tenths of a millisecond, 0xF0..=0xF7 ahead by 0.5 s to 4 s, 0xF8..=0xFF
+/// back by 1 to 8 ms (jumps of the clock). A kind below the number of roles
+/// is a serialized message on that role's topic; the next four are calls:
+/// a parameter (`name\0json`), `set_priority` (`robot\0i32 LE`),
+/// `set_contact` (`a\0b\0allowed`) and `reset_stop`.
 pub fn records(data: &[u8]) -> Recording {
     let roles = input_roles(&sample().cell);
     let mut rec = Recording::default();
@@ -79,7 +81,11 @@ pub fn records(data: &[u8]) -> Recording {
         let len = usize::from(u16::from_le_bytes([*l0, *l1])).min(tail.len());
         let (body, next) = tail.split_at(len);
         rest = next;
-        ns += u64::from(*dt) * 100_000;
+        ns = match *dt {
+            d @ 0..0xF0 => ns + u64::from(d) * 100_000,
+            d @ 0xF0..0xF8 => ns + u64::from(d - 0xEF) * 500_000_000,
+            d => ns.saturating_sub(u64::from(d - 0xF7) * 1_000_000),
+        };
         let k = usize::from(*kind) % (roles.len() + CALLS);
         if let Some(&role) = roles.get(k) {
             if let Ok(msg) = bag::decode_as(role, body) {

@@ -37,7 +37,7 @@ pub fn seeds(name: &str) -> Vec<Vec<u8>> {
         "ros_args" => ros_args_seeds(),
         "param_file" => files(&["config/workcell_guard.yaml"]),
         "param_update" => param_update_seeds(),
-        "messages" => vec![message_seed(false), message_seed(true)],
+        "messages" => vec![message_seed(false), message_seed(true), clock_jump_seed()],
         "service_requests" => service_seeds(),
         "mcap" => mcap_seed().into_iter().collect(),
         _ => Vec::new(),
@@ -179,6 +179,28 @@ fn message_seed(more: bool) -> Vec<u8> {
     let robot = &s.cell.manipulators[0].name;
     record(&mut out, calls + 1, 5, format!("{robot}\x003").as_bytes());
     record(&mut out, calls + 3, 5, b"");
+    out
+}
+
+/// Joint states, the clock going back 4 ms, then ahead 2.5 s, the states
+/// following it each time.
+fn clock_jump_seed() -> Vec<u8> {
+    let mut out = message_seed(false);
+    let mut ns = T0_NS + 60_000_000;
+    for (jump, by) in [(0xFB_u8, -4_000_000_i64), (0xF4, 2_500_000_000)] {
+        ns = ns.saturating_add_signed(by);
+        for k in 0..10u64 {
+            for (r, js) in joint_states(ns + k * 2_000_000).iter().enumerate() {
+                let dt = match (k, r) {
+                    (0, 0) => jump,
+                    (_, 0) => 20,
+                    _ => 0,
+                };
+                record(&mut out, 2 * r, dt, &cdr(js));
+            }
+        }
+        ns += 20_000_000;
+    }
     out
 }
 

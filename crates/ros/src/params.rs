@@ -255,7 +255,7 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("cycle_on_joint_state", Kind::Bool, "false", NextCycle,
         "Also run a cycle on each joint state: the arriving robot's stop is decided and published before the others'; timer ticks within one period of such a cycle are skipped.",
         get: |p, c| p.cycle_on_joint_state, set: |p, v| p.cycle_on_joint_state = v.as_bool() == Some(true)),
-    spec!("use_sim_time", Kind::Bool, "false", AtStart, "Time follows `/clock`.",
+    spec!("use_sim_time", Kind::Bool, "false", AtStart, "Time follows `/clock` (rosgraph_msgs/Clock; 0 before the first).",
         get: |p, c| p.use_sim_time, set: |p, v| p.use_sim_time = v.as_bool() == Some(true)),
     spec!("diagnostics_hz", range(0.0, 1000.0), "10", Timer, "Diagnostics per second (0: none).",
         get: |p, c| p.diagnostics_hz, set: |p, v| p.diagnostics_hz = num(v)),
