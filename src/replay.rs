@@ -139,6 +139,14 @@ fn summary(r: &Replayed, rec: &bag::Recording, file: &std::path::Path) -> String
         r.out.len(),
         r.cancels
     );
+    if r.idle_skipped_s > 0.0 {
+        let _ = writeln!(
+            s,
+            "  {:.1} s without input skipped (each gap cycled through for its first {} s only)",
+            r.idle_skipped_s,
+            workcell_guard_ros::replay::IDLE_CYCLED_NS / 1_000_000_000
+        );
+    }
     let lacking = rec.metadata.get(record::UNRECORDED).and_then(|m| m.get("display_trajectories"));
     if let Some(n) = lacking.filter(|n| *n != "0") {
         let _ = writeln!(

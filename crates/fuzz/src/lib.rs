@@ -15,7 +15,7 @@ mod node;
 mod seeds;
 mod services;
 
-pub use node::records;
+pub use node::{records, replay_on_sample};
 pub use seeds::seeds;
 
 use std::path::{Path, PathBuf};

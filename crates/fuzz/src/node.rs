@@ -121,8 +121,14 @@ fn no_reload() -> Rebuild {
 }
 
 fn replay(rec: &Recording) {
-    let Some(mut n) = fresh() else { return };
-    let _ = replay::replay(&mut n, rec, &sample().topics, 500.0, &no_reload());
+    let _ = replay_on_sample(rec);
+}
+
+/// `rec` replayed through a fresh node of the sample cell at 500 Hz
+/// (`None` where the node cannot be built).
+pub fn replay_on_sample(rec: &Recording) -> Option<replay::Replayed> {
+    let mut n = fresh()?;
+    Some(replay::replay(&mut n, rec, &sample().topics, 500.0, &no_reload()))
 }
 
 /// Messages and calls (see [`records`]) through a fresh node at 500 Hz.

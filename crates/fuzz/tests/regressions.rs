@@ -72,6 +72,15 @@ fn the_crashes_fuzzing_found_are_refused_with_their_reason() {
     let e = workcell_guard_ros::bag::read_bytes(&bag, std::path::Path::new("f.mcap"), &topics);
     let e = e.map(drop).expect_err("refused").to_string();
     assert!(e.contains("not a readable MCAP file") && e.contains("exceeds limit"), "{e}");
+    // Log times years apart: the replay cycled through every 2 ms between
+    // them, its decisions filling gigabytes. Now each gap is cycled through
+    // for 10 s, the rest skipped.
+    let bag = std::fs::read(dir.join("mcap/log-times-far-apart")).unwrap();
+    let rec = workcell_guard_ros::bag::read_bytes(&bag, std::path::Path::new("f.mcap"), &topics).unwrap();
+    let span_s = rec.entries.last().unwrap().log_time_ns.abs_diff(rec.entries[0].log_time_ns) as f64 * 1e-9;
+    assert!(span_s > 1e3, "{span_s} s");
+    let r = workcell_guard_fuzz::replay_on_sample(&rec).unwrap();
+    assert!(r.idle_skipped_s > 1e3 && r.cycles < 50_000, "{} s skipped, {} cycles", r.idle_skipped_s, r.cycles);
 }
 
 #[test]

@@ -138,7 +138,14 @@ pub struct Replayed {
     /// The first decision that differs, by log time (`None`: all agree, or
     /// the recording holds none).
     pub difference: Option<Difference>,
+    /// Time without input skipped (beyond [`IDLE_CYCLED_NS`] of each gap),
+    /// s.
+    pub idle_skipped_s: f64,
 }
+
+/// Of a gap without input, this much is cycled through at the rate before
+/// the clock jumps to the next input (10 s).
+pub const IDLE_CYCLED_NS: u64 = 10_000_000_000;
 
 /// Replays `rec` through `core` (module text), publishing on `topics`.
 /// `rate_hz` cycles a recording without cycle instants; `rebuild` makes
@@ -172,6 +179,7 @@ pub fn replay_observed(
     let period_ns = if rate_hz > 0.0 { (1e9 / rate_hz).round().max(1.0) as u64 } else { u64::MAX };
     let mut next_tick = rec.entries.iter().find(|e| e.role.is_input()).map_or(u64::MAX, |e| e.log_time_ns);
     let mut stamps = stamps.into_iter().peekable();
+    let mut last_input_ns = next_tick;
     let mut r = Replayed { clock, ..Replayed::default() };
     let mut cycle = |io: &mut ReplayIo<'_>, core: &mut GuardNode, ns: u64, r: &mut Replayed| {
         if core.timer_due() {
@@ -202,12 +210,28 @@ pub fn replay_observed(
             }
         }
         if clock == CycleClock::Rate {
+            // A long gap without input (a paused recording, or log times a
+            // corrupt file makes up) is cycled through for IDLE_CYCLED_NS,
+            // then skipped: the node's clock jumps to the next input.
+            if e.log_time_ns.saturating_sub(next_tick) > IDLE_CYCLED_NS {
+                let resume = e.log_time_ns.saturating_sub(period_ns);
+                while next_tick < resume.min(last_input_ns.saturating_add(IDLE_CYCLED_NS)) {
+                    calls_until(core, next_tick, &mut r);
+                    cycle(&mut io, core, next_tick, &mut r);
+                    next_tick = next_tick.saturating_add(period_ns);
+                }
+                if next_tick < resume {
+                    r.idle_skipped_s += seconds(resume - next_tick);
+                    next_tick = resume;
+                }
+            }
             while next_tick <= e.log_time_ns {
                 calls_until(core, next_tick, &mut r);
                 cycle(&mut io, core, next_tick, &mut r);
                 next_tick = next_tick.saturating_add(period_ns);
             }
         }
+        last_input_ns = e.log_time_ns;
         calls_until(core, e.log_time_ns, &mut r);
         let incoming = match (&e.role, &e.msg) {
             (Role::Cycle, _) => {
