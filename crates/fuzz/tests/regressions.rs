@@ -72,6 +72,12 @@ fn the_crashes_fuzzing_found_are_refused_with_their_reason() {
     let e = workcell_guard_ros::bag::read_bytes(&bag, std::path::Path::new("f.mcap"), &topics);
     let e = e.map(drop).expect_err("refused").to_string();
     assert!(e.contains("not a readable MCAP file") && e.contains("exceeds limit"), "{e}");
+    // mcap's record parser sliced past a record's end and panicked.
+    let bag = std::fs::read(dir.join("mcap/record-parser-slice-panic")).unwrap();
+    let e = workcell_guard_ros::bag::read_bytes(&bag, std::path::Path::new("f.mcap"), &topics);
+    let e = e.map(drop).expect_err("refused").to_string();
+    assert!(e.contains("not a readable MCAP file"), "{e}");
+    assert!(!workcell_guard_description::contain::active());
     // Log times years apart: the replay cycled through every 2 ms between
     // them, its decisions filling gigabytes. Now each gap is cycled through
     // for 10 s, the rest skipped.

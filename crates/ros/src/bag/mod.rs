@@ -426,7 +426,11 @@ pub fn read_bytes(bytes: &[u8], path: &Path, topics: &Topics) -> Result<Recordin
             }
             mcap::sans_io::LinearReadEvent::Record { opcode, data } => (opcode, data),
         };
-        match mcap::parse_record(opcode, data).map_err(|e| corrupt(index, e.to_string()))? {
+        // mcap's record parser panics on some malformed records (found by
+        // fuzzing): contained, such a record is a corrupt file.
+        let record = workcell_guard_description::contain::contain(|| mcap::parse_record(opcode, data))
+            .map_err(|p| corrupt(index, format!("a malformed record (the parser failed: {p})")))?;
+        match record.map_err(|e| corrupt(index, e.to_string()))? {
             Record::Header(h) => rec.profile = h.profile,
             Record::Metadata(m) if m.name == CALL => rec.calls.extend(Call::parse(&m.metadata)),
             Record::Metadata(m) => {
@@ -512,7 +516,9 @@ fn check_channel(
 pub fn read_metadata(path: &Path) -> Result<BTreeMap<String, BTreeMap<String, String>>, BagError> {
     let bytes = std::fs::read(path).map_err(|source| BagError::Io { path: path.into(), source })?;
     let mut rec = Recording::default();
-    read_summary(&bytes, &mut rec);
+    // The parser panics on some malformed records: contained, the records
+    // up to there are kept.
+    let _ = workcell_guard_description::contain::contain(|| read_summary(&bytes, &mut rec));
     Ok(rec.metadata)
 }
 

@@ -80,28 +80,6 @@ pub(super) fn topic<M: RosMessage>(
     node.create_topic(n, MessageTypeName::new(M::PACKAGE, M::NAME), qos).map_err(dds)
 }
 
-/// The most samples a writer of a transient-local topic keeps (beyond its
-/// History depth, while samples await acknowledgement).
-pub const LATCHED_RETAIN: i32 = 64;
-
-/// A transient-local topic (`fq`: its fully qualified name) whose writers
-/// keep at most [`LATCHED_RETAIN`] samples. RustDDS's durable writers
-/// keep every sample no reader has acknowledged, up to 8192 a writer when
-/// no reader matches: a grant published each cycle, a state at the
-/// diagnostics rate, grew the node by megabytes a minute.
-fn latched_topic<M: RosMessage>(
-    dp: &DomainParticipant,
-    fq: &str,
-    qos: &QosProfile,
-) -> Result<ros2_client::dds::rustdds::Topic, RunError> {
-    use ros2_client::dds::rustdds::{QosPolicyBuilder, TopicKind, policy::ResourceLimits};
-    let limits =
-        ResourceLimits { max_samples: LATCHED_RETAIN, max_instances: 1, max_samples_per_instance: LATCHED_RETAIN };
-    let q = QosPolicies::from(qos).modify_by(&QosPolicyBuilder::new().resource_limits(limits).build());
-    let type_name = MessageTypeName::new(M::PACKAGE, M::NAME).dds_msg_type();
-    dp.create_topic(format!("rt{fq}"), type_name, &q, TopicKind::NoKey).map_err(|e| RunError::Dds(e.to_string()))
-}
-
 /// Reliable, transient local, keep last 1: late joiners get the latest.
 pub const LATCHED: QosProfile = QosProfile::subscription_default()
     .reliability(Reliability::Reliable { when_full: WhenFull::DEFAULT })
@@ -125,7 +103,6 @@ pub(super) fn server<Q: Message + 'static, A: Message + 'static>(
 /// Names the node's endpoints, applies their QoS overrides and keeps the
 /// list of them (to check the overrides against).
 struct Ends<'a> {
-    dp: &'a DomainParticipant,
     ros: &'a RosArgs,
     node_name: &'a str,
     ns: &'a str,
@@ -174,12 +151,8 @@ impl Ends<'_> {
         let fq = resolve_name(self.ros, self.node_name, self.ns, n);
         let qos = overridden(base, self.overrides.get(&fq, end));
         self.qos.push((fq.clone(), end, (&qos).into()));
-        self.all.push((fq.clone(), end));
-        let n = name(self.ros, self.node_name, self.ns, n)?;
-        if end == Endpoint::Publisher && qos.durability == Durability::TransientLocal {
-            return latched_topic::<M>(self.dp, &fq, &qos);
-        }
-        topic::<M>(node, &n, &qos)
+        self.all.push((fq, end));
+        topic::<M>(node, &name(self.ros, self.node_name, self.ns, n)?, &qos)
     }
 
     fn publisher<M: RosMessage + serde::Serialize>(
@@ -222,7 +195,7 @@ pub(super) fn create_topics(
     };
     let trigger = ("std_srvs", "Trigger");
     let ours = |srv| ("workcell_guard_msgs", srv);
-    let mut e = Ends { dp, ros, node_name, ns, overrides, all: Vec::new(), qos: Vec::new() };
+    let mut e = Ends { ros, node_name, ns, overrides, all: Vec::new(), qos: Vec::new() };
     let mut t = Topics {
         points: e.subscription::<PointCloud2>(node, "points", &SENSOR)?,
         displays: Vec::new(),
