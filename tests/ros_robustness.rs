@@ -29,6 +29,24 @@ fn python_in_netns(args: &[String]) -> String {
 }
 use workcell_guard_description::workcell;
 
+/// Runs peer `script` (under tests/peer/, or an absolute path) against the node with the sample's
+/// parameter file (and `extra` arguments) in a network namespace of its
+/// own; the figures (JSON) it wrote to `--out`.
+fn peer_figures(script: &str, extra: &[&str]) -> serde_json::Value {
+    let repo = common::repo();
+    let out = tempfile::NamedTempFile::new().unwrap();
+    let mut args = vec![
+        repo.join("tests/peer").join(script).display().to_string(),
+        "--node".into(),
+        env!("CARGO_BIN_EXE_workcell_guard").into(),
+        "--out".into(),
+        out.path().display().to_string(),
+    ];
+    args.extend(extra.iter().map(|a| a.to_string()));
+    python_in_netns(&args);
+    serde_json::from_str(&std::fs::read_to_string(out.path()).unwrap()).unwrap()
+}
+
 #[test]
 fn the_node_fails_safe_over_dds_as_a_user_sees_it() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -65,19 +83,8 @@ fn the_node_fails_safe_over_dds_as_a_user_sees_it() {
 #[test]
 fn injected_faults_stop_the_affected_arm_within_the_watchdog_and_it_recovers() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let repo = common::repo();
-    let out = tempfile::NamedTempFile::new().unwrap();
-    let args = [
-        repo.join("tests/peer/faults.py").display().to_string(),
-        "--node".into(),
-        env!("CARGO_BIN_EXE_workcell_guard").into(),
-        "--params".into(),
-        repo.join("config/workcell_guard.yaml").display().to_string(),
-        "--out".into(),
-        out.path().display().to_string(),
-    ];
-    python_in_netns(&args);
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.path()).unwrap()).unwrap();
+    let params = common::repo().join("config/workcell_guard.yaml").display().to_string();
+    let v = peer_figures("faults.py", &["--params", &params]);
     for fault in ["stream frozen", "publisher deleted", "delivered 0.4 s late", "two states swapped", "stamp 5 s ahead"]
     {
         let s = v[fault]["stop_after_s"].as_f64().unwrap();
@@ -99,19 +106,8 @@ fn injected_faults_stop_the_affected_arm_within_the_watchdog_and_it_recovers() {
 #[test]
 fn jumps_of_the_simulated_and_the_wall_clock_stop_every_arm_and_name_the_jump() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let repo = common::repo();
-    let out = tempfile::NamedTempFile::new().unwrap();
-    let args = [
-        repo.join("tests/peer/clock_jumps.py").display().to_string(),
-        "--node".into(),
-        env!("CARGO_BIN_EXE_workcell_guard").into(),
-        "--params".into(),
-        repo.join("config/workcell_guard.yaml").display().to_string(),
-        "--out".into(),
-        out.path().display().to_string(),
-    ];
-    python_in_netns(&args);
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.path()).unwrap()).unwrap();
+    let params = common::repo().join("config/workcell_guard.yaml").display().to_string();
+    let v = peer_figures("clock_jumps.py", &["--params", &params]);
     for (jump, says) in [("simulated time 5 s ahead", "jumped forward"), ("simulated time 20 s back", "jumped back")] {
         let s = v[jump]["stop_after_s"].as_f64().unwrap();
         assert!(s <= 0.15 + 0.1, "{jump}: stopped after {s} s");
@@ -134,21 +130,9 @@ fn jumps_of_the_simulated_and_the_wall_clock_stop_every_arm_and_name_the_jump() 
 #[test]
 fn eight_arms_at_one_kilohertz_for_a_minute_lose_nothing_and_keep_the_cycle() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let repo = common::repo();
-    let out = tempfile::NamedTempFile::new().unwrap();
-    let args = [
-        repo.join("scripts/soak.py").display().to_string(),
-        "--node".into(),
-        env!("CARGO_BIN_EXE_workcell_guard").into(),
-        "--duration".into(),
-        "60".into(),
-        "--warmup".into(),
-        "30".into(),
-        "--out".into(),
-        out.path().display().to_string(),
-    ];
-    python_in_netns(&args);
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.path()).unwrap()).unwrap();
+    // An absolute path: joined to tests/peer, it stays itself.
+    let soak = common::repo().join("scripts/soak.py").display().to_string();
+    let v = peer_figures(&soak, &["--duration", "60", "--warmup", "30"]);
     let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     assert!(f("joint_states_sent") > 8.0 * 1000.0 * 60.0 * 0.9, "the publisher kept its rate: {v}");
     assert!(f("lost_fraction") < 0.01, "joint states lost: {v}");

@@ -32,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 from e2e import Fail, expect, valid  # noqa: E402
-from faults import NAMES, Q  # noqa: E402
+from faults import NAMES, Q, paced  # noqa: E402
 
 DOMAIN = 29
 WATCHDOG = 0.15
@@ -62,26 +62,18 @@ class SimCell:
             for st in a.status:
                 self.status[st.name] = st
 
+    def send(self):
+        now = self.sim_now()
+        self.write_clock(now)
+        for i in (0, 1):
+            self.js[i].write(self.t.JointState(header=self.t.Header(stamp=self.t.stamp(now), frame_id=""),
+                                               name=NAMES[i], position=Q[i], velocity=[], effort=[]))
+
+    def write_clock(self, now):
+        self.clock.write(self.t.Clock(clock=self.t.stamp(now)))
+
     def run(self, seconds, until=None, what="condition"):
-        end = time.time() + seconds
-        nxt = time.time()
-        while time.time() < end:
-            self.poll()
-            if until is not None and until():
-                return time.time()
-            now = self.sim_now()
-            self.clock.write(self.t.Clock(clock=self.t.stamp(now)))
-            for i in (0, 1):
-                self.js[i].write(self.t.JointState(header=self.t.Header(stamp=self.t.stamp(now), frame_id=""),
-                                                   name=NAMES[i], position=Q[i], velocity=[], effort=[]))
-            nxt += 0.01
-            pause = nxt - time.time()
-            if pause > 0:
-                time.sleep(pause)
-            else:
-                nxt = time.time()
-        expect(until is None, f"timed out after {seconds} s waiting for: {what}; stops {self.stop}")
-        return time.time()
+        return paced(self, seconds, until, what)
 
     def message(self, arm):
         st = self.status.get(f"workcell_guard: {arm}")
@@ -118,10 +110,8 @@ class WallCell(SimCell):
     def sim_now(self):
         return time.time()
 
-    def run(self, seconds, until=None, what="condition"):
-        # No /clock: the node runs on its own wall clock.
-        self.clock.write = lambda m: None
-        return SimCell.run(self, seconds, until, what)
+    def write_clock(self, now):
+        pass  # No /clock: the node runs on its own wall clock.
 
 
 def wall_jumps(a, t, env, tmp, writer, reader, figures):
@@ -175,17 +165,12 @@ def wall_jumps(a, t, env, tmp, writer, reader, figures):
 
 
 def main():
-    import argparse
     import subprocess
     import tempfile
 
     import ros_types as t
 
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--node", required=True)
-    ap.add_argument("--params", required=True)
-    ap.add_argument("--out", required=True)
-    a = ap.parse_args()
+    a = t.peer_args()
     tmp = tempfile.mkdtemp(prefix="wg_clock_")
     env = t.loopback(tmp, DOMAIN, "warn,rustdds=off,ros2_client=error")
     log_path = os.path.join(tmp, "node.log")

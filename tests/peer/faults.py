@@ -92,26 +92,15 @@ class Cell:
             for st in a.status:
                 self.status[st.name] = st
 
+    def send(self):
+        now = time.time()
+        self.js[0].write(self.msg(0, now))
+        if self.right:
+            for m in (self.next_right(now) if self.next_right else [self.msg(1, now)]):
+                self.js[1].write(m)
+
     def run(self, seconds, until=None, what="condition"):
-        end = time.time() + seconds
-        nxt = time.time()
-        while time.time() < end:
-            self.poll()
-            if until is not None and until():
-                return time.time()
-            now = time.time()
-            self.js[0].write(self.msg(0, now))
-            if self.right:
-                for m in (self.next_right(now) if self.next_right else [self.msg(1, now)]):
-                    self.js[1].write(m)
-            nxt += 0.01
-            pause = nxt - time.time()
-            if pause > 0:
-                time.sleep(pause)
-            else:
-                nxt = time.time()
-        expect(until is None, f"timed out after {seconds} s waiting for: {what}; stops {self.stop}")
-        return time.time()
+        return paced(self, seconds, until, what)
 
     def message(self, arm):
         st = self.status.get(f"workcell_guard: {arm}")
@@ -128,6 +117,27 @@ class Cell:
                 for rep in valid(self.reload_rr.take(N=10)):
                     return rep
         raise Fail("no answer from ~/reload")
+
+
+def paced(cell, seconds, until, what):
+    """Every 10 ms for up to `seconds`: `cell.poll()`, then `cell.send()`;
+    returns when `until()` holds (the time), or fails after `seconds`
+    (`until` None: runs them all)."""
+    end = time.time() + seconds
+    nxt = time.time()
+    while time.time() < end:
+        cell.poll()
+        if until is not None and until():
+            return time.time()
+        cell.send()
+        nxt += 0.01
+        pause = nxt - time.time()
+        if pause > 0:
+            time.sleep(pause)
+        else:
+            nxt = time.time()
+    expect(until is None, f"timed out after {seconds} s waiting for: {what}; stops {cell.stop}")
+    return time.time()
 
 
 def delayed(cell, lag):
