@@ -262,9 +262,7 @@ pub(crate) fn publish_cycle<T: Transport>(t: &mut T, core: &mut GuardNode, now_s
         }
     }
     for (r, g) in core.arm_grants().iter().enumerate() {
-        if core.grant_due(r) {
-            t.publish_arm_grant(r, g);
-        }
+        t.publish_arm_grant(r, g);
     }
     for r in 0..core.stops().len() {
         if core.state_changed(r)

@@ -123,12 +123,6 @@ pub struct Command {
     pub cancel: bool,
     /// Its grant.
     pub grant: ArmGrant,
-    /// The grant is to be published after this cycle: the first, one that
-    /// says something new (state, plan time and point granted, the robot
-    /// it waits for, what else its message names: [`GrantShown`]), and
-    /// every [`CommandPolicy::stop_heartbeat_s`]. Not each cycle: its
-    /// topic is transient local.
-    pub publish_grant: bool,
     /// Send a retreat along its plan back to `grant.until_s` (after the
     /// cancel): the first cycle of a back-away it is not stopped in (after
     /// a stop, again), and each time it gets to the last retreat's end
@@ -148,21 +142,8 @@ impl Command {
         hold: false,
         cancel: false,
         grant: ArmGrant::NONE,
-        publish_grant: false,
         retreat: false,
     };
-}
-
-/// What a robot's grant message shows: its grant but where it is on its
-/// plan and the scaling (which move every cycle), and `flags`, what else
-/// the message names (giving way, lifted, boosted, where it is against
-/// its plan), each a bit or a small code.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct GrantShown {
-    /// The grant, `at_s` and `scaling` zeroed.
-    pub grant: ArmGrant,
-    /// Bits and codes of the rest.
-    pub flags: u16,
 }
 
 /// A robot's supervision state between cycles.
@@ -180,8 +161,6 @@ pub(crate) struct Supervision {
     sent: Option<(bool, f64)>,
     /// The scaling last handed out for publishing, and when.
     speed_sent: Option<(f64, f64)>,
-    /// The grant last handed out for publishing, and when.
-    grant_sent: Option<(GrantShown, f64)>,
 }
 
 /// A speed scaling this far from the last published one is published
@@ -198,7 +177,6 @@ impl Supervision {
         retreat_to: None,
         sent: None,
         speed_sent: None,
-        grant_sent: None,
     };
 
     /// The command after decision `d` and grant `grant` at `now_s`, with
@@ -210,17 +188,9 @@ impl Supervision {
         prev: &Command,
         (d, grant, clear_m): (&Decision, &ArmGrant, f32),
         now_s: f64,
-        (release_m, shown): (f64, GrantShown),
+        release_m: f64,
     ) -> Command {
         let mut c = Command { cause: prev.cause, grant: *grant, ..Command::START };
-        let beat = p.stop_heartbeat_s;
-        c.publish_grant = match self.grant_sent {
-            Some((sent, at)) => sent != shown || beat <= 0.0 || now_s - at >= beat || now_s < at,
-            None => true,
-        };
-        if c.publish_grant {
-            self.grant_sent = Some((shown, now_s));
-        }
         if let Decision::Stop(st) = d
             && !matches!(st.reason, Reason::Holding { .. })
         {
@@ -243,6 +213,7 @@ impl Supervision {
             StopSource::None
         };
         c.stop = c.source != StopSource::None;
+        let beat = p.stop_heartbeat_s;
         c.publish_stop = match self.sent {
             Some((sent, at)) => sent != c.stop || beat <= 0.0 || now_s - at >= beat || now_s < at,
             None => true,

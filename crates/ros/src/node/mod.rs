@@ -582,12 +582,6 @@ impl GuardNode {
         &self.speed
     }
 
-    /// Whether robot `r`'s grant is to be published after the last cycle
-    /// (the core's [`Command::publish_grant`]).
-    pub fn grant_due(&self, r: usize) -> bool {
-        self.guard.commands().get(r).is_some_and(|c| c.publish_grant)
-    }
-
     /// Whether robot `r`'s speed scaling is to be published after the last
     /// cycle (the core's [`Command::publish_speed`]).
     pub fn speed_due(&self, r: usize) -> bool {
