@@ -11,7 +11,7 @@ use workcell_guard_description::workcell::{self, Workcell};
 use workcell_guard_ros::args::RosArgs;
 use workcell_guard_ros::bag::topics::{Role, Topics};
 use workcell_guard_ros::bag::{self, Call, Entry, Recording};
-use workcell_guard_ros::event_loop::Rebuild;
+use workcell_guard_ros::event_loop::{Rebuild, seconds};
 use workcell_guard_ros::node::{GuardNode, check_param};
 use workcell_guard_ros::params::NodeParams;
 use workcell_guard_ros::replay;
@@ -152,8 +152,4 @@ pub(crate) fn param_update(name: &str, value: &serde_json::Value) {
     if check_param(&s.cell, n.params(), name, value).is_ok() && n.set_param(name, value).is_ok() {
         n.cycle(seconds(T0_NS));
     }
-}
-
-fn seconds(ns: u64) -> f64 {
-    workcell_guard_ros::event_loop::seconds(ns)
 }
