@@ -21,6 +21,12 @@ Both arms stand still in a clear pose, arm_left's joint states flowing at
   - the workcell file corrupted, then `~/reload`: refused with the reason,
     the old cell keeps running; put back, reloaded: every robot stops, then
     runs again after warm-up;
+  - a subscriber of both arms' stops, grants and states suspended
+    (SIGSTOP) for 9 s, long enough to fill the grant writers' send window
+    (2048 samples at 500 Hz) before its lease ends: the node drops grants
+    rather than wait for it, misses no cycles for it, both arms keep
+    running, and arm_right's stream frozen meanwhile still stops it within
+    the watchdog;
   - the node killed (SIGKILL: no goodbye) and started again: a reader that
     joins the new node is sent `true` first, and both arms run again after
     warm-up.
@@ -189,9 +195,68 @@ def benign(cell, name, hook, figures, seconds=2.0):
     print(f"{name}: arm_right kept running for {seconds} s")
 
 
+def listen():
+    """The subscriber that gets suspended: reads both arms' stops, grants
+    and states until killed."""
+    import ros_types as t
+
+    dp, _, reader = t.endpoints(DOMAIN)
+    readers = [reader(f"rt/{a}/{k}", typ, t.QOS_LATCHED) for a in ("arm_left", "arm_right")
+               for k, typ in (("stop", t.Bool), ("grant", t.ManipulatorGrant), ("state", t.GuardState))]
+    print("listening", flush=True)
+    while True:
+        for r in readers:
+            r.take(N=1000)
+        time.sleep(0.01)
+
+
+def missed(cell):
+    st = cell.status.get("workcell_guard: node")
+    return int(next((kv.value for kv in st.values if kv.key == "missed_cycles"), -1)) if st else -1
+
+
+def suspended_subscriber(cell, figures, log_path):
+    """A subscriber suspended for 9 s (see the module text)."""
+    cell.run(5, until=lambda: cell.stop == [False, False], what="both arms running before the suspension")
+    sub = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--listen"], stdout=subprocess.PIPE, text=True)
+    try:
+        expect(sub.stdout.readline().strip() == "listening", "the subscriber did not start")
+        cell.run(3)  # matched, and taking
+        n0, n1, m0 = len(cell.log[0]), len(cell.log[1]), missed(cell)
+        sub.send_signal(signal.SIGSTOP)
+        t_stop = time.time()
+        cell.run(6)
+        expect(len(cell.log[0]) == n0 and len(cell.log[1]) == n1,
+               f"an arm stopped while a subscriber was suspended: {cell.log}")
+        t0 = time.time()
+        cell.right = False
+        t_seen = cell.run(3, until=lambda: cell.stop[1], what="arm_right stopped, a subscriber suspended")
+        cell.right = True
+        cell.run(max(0.0, 9.0 - (time.time() - t_stop)))
+        sub.send_signal(signal.SIGCONT)
+        cell.run(5, until=lambda: not cell.stop[1], what="arm_right running again after the suspension")
+        cell.run(1.5)
+        m1 = missed(cell)
+    finally:
+        sub.kill()
+        sub.wait(5)
+    dropped = [line for line in open(log_path) if "manipulator grant dropped" in line]
+    expect(dropped, "no grant was dropped: the subscriber's window never filled")
+    expect(m0 >= 0 and m1 - m0 < 25, f"cycles missed while a subscriber was suspended: {m0} -> {m1}")
+    expect(len(cell.log[0]) == n0, f"arm_left stopped: {cell.log[0][n0:]}")
+    delay = t_seen - t0
+    expect(delay < WATCHDOG + 0.1, f"arm_right stopped {delay:.3f} s after its stream froze")
+    figures["subscriber suspended"] = {"stop_after_s": round(delay, 4), "missed_cycles": m1 - m0,
+                                       "grant_drop_warnings": len(dropped)}
+    print(f"subscriber suspended 9 s: arm_right's freeze stopped it after {delay * 1e3:.1f} ms, "
+          f"{m1 - m0} cycles missed, {len(dropped)} drop warnings")
+
+
 def main():
     import argparse
 
+    if sys.argv[1:] == ["--listen"]:
+        listen()
     import ros_types as t
 
     ap = argparse.ArgumentParser()
@@ -293,6 +358,8 @@ def main():
         t_go = cell.run(10, until=lambda: cell.stop == [False, False], what="both arms running after the reload")
         figures["reload"] = {"stopped_after_s": round(t_stop - t0, 3), "running_after_s": round(t_go - t0, 3)}
         print(f"reload: both stopped {1e3 * (t_stop - t0):.0f} ms after the call, running {1e3 * (t_go - t0):.0f} ms after")
+
+        suspended_subscriber(cell, figures, log_path)
 
         # Killed without a goodbye, started again.
         node.send_signal(signal.SIGKILL)

@@ -179,7 +179,9 @@ impl SpatialHash {
         for dz in -1..=1 {
             for dy in -1..=1 {
                 for dx in -1..=1 {
-                    let (s, found) = self.find(pack(cx + dx, cy + dy, cz + dz));
+                    // Wrapping: a coordinate saturated at `i32::MAX` (a sphere posed
+                    // absurdly far) aliases like any other under `pack`.
+                    let (s, found) = self.find(pack(cx.wrapping_add(dx), cy.wrapping_add(dy), cz.wrapping_add(dz)));
                     if !found {
                         continue;
                     }
@@ -244,6 +246,21 @@ mod tests {
         let mut n = 0;
         h.for_each_near(0.101, 0.0, 0.0, 0.02, 0.0, |_, _| n += 1);
         assert_eq!(n, 0);
+    }
+
+    #[test]
+    fn spheres_posed_beyond_the_cell_coordinates_range_are_found() {
+        // 3e8 m over 0.1 m cells is past i32::MAX cells: the coordinate
+        // saturates, and its neighbours wrap (a fuzzed recording once made
+        // the `+ 1` overflow).
+        let mut h = SpatialHash::new(8, 0.1);
+        for (i, x) in [3.0e8_f32, -3.0e8, f32::MAX].into_iter().enumerate() {
+            assert!(h.insert(x, x, x, 0.02, i as u32));
+            let mut hits = Vec::new();
+            h.for_each_near(x, x, x, 0.02, 0.0, |l, _| hits.push(l));
+            assert!(hits.contains(&(i as u32)), "{x}: {hits:?}");
+        }
+        h.assert_invariants();
     }
 
     #[test]

@@ -28,6 +28,37 @@ pub(super) struct DdsIo<'a> {
     dp: DomainParticipant,
     /// With `use_sim_time`: the newest `/clock`, ns (0 before the first).
     sim_ns: std::cell::Cell<u64>,
+    /// Samples the latched writers dropped on a full window.
+    dropped: Dropped,
+}
+
+/// Samples dropped by writers that drop rather than wait on a full window
+/// (`topics::Retention::drop_when_full`): counted, named at most once a
+/// second, so a reader that stops acknowledging does not flood the log.
+#[derive(Default)]
+struct Dropped {
+    count: u64,
+    logged: Option<std::time::Instant>,
+}
+
+impl Dropped {
+    fn note<M>(&mut self, what: &str, r: ros2_client::WriteResult<(), M>) {
+        match r {
+            Ok(()) => {}
+            Err(ros2_client::WriteError::WouldBlock { .. }) => {
+                self.count += 1;
+                if self.logged.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+                    self.logged = Some(std::time::Instant::now());
+                    tracing::warn!(
+                        "{what} dropped ({} samples so far): a subscriber has not acknowledged the last ones \
+                         (killed or suspended?); the next supersedes it",
+                        self.count
+                    );
+                }
+            }
+            Err(e) => tracing::warn!("{what} not published: {e}"),
+        }
+    }
 }
 
 /// A QoS in words: reliability and durability.
@@ -126,6 +157,7 @@ impl<'a> DdsIo<'a> {
             priorities: topics.set_priority.receive_request_stream().boxed_local(),
             dp,
             sim_ns: std::cell::Cell::new(0),
+            dropped: Dropped::default(),
         }
     }
 }
@@ -245,11 +277,11 @@ impl Transport for DdsIo<'_> {
     }
 
     fn publish_state(&mut self, robot: usize, state: &crate::msg::GuardState) {
-        warn("state", self.topics.states[robot].publish(state.clone()));
+        self.dropped.note("state", self.topics.states[robot].publish(state.clone()));
     }
 
     fn publish_arm_grant(&mut self, robot: usize, grant: &ManipulatorGrant) {
-        warn("manipulator grant", self.topics.arm_grants[robot].publish(grant.clone()));
+        self.dropped.note("manipulator grant", self.topics.arm_grants[robot].publish(grant.clone()));
     }
 
     fn publish_grant(&mut self, unit: usize, grant: &PlatenGrant) {

@@ -11,11 +11,13 @@
 //!   and trajectory topic (reliable, keep last 1).
 //! - Publications: `<robot>/stop` (`std_msgs/Bool`, reliable, transient
 //!   local, keep last 1; on change and every `stop_heartbeat_s`),
-//!   `diagnostics`, `markers`. RustDDS trims a reliable writer's history
-//!   to its depth only every 6 s (its cache-cleaning period, fixed in
-//!   `rtps/writer.rs`), and a transient-local writer keeps every sample
-//!   until then for late joiners: publishing on change keeps that replay to
-//!   a few samples, the newest last.
+//!   `<robot>/grant`, `<robot>/state`, `diagnostics`, `markers`. RustDDS
+//!   trims a transient-local writer's history to its depth only as readers
+//!   acknowledge, every 6 s (its cache-cleaning period, fixed in
+//!   `rtps/writer.rs`); with no reader it keeps every sample, up to 8192.
+//!   Each latched writer is therefore given a `ResourceLimits` bound
+//!   ([`topics::Retention`]): memory stays flat with nobody listening, and
+//!   a late joiner's replay is that many samples at most, the newest last.
 //! - `points` (`sensor_msgs/PointCloud2`, cell frame): sensed obstacles,
 //!   folded into the distance field on a worker thread.
 //! - The workcell's `display_trajectory_topic`s (MoveIt's

@@ -5,7 +5,8 @@ use super::services::DualServer;
 use super::*;
 use crate::msg::{Clock, GuardState, SpeedScalingFactor};
 use crate::qos::{DurabilityKind, Endpoint, HistoryKind, QosOverride, QosOverrides, ReliabilityKind};
-use ros2_client::dds::rustdds::{DomainParticipant, QosPolicies};
+use ros2_client::dds::rustdds::policy::ResourceLimits;
+use ros2_client::dds::rustdds::{DomainParticipant, QosPolicies, QosPolicyBuilder, TopicKind};
 use workcell_guard_description::workcell::ScalingMessage;
 
 /// A robot's speed-scaling publisher, of the type its workcell names.
@@ -86,6 +87,37 @@ pub const LATCHED: QosProfile = QosProfile::subscription_default()
     .durability(Durability::TransientLocal)
     .history(History::KeepLast { depth: 1 });
 
+/// How many samples a latched (transient-local) writer keeps, and what its
+/// publish does when that many are unacknowledged.
+///
+/// RustDDS trims a transient-local writer's history to its depth only as
+/// readers acknowledge: with no reader matched it keeps every sample, up to
+/// 8192 a writer, and memory grows for minutes (a state at 10 Hz takes 14
+/// of them to reach the bound). `ResourceLimits::max_samples` lowers that
+/// bound, and RustDDS takes the same number as the reliable send window: a
+/// reader that stops acknowledging (killed, suspended) fills the window
+/// before its lease ends, and a publish then waits (`WhenFull::Wait`, up to
+/// 100 ms: the loop stalls) or fails at once (`WhenFull::Fail`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Retention {
+    /// Samples kept at most, and the unacknowledged ones allowed.
+    pub samples: i32,
+    /// On a full window, drop the sample at once (the next supersedes it)
+    /// rather than wait for an acknowledgement.
+    pub drop_when_full: bool,
+}
+
+/// `<robot>/stop` and the speed scaling: on change and at the heartbeat
+/// (1 s), never dropped. 256 samples are minutes of heartbeats.
+pub(super) const COMMAND_RETENTION: Retention = Retention { samples: 256, drop_when_full: false };
+/// `<robot>/state`: on change and at `diagnostics_hz`; a dropped state is
+/// superseded by the next.
+pub(super) const STATE_RETENTION: Retention = Retention { samples: 256, drop_when_full: true };
+/// `<robot>/grant`: every cycle (4 s at 500 Hz); the next cycle's grant
+/// supersedes a dropped one, and a reader that stops acknowledging never
+/// stalls the loop.
+pub(super) const GRANT_RETENTION: Retention = Retention { samples: 2048, drop_when_full: true };
+
 /// Best effort, keep last 10 (ROS's sensor-data profile, deeper).
 pub const SENSOR: QosProfile = QosProfile::subscription_default().history(History::KeepLast { depth: 10 });
 
@@ -103,6 +135,7 @@ pub(super) fn server<Q: Message + 'static, A: Message + 'static>(
 /// Names the node's endpoints, applies their QoS overrides and keeps the
 /// list of them (to check the overrides against).
 struct Ends<'a> {
+    dp: &'a DomainParticipant,
     ros: &'a RosArgs,
     node_name: &'a str,
     ns: &'a str,
@@ -148,11 +181,53 @@ impl Ends<'_> {
         end: Endpoint,
         base: &QosProfile,
     ) -> Result<ros2_client::dds::rustdds::Topic, RunError> {
+        let qos = self.listed(n, end, base);
+        topic::<M>(node, &name(self.ros, self.node_name, self.ns, n)?, &qos)
+    }
+
+    /// The QoS of an endpoint `end` on `n` (`base`, overridden where the
+    /// parameters say), listed with the node's endpoints.
+    fn listed(&mut self, n: &str, end: Endpoint, base: &QosProfile) -> QosProfile {
         let fq = resolve_name(self.ros, self.node_name, self.ns, n);
         let qos = overridden(base, self.overrides.get(&fq, end));
         self.qos.push((fq.clone(), end, (&qos).into()));
         self.all.push((fq, end));
-        topic::<M>(node, &name(self.ros, self.node_name, self.ns, n)?, &qos)
+        qos
+    }
+
+    /// A latched publisher on `n` (QoS `base`, overridden where the
+    /// parameters say) whose writer keeps `keep` (see [`Retention`]).
+    fn latched<M: RosMessage + serde::Serialize>(
+        &mut self,
+        node: &mut Node,
+        n: &str,
+        base: &QosProfile,
+        keep: Retention,
+    ) -> Result<(Publisher<M>, ros2_client::dds::rustdds::Topic), RunError> {
+        let mut qos = self.listed(n, Endpoint::Publisher, base);
+        if keep.drop_when_full && matches!(qos.reliability, Reliability::Reliable { .. }) {
+            qos.reliability = Reliability::Reliable { when_full: WhenFull::Fail };
+        }
+        // Never below a depth the parameters asked for.
+        let samples = match qos.history {
+            History::KeepLast { depth } => keep.samples.max(i32::try_from(depth).unwrap_or(i32::MAX)),
+            History::KeepAll => keep.samples,
+        };
+        let limits = QosPolicyBuilder::new()
+            .resource_limits(ResourceLimits {
+                max_samples: samples,
+                max_instances: 1,
+                max_samples_per_instance: samples,
+            })
+            .build();
+        let policies = QosPolicies::from(&qos).modify_by(&limits);
+        let node_name = NodeName::new(self.ns, self.node_name)
+            .map_err(|e| RunError::Name { name: self.node_name.to_string(), problem: format!("{e:?}") })?;
+        let dds_name = name(self.ros, self.node_name, self.ns, n)?.to_dds_name("rt", &node_name, "");
+        let ty = MessageTypeName::new(M::PACKAGE, M::NAME).dds_msg_type();
+        let tp = self.dp.create_topic(dds_name, ty, &policies, TopicKind::NoKey).map_err(dds)?;
+        let p = node.create_publisher(&tp, None).map_err(dds)?;
+        Ok((p, tp))
     }
 
     fn publisher<M: RosMessage + serde::Serialize>(
@@ -195,7 +270,7 @@ pub(super) fn create_topics(
     };
     let trigger = ("std_srvs", "Trigger");
     let ours = |srv| ("workcell_guard_msgs", srv);
-    let mut e = Ends { ros, node_name, ns, overrides, all: Vec::new(), qos: Vec::new() };
+    let mut e = Ends { dp, ros, node_name, ns, overrides, all: Vec::new(), qos: Vec::new() };
     let mut t = Topics {
         points: e.subscription::<PointCloud2>(node, "points", &SENSOR)?,
         displays: Vec::new(),
@@ -231,11 +306,12 @@ pub(super) fn create_topics(
         t.joint_states.push(e.subscription::<JointState>(node, &m.joint_state_topic, &SENSOR)?);
         t.js_names.push(e.all.last().map(|(fq, _)| fq.clone()).unwrap_or_default());
         t.trajectories.push(e.subscription::<JointTrajectory>(node, &m.trajectory_topic, &reliable)?);
-        let st = e.topic::<Bool>(node, &format!("{}/stop", m.name), Endpoint::Publisher, &LATCHED)?;
-        t.stops.push(node.create_publisher(&st, None).map_err(dds)?);
+        let (stop, st) = e.latched::<Bool>(node, &format!("{}/stop", m.name), &LATCHED, COMMAND_RETENTION)?;
+        t.stops.push(stop);
         t.stop_topics.push(st);
-        t.arm_grants.push(e.publisher::<ManipulatorGrant>(node, &format!("{}/grant", m.name), &LATCHED)?);
-        t.states.push(e.publisher::<GuardState>(node, &format!("{}/state", m.name), &LATCHED)?);
+        let grant = format!("{}/grant", m.name);
+        t.arm_grants.push(e.latched::<ManipulatorGrant>(node, &grant, &LATCHED, GRANT_RETENTION)?.0);
+        t.states.push(e.latched::<GuardState>(node, &format!("{}/state", m.name), &LATCHED, STATE_RETENTION)?.0);
         t.commands.push(match &m.controller_command_topic {
             Some(c) => Some(e.publisher::<JointTrajectory>(node, c, &reliable)?),
             None => None,
@@ -257,7 +333,7 @@ pub(super) fn create_topics(
         t.speed.push(match &m.speed_scaling_topic {
             Some(c) => Some(match m.speed_scaling_type {
                 ScalingMessage::SpeedScalingFactor => {
-                    SpeedPublisher::Factor(e.publisher::<SpeedScalingFactor>(node, c, &LATCHED)?)
+                    SpeedPublisher::Factor(e.latched::<SpeedScalingFactor>(node, c, &LATCHED, COMMAND_RETENTION)?.0)
                 }
                 ScalingMessage::Float64 => SpeedPublisher::Float64(e.publisher::<Float64>(node, c, &reliable)?),
             }),
