@@ -24,7 +24,7 @@ Both arms stand still in a clear pose, arm_left's joint states flowing at
   - a subscriber of both arms' stops, grants and states suspended
     (SIGSTOP) for 9 s, long enough to fill the grant writers' send window
     (2048 samples at 500 Hz) before its lease ends: the node drops grants
-    rather than wait for it, misses fewer than 25 cycles in those 9 s (a
+    rather than wait for it (counted in its diagnostics), misses fewer than 25 cycles in those 9 s (a
     writer that waited 100 ms per grant would miss nearly all), both arms
     keep running, and arm_right's stream frozen meanwhile still stops it
     within the watchdog;
@@ -211,9 +211,10 @@ def listen():
         time.sleep(0.01)
 
 
-def missed(cell):
+def node_count(cell, key):
+    """A counter of the node's own diagnostic status (-1 before one)."""
     st = cell.status.get("workcell_guard: node")
-    return int(next((kv.value for kv in st.values if kv.key == "missed_cycles"), -1)) if st else -1
+    return int(next((kv.value for kv in st.values if kv.key == key), -1)) if st else -1
 
 
 def suspended_subscriber(cell, figures, log_path):
@@ -223,7 +224,7 @@ def suspended_subscriber(cell, figures, log_path):
     try:
         expect(sub.stdout.readline().strip() == "listening", "the subscriber did not start")
         cell.run(3)  # matched, and taking
-        n0, n1, m0 = len(cell.log[0]), len(cell.log[1]), missed(cell)
+        n0, n1, m0 = len(cell.log[0]), len(cell.log[1]), node_count(cell, "missed_cycles")
         sub.send_signal(signal.SIGSTOP)
         t_stop = time.time()
         cell.run(6)
@@ -237,20 +238,21 @@ def suspended_subscriber(cell, figures, log_path):
         sub.send_signal(signal.SIGCONT)
         cell.run(5, until=lambda: not cell.stop[1], what="arm_right running again after the suspension")
         cell.run(1.5)
-        m1 = missed(cell)
+        m1, dropped_n = node_count(cell, "missed_cycles"), node_count(cell, "published_samples_dropped")
     finally:
         sub.kill()
         sub.wait(5)
     dropped = [line for line in open(log_path) if "manipulator grant dropped" in line]
     expect(dropped, "no grant was dropped: the subscriber's window never filled")
+    expect(dropped_n > 0, f"the node's diagnostics count {dropped_n} samples dropped")
     expect(m0 >= 0 and m1 - m0 < 25, f"cycles missed while a subscriber was suspended: {m0} -> {m1}")
     expect(len(cell.log[0]) == n0, f"arm_left stopped: {cell.log[0][n0:]}")
     delay = t_seen - t0
     expect(delay < WATCHDOG + 0.1, f"arm_right stopped {delay:.3f} s after its stream froze")
     figures["subscriber suspended"] = {"stop_after_s": round(delay, 4), "missed_cycles": m1 - m0,
-                                       "grant_drop_warnings": len(dropped)}
+                                       "grant_drop_warnings": len(dropped), "samples_dropped": dropped_n}
     print(f"subscriber suspended 9 s: arm_right's freeze stopped it after {delay * 1e3:.1f} ms, "
-          f"{m1 - m0} cycles missed, {len(dropped)} drop warnings")
+          f"{m1 - m0} cycles missed, {len(dropped)} drop warnings, {dropped_n} samples dropped")
 
 
 def main():

@@ -129,6 +129,11 @@ pub trait Transport {
     fn joint_state_publishers(&self, _robot: usize) -> Option<usize> {
         None
     }
+    /// Samples the transport dropped since start rather than wait for a
+    /// subscriber that does not acknowledge (0 where it never drops).
+    fn samples_dropped(&self) -> u64 {
+        0
+    }
     /// Peers on the node's topics that do not connect for their QoS: the
     /// topic, and how the two sides differ.
     fn qos_mismatches(&self) -> Vec<(String, String)> {
@@ -360,6 +365,7 @@ pub async fn serve<T: Transport>(
                     core.set_joint_state_publishers(r, t.joint_state_publishers(r));
                 }
                 core.set_qos_mismatches(t.qos_mismatches());
+                core.set_samples_dropped(t.samples_dropped());
                 t.publish_diagnostics(core.diagnostics(stamp));
                 for r in 0..core.stops().len() {
                     if let Some(s) = core.state(r, stamp) {

@@ -260,6 +260,10 @@ impl<T: Transport> Transport for Recorder<'_, T> {
         self.inner.qos_mismatches()
     }
 
+    fn samples_dropped(&self) -> u64 {
+        self.inner.samples_dropped()
+    }
+
     fn answer_trigger(&mut self, which: Trigger, request: T::Request, answer: TriggerResponse) {
         self.inner.answer_trigger(which, request, answer);
     }

@@ -306,6 +306,10 @@ impl Transport for DdsIo<'_> {
         fq.is_some_and(|(fq, ..)| self.connected(fq, Endpoint::Publisher) > 0)
     }
 
+    fn samples_dropped(&self) -> u64 {
+        self.dropped.count
+    }
+
     fn qos_mismatches(&self) -> Vec<(String, String)> {
         let d = self.discovered();
         let mut out = Vec::new();

@@ -174,6 +174,8 @@ pub struct GuardNode {
     state_sent: Vec<Option<state::StateKey>>,
     /// Endpoints that met incompatible QoS: topic, what (newest per topic).
     qos_notes: Vec<(String, String)>,
+    /// Samples the transport dropped rather than wait for a subscriber.
+    samples_dropped: u64,
     /// Per robot, the publishers matched on its joint-state topic, where
     /// the transport can tell.
     js_publishers: Vec<Option<usize>>,
@@ -357,6 +359,7 @@ impl GuardNode {
             states: Vec::new(),
             state_sent: Vec::new(),
             qos_notes: Vec::new(),
+            samples_dropped: 0,
             js_publishers: vec![None; n],
             cell,
         };

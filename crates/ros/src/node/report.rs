@@ -162,7 +162,7 @@ impl GuardNode {
         s.hardware_id.clear();
         s.message.clear();
         s.message.push_str("running");
-        s.values.resize_with(10, KeyValue::default);
+        s.values.resize_with(11, KeyValue::default);
         let ct = &self.times;
         set_kv(
             &mut s.values[8],
@@ -177,6 +177,7 @@ impl GuardNode {
             ),
         );
         set_kv(&mut s.values[9], "missed_cycles", format_args!("{}", ct.missed()));
+        set_kv(&mut s.values[10], "published_samples_dropped", format_args!("{}", self.samples_dropped));
         set_kv(&mut s.values[6], "first_stop_time_s", format_args!("{:.6}", self.first_s));
         // The cycle budget: the longest cycle since the last diagnostics.
         set_kv(&mut s.values[7], "cycle_time_max_s", format_args!("{:.6}", self.cycle_max_s));
@@ -410,6 +411,12 @@ impl GuardNode {
         if let Some(c) = self.js_publishers.get_mut(r) {
             *c = count;
         }
+    }
+
+    /// Samples the transport dropped since start (states and grants a
+    /// subscriber did not acknowledge): shown in the node's diagnostics.
+    pub fn set_samples_dropped(&mut self, n: u64) {
+        self.samples_dropped = n;
     }
 
     /// The peers on the node's topics that do not connect for their QoS
