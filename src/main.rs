@@ -15,10 +15,15 @@
 //!   topics into a rosbag2 MCAP.
 //! - `replay <file.mcap>`: a recording's inputs through the guard offline,
 //!   its decisions printed and compared with the recorded ones.
+//! - `calibrate <recording.mcap>... --robot NAME`: a manipulator's stopping
+//!   model fitted to recorded stops, written as its `stopping:` file.
+//! - `simulate-stops <workcell.yaml> --robot NAME --out <file.mcap>`:
+//!   recorded stops of a simulated manipulator, for `calibrate`.
 //! - `simulate <workcell.yaml> [--arms N] [--episodes N]`: the closed-loop
 //!   simulation of the cell's arms under the guard (contacts, stops, false
 //!   stops, time per guard cycle).
 
+mod calibrate;
 mod demo;
 mod record;
 mod render;
@@ -126,6 +131,12 @@ enum Command {
     /// Records a live cell's topics (the node's inputs and outputs) into a rosbag2 MCAP, until Ctrl-C
     /// or --duration-s. `--ros-args` gives the namespace and remaps.
     Record(record::RecordArgs),
+    /// Fits a manipulator's stopping model (reaction time, distance over speed and position per joint) to the
+    /// stops in recordings, writes it as the workcell's `stopping:` file and an HTML report of the fit.
+    Calibrate(calibrate::CalibrateArgs),
+    /// Records stops of one simulated manipulator under a braking physics the guard does not know, as a
+    /// rosbag2 MCAP for `calibrate`.
+    SimulateStops(calibrate::stops::SimulateStopsArgs),
 }
 
 #[derive(clap::Args)]
@@ -256,6 +267,8 @@ fn main() -> ExitCode {
         Command::Render(args) => render::run(&args, &ros),
         Command::Replay(args) => replay::run(&args, &ros),
         Command::Record(args) => record::run(&args, &ros),
+        Command::Calibrate(args) => calibrate::run(&args),
+        Command::SimulateStops(args) => calibrate::stops::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

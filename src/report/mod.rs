@@ -279,7 +279,7 @@ pub fn html(
     h
 }
 
-const CSS: &str = "body{font-family:sans-serif;margin:1.5em;max-width:1200px;color:#222}\
+pub(crate) const CSS: &str = "body{font-family:sans-serif;margin:1.5em;max-width:1200px;color:#222}\
 section{margin-bottom:2em}h2{border-bottom:1px solid #ccc}.note{color:#555;font-size:90%}\
 figure{display:inline-block;margin:0.5em}table{border-collapse:collapse;font-size:90%}\
 td,th{border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top}\

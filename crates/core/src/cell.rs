@@ -135,6 +135,11 @@ pub struct Manipulator {
     /// be from its planned trajectory and still count as on it (rad or m;
     /// `plan_tolerance_rad` / `plan_tolerance_m` in the workcell).
     pub plan_tolerance: Vec<f64>,
+    /// A learned stopping model (the workcell's `stopping:` section, as
+    /// `workcell_guard calibrate` fits it): where it covers a joint's speed,
+    /// the forecasts take its stopping distance instead of
+    /// `reaction_time_s` and `max_decel`.
+    pub stopping: Option<crate::forecast::stopping::StoppingModel>,
 }
 
 /// How the guard runs (the `guard:` section; every key optional, the

@@ -14,6 +14,7 @@ pub mod mesh;
 pub mod npy;
 pub mod resolve;
 pub mod sphere_file;
+pub mod stopping_file;
 pub mod urdf;
 pub mod workcell;
 pub mod yaml;

@@ -15,14 +15,18 @@
 //! - [`platen_paths`]: platen units on crossing paths follow their
 //!   increments (swap, ring, random crossings), beside one unit at a time
 //!   in the shared zone and unguarded.
+//! - [`braking`], [`stops`]: a braking physics the guard does not know,
+//!   and recorded stops under it, for `calibrate`.
 //! - [`demo`]: the robots `workcell_guard demo` plays over DDS: arms on
 //!   plans and units asking for moves, doing what the node's answers allow.
 #![warn(missing_docs)]
 
 pub mod arms;
+pub mod braking;
 pub mod crossing;
 pub mod demo;
 pub mod motion;
 pub mod platen;
 pub mod platen_paths;
 mod report;
+pub mod stops;

@@ -41,7 +41,9 @@
 //! Nothing here allocates after construction.
 
 pub mod along;
+pub mod calibrate;
 mod estimate;
+pub mod stopping;
 pub mod track;
 
 use crate::model::{JointKind, Robot, SphereModel};

@@ -177,6 +177,9 @@ fn build_arm(
                 .collect(),
             lever: levers,
             reaction_s: spec.reaction_time_s,
+            decel_cfg: spec.max_decel.clone(),
+            reaction_cfg: spec.reaction_time_s,
+            stopping: spec.stopping.clone(),
             pair_lever,
             self_pairs,
             link_slots,
@@ -188,6 +191,7 @@ fn build_arm(
         },
         scratch: ArmScratch {
             brake: spec.max_decel.clone(),
+            beyond: None,
             ahead,
             ahead_q: vec![0.0; dof],
             link_inflation: vec![0.0; spec.robot.links.len()],

@@ -141,6 +141,18 @@ pub struct Clearances {
     pub other_robots_m: f32,
 }
 
+/// A joint moving faster than any stop its learned stopping model was
+/// fitted to: its forecast took the configured figures instead.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BeyondModel {
+    /// The joint (`dof` order).
+    pub joint: u16,
+    /// Its speed at the start of braking, rad/s or m/s.
+    pub speed: f32,
+    /// The fastest recorded stop, rad/s or m/s.
+    pub covered: f32,
+}
+
 /// The decision for one manipulator.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Decision {

@@ -144,7 +144,15 @@ struct ArmModel {
     /// ([`IMPLAUSIBLE_SPEED_FACTOR`] times its URDF limit; ∞ without one).
     speed_limit: Vec<f64>,
     lever: Vec<f64>,
+    /// This cycle's reaction time (the configured one, or the learned
+    /// model's: [`Guard::apply_stopping`]), s.
     reaction_s: f64,
+    /// The workcell's `max_decel` and `reaction_time_s`, what `decel` and
+    /// `reaction_s` hold without a learned model.
+    decel_cfg: Vec<f64>,
+    reaction_cfg: f64,
+    /// The learned stopping model, if the workcell has one.
+    stopping: Option<forecast::stopping::StoppingModel>,
     /// (link, first slot, end slot).
     ranges: Vec<(u32, u32, u32)>,
     self_pairs: Vec<(u32, u32)>,
@@ -166,6 +174,8 @@ struct ArmModel {
 struct ArmScratch {
     /// This cycle's braking deceleration per joint ([`forecast::braking_decel`]).
     brake: Vec<f64>,
+    /// A joint the learned stopping model did not cover this cycle.
+    beyond: Option<BeyondModel>,
     /// A robot stopped on plan posed at its increment's end, and the
     /// configuration there ([`hysteresis`]'s look ahead).
     ahead: PosedSpheres,
@@ -438,6 +448,12 @@ impl Guard {
     /// swept-volume check, kept as a baseline.
     pub fn set_time_matched(&mut self, on: bool) {
         self.time_matched = on;
+    }
+
+    /// A joint of robot `robot` that moved faster this cycle than its
+    /// learned stopping model covers (its configured figures were used).
+    pub fn beyond_stopping_model(&self, robot: usize) -> Option<BeyondModel> {
+        self.arms.get(robot).and_then(|a| a.scratch.beyond)
     }
 
     /// Configurations checked for a manipulator this cycle.

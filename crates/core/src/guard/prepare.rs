@@ -67,6 +67,7 @@ impl Guard {
                 // this cycle's check already cleared (and the time windows
                 // hold for either).
                 let period = a.state.est_period;
+                a.scratch.beyond = Self::apply_stopping(&mut a.model, &mo, age.max(0.0) + period);
                 let react = a.model.reaction_s + age.max(0.0) + period;
                 let seen = period + age.max(0.0);
                 a.scratch.t0 = mo.stamp_s;
@@ -124,6 +125,31 @@ impl Guard {
             }
         }
         Self::pose_path(a, dof);
+    }
+
+    /// With a learned stopping model, this cycle's reaction time and
+    /// per-joint decelerations: the forecast's path from each joint's
+    /// speed after the reaction phase (`extra_s` longer than the model's
+    /// reaction: the sample's age and a period) is exactly as long as the
+    /// model's bound, or as the configured figures make it where the model
+    /// does not cover the speed. Returns the first joint moving faster
+    /// than any recorded stop.
+    pub(super) fn apply_stopping(model: &mut ArmModel, mo: &forecast::Motion<'_>, extra_s: f64) -> Option<BeyondModel> {
+        let st = model.stopping.as_ref()?;
+        let r = st.reaction_s().unwrap_or(model.reaction_cfg);
+        model.reaction_s = r;
+        let react = r + extra_s;
+        let mut beyond = None;
+        for j in 0..model.decel.len() {
+            let w = mo.v[j] + forecast::reaction_accel(mo.v[j], mo.a[j]) * react;
+            let (d, src) = st.decel_for(j, w, mo.q[j], r, model.decel_cfg[j], model.reaction_cfg);
+            model.decel[j] = d;
+            if src == forecast::stopping::Source::BeyondRange && beyond.is_none() {
+                let covered = st.joints[j].as_ref().map_or(0.0, |m| m.range().1);
+                beyond = Some(BeyondModel { joint: j as u16, speed: w.abs() as f32, covered: covered as f32 });
+            }
+        }
+        beyond
     }
 
     /// The stopping path, on plan from plan time `on` or by extrapolation,

@@ -55,6 +55,7 @@ pub(super) fn manipulator(
         Some(v) => cx.positive(&format!("{key}.plan_tolerance_m"), v)?,
         None => DEFAULT_PLAN_TOLERANCE_M,
     };
+    let stopping = stopping_model(cx, key, m, &robot)?;
     let plan_tolerance =
         (0..robot.dof()).map(|d| if robot.dof_joint(d).kind.is_rotational() { tol_rad } else { tol_m }).collect();
 
@@ -83,6 +84,7 @@ pub(super) fn manipulator(
         sphere_source,
         trust_reported_velocity: m.trust_reported_velocity.unwrap_or(false),
         plan_tolerance,
+        stopping,
     })
 }
 
@@ -240,4 +242,41 @@ fn sphere_model(
         }
     };
     Ok(r)
+}
+
+/// The manipulator's `stopping:` section, inline or from its file.
+fn stopping_model(
+    cx: &Ctx,
+    key: &str,
+    m: &RawManipulator,
+    robot: &Robot,
+) -> Result<Option<workcell_guard_core::forecast::stopping::StoppingModel>, ConfigError> {
+    let Some(raw) = &m.stopping else { return Ok(None) };
+    let skey = format!("{key}.stopping");
+    let Some(f) = &raw.file else {
+        return crate::stopping_file::validate(raw, robot, cx.file, &skey).map(Some);
+    };
+    if !raw.joints.is_empty() || raw.source.is_some() {
+        return Err(cx.invalid(
+            format!("{skey}.file"),
+            f,
+            "a stopping file replaces the inline section: remove joints and source",
+        ));
+    }
+    let path = resolve::resolve(f, cx.file).map_err(|e| cx.invalid(format!("{skey}.file"), f, e.to_string()))?;
+    let text = std::fs::read_to_string(&path).map_err(|source| ConfigError::Io { file: path.clone(), source })?;
+    let inner: crate::stopping_file::RawStopping = crate::yaml::parse_yaml(&text).map_err(|e| ConfigError::Parse {
+        file: path.clone(),
+        key: e.key.clone(),
+        error: Box::new(e),
+    })?;
+    if inner.file.is_some() {
+        return Err(ConfigError::Invalid {
+            file: path,
+            key: "file".into(),
+            value: format!("{:?}", inner.file),
+            problem: "a stopping file cannot name another".into(),
+        });
+    }
+    crate::stopping_file::validate(&inner, robot, &path, "stopping").map(Some)
 }

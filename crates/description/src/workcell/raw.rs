@@ -103,6 +103,8 @@ pub(crate) struct RawManipulator {
     pub plan_tolerance_rad: Option<f64>,
     #[serde(default)]
     pub plan_tolerance_m: Option<f64>,
+    #[serde(default)]
+    pub stopping: Option<crate::stopping_file::RawStopping>,
 }
 
 /// `voxel_grid.outside:` what the space outside the grid counts as.

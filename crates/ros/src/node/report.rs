@@ -3,7 +3,7 @@
 //! decision, the cell's occupied voxels).
 
 use super::*;
-use workcell_guard_core::guard::{PlanState, StopSource};
+use workcell_guard_core::guard::{BeyondModel, PlanState, StopSource};
 
 const GREEN: ColorRGBA = ColorRGBA { r: 0.1, g: 0.8, b: 0.2, a: 0.6 };
 const AMBER: ColorRGBA = ColorRGBA { r: 1.0, g: 0.65, b: 0.0, a: 0.7 };
@@ -55,6 +55,49 @@ impl GuardNode {
         }
     }
 
+    /// Robot `m`'s stopping figures as value 10: learned or configured,
+    /// and a warning while a joint moves faster than its learned model
+    /// covers.
+    fn fill_stopping(
+        s: &mut DiagnosticStatus,
+        m: &workcell_guard_core::cell::Manipulator,
+        beyond: Option<BeyondModel>,
+    ) {
+        s.values.resize_with(11, KeyValue::default);
+        let v = &mut s.values[10];
+        match (&m.stopping, beyond) {
+            (None, _) => set_kv(v, "stopping_model", format_args!("configured: reaction_time_s and max_decel")),
+            (Some(st), None) => set_kv(
+                v,
+                "stopping_model",
+                format_args!(
+                    "learned ({} joints; reaction {:.4} s)",
+                    st.joints.iter().flatten().count(),
+                    st.reaction_s().unwrap_or(m.reaction_time_s)
+                ),
+            ),
+            (Some(_), Some(b)) => {
+                let joint = m.robot.dof_names.get(b.joint as usize).map_or("?", String::as_str);
+                set_kv(
+                    v,
+                    "stopping_model",
+                    format_args!(
+                        "beyond the recorded stops: {joint} at {:.3} > {:.3} covered; its configured figures are used",
+                        b.speed, b.covered
+                    ),
+                );
+                if s.level == DiagnosticStatus::OK {
+                    s.level = DiagnosticStatus::WARN;
+                    let _ = write!(
+                        s.message,
+                        "; {joint} faster than the recorded stops ({:.3} > {:.3})",
+                        b.speed, b.covered
+                    );
+                }
+            }
+        }
+    }
+
     /// The diagnostics of the last cycle, stamped `stamp`: one status per
     /// manipulator (decision, reason, closest pair, clearance, time to
     /// contact, cycle time) and one for the node.
@@ -83,6 +126,7 @@ impl GuardNode {
                 let _ = write!(s.message, "latched stop: clear now, call ~/reset_stop (stopped for: {})", io.cause);
             }
             Self::fill_turns(s, r, io.fault.is_none(), (&self.guard, &self.arm_grants[r], self.params.starvation_s));
+            Self::fill_stopping(s, &self.cell.manipulators[r], self.guard.beyond_stopping_model(r));
             set_kv(&mut s.values[3], "cycle_time_s", format_args!("{:.6}", self.cycle_s));
             match self.guard.plan_state(r).unwrap_or(PlanState::None) {
                 PlanState::None => set_kv(&mut s.values[6], "plan", format_args!("none")),
