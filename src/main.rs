@@ -183,6 +183,11 @@ struct SimulateArgs {
     /// Fraction of the URDF speed limits used.
     #[arg(long, default_value_t = SimOptions::default().speed_fraction)]
     speed_fraction: f64,
+    /// The arms brake under a physics the guard does not know (what `simulate-stops` records: a reaction time
+    /// drawn per stop, deceleration varying with speed and position, derived from the configured figures so that
+    /// those stay conservative), not exactly at the configured figures.
+    #[arg(long)]
+    physics: bool,
     /// Directory for the cached collision matrix.
     #[arg(long)]
     matrix_cache: Option<PathBuf>,
@@ -324,6 +329,7 @@ fn simulate_arms(a: &SimulateArgs, base: &workcell::Workcell) -> Result<(), AnyE
         boost_after_s: a.boost_after.filter(|s| s.is_finite() && *s > 0.0),
         swept: a.swept,
         speed_fraction: a.speed_fraction,
+        physics: a.physics,
         ..SimOptions::default()
     };
     let cache = a.matrix_cache.clone().or_else(dds::default_cache_dir);
@@ -450,12 +456,24 @@ fn print_summary(wc: &Workcell) {
         for (d, name) in r.dof_names.iter().enumerate() {
             let j = r.dof_joint(d);
             let unit = if j.kind.is_rotational() { "rad/s²" } else { "m/s²" };
+            let learned = m.stopping.as_ref().and_then(|s| s.joints[d].as_ref()).map_or(String::new(), |js| {
+                let (lo, hi) = js.range();
+                format!(", learned stopping for speeds {lo:.3}..{hi:.3}")
+            });
             println!(
-                "  joint {:<24} {:<10} max decel {} {}",
+                "  joint {:<24} {:<10} max decel {} {}{learned}",
                 name,
                 format!("{:?}", j.kind).to_lowercase(),
                 m.max_decel[d],
                 unit
+            );
+        }
+        if let Some(st) = &m.stopping {
+            println!(
+                "  stopping model: learned for {} of {} joints, reaction {:.4} s (beyond a joint's speeds: its configured figures)",
+                st.joints.iter().flatten().count(),
+                r.dof(),
+                st.reaction_s().unwrap_or(m.reaction_time_s)
             );
         }
         match &m.sphere_source {

@@ -17,6 +17,10 @@
 //! would meet it (stopped, exact gaps positive); last, it is pushed to the
 //! clearance margin and given a plan away: it escapes (released within the
 //! hold time, before it moves, and never closer).
+//!
+//! Last, a stopping model `calibrate` fitted (tests/peer/stopping.py): the
+//! node's diagnostics say the arm forecasts with it, and warn, naming the
+//! joint, while it turns faster than any recorded stop.
 
 mod common;
 
@@ -502,4 +506,35 @@ fn ros_conventions_qos_overrides_both_request_mappings_guard_state_and_speed_sca
     assert!(v["incompatible"].as_str().unwrap().contains("transient local"), "{v}");
     assert!(v["moveit_cancels"].as_u64().unwrap() > 0, "{v}");
     assert_eq!(v["descriptors"]["workcell_file"]["read_only"], true, "{v}");
+}
+
+#[test]
+fn a_calibrated_stopping_model_shows_in_the_diagnostics_and_warns_beyond_its_recorded_speeds_over_dds() {
+    // The real chain: simulate-stops records, calibrate fits, the node runs
+    // the workcell naming the file; a Cyclone DDS peer turns arm_left
+    // within, then beyond the covered speeds and reads /diagnostics.
+    let dir = tempfile::tempdir().unwrap();
+    let (cell, _, _) = common::stopping::calibrated_left(dir.path());
+    let covered = workcell::load(&cell).unwrap().manipulators[0].stopping.as_ref().unwrap().joints[0]
+        .as_ref()
+        .unwrap()
+        .range()
+        .1;
+    assert!(covered < 1.9, "recorded stops reach {covered} rad/s: no room below the 2 rad/s limit");
+    let fast = 0.5 * (covered + 2.0);
+    let log = run_script(
+        "stopping.py",
+        &[
+            "--workcell".into(),
+            cell.display().to_string(),
+            "--fast".into(),
+            fast.to_string(),
+            "--covered".into(),
+            covered.to_string(),
+        ],
+    );
+    let phases = &log["phases"];
+    assert!(phases["at_rest"].as_str().unwrap().starts_with("learned (7 joints"), "{phases}");
+    assert!(phases["beyond"]["model"].as_str().unwrap().contains("shoulder_pan at"), "{phases}");
+    assert_eq!(phases["rest_again"]["level"], 0, "{phases}");
 }

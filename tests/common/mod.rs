@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod cell;
+pub mod stopping;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -12,6 +12,7 @@ mod alloc;
 mod arbitration;
 
 mod bad_inputs;
+mod calibrate;
 mod cli;
 mod coverage;
 mod crossing;

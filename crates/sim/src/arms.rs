@@ -22,15 +22,15 @@
 //! count, stops after which nothing would have touched, is kept beside it.
 
 use workcell_guard_core::arbiter::GrantState;
-use workcell_guard_core::cell::{BodyRef, Obstacle, Workcell};
+use workcell_guard_core::cell::Workcell;
 use workcell_guard_core::field::DistanceField;
-use workcell_guard_core::frame::Frame;
 use workcell_guard_core::guard::{
     ArbitrationPolicy, Command, Decision, Guard, GuardError, JointStateIn, PlanState, Reason, Scope, StopSource,
 };
 use workcell_guard_core::model::coverage::Rng;
 use workcell_guard_core::model::{PosedSpheres, SpherePoser};
 
+use crate::braking::BrakePhysics;
 use crate::motion::{SimArm, straight_plan};
 
 /// Episode settings.
@@ -60,6 +60,11 @@ pub struct SimOptions {
     pub go_on: bool,
     /// [`ArbitrationPolicy::boost_after_s`] (`None`: the cell's).
     pub boost_after_s: Option<f64>,
+    /// The arms brake under [`BrakePhysics::for_manipulator`] of their
+    /// configured figures (a reaction time drawn per stop; a deceleration
+    /// that varies with speed and position, the effective one of its
+    /// physics from where braking begins), not exactly at those figures.
+    pub physics: bool,
 }
 
 /// Which episodes' arms hand their planned trajectories to the guard.
@@ -109,40 +114,14 @@ impl Default for SimOptions {
             give_way: false,
             go_on: false,
             boost_after_s: None,
+            physics: false,
         }
     }
 }
 
 pub use crate::report::SimReport;
+pub use crate::cells::cell_with_arms;
 
-/// The bundled cell with `n` arms (2–4): its two arms, plus copies of them
-/// on pedestals behind and in front of the platen table (none added to a
-/// cell without arms).
-pub fn cell_with_arms(base: &Workcell, n: usize) -> Workcell {
-    let mut cell = base.clone();
-    cell.manipulators.truncate(n);
-    if base.manipulators.is_empty() {
-        return cell;
-    }
-    let spots = [([0.0, 1.0, 0.6], -std::f64::consts::FRAC_PI_2), ([-0.1, -1.35, 0.6], std::f64::consts::FRAC_PI_2)];
-    for (k, (xyz, yaw)) in spots.iter().enumerate().take(n.saturating_sub(base.manipulators.len())) {
-        let src = base.manipulators[k % base.manipulators.len()].clone();
-        let mut m = src;
-        m.name = format!("{}_{}", m.name, k + 2);
-        m.base = Frame::from_xyz_rpy(*xyz, [0.0, 0.0, *yaw]);
-        m.priority += 100 * (k as i64 + 1);
-        let ri = cell.manipulators.len();
-        let ped = cell.obstacles.len();
-        cell.obstacles.push(Obstacle {
-            name: format!("pedestal_{}", k + 2),
-            pose: Frame::from_xyz_rpy([xyz[0], xyz[1], 0.3], [0.0; 3]),
-            shape: workcell_guard_core::model::Shape::Cylinder { radius: 0.15, length: 0.6 },
-        });
-        cell.allowed_contacts.push((BodyRef::Link { robot: ri, link: 0 }, BodyRef::Obstacle(ped)));
-        cell.manipulators.push(m);
-    }
-    cell
-}
 
 /// A cell, its guard and the oracle's buffers.
 pub struct Sim {
@@ -159,6 +138,10 @@ pub struct Sim {
     pub(crate) opts: SimOptions,
     /// Which voxels a crossing sweep's sample already holds.
     pub(crate) stamps: crate::crossing::Stamps,
+    /// Per arm, its braking physics (used with `opts.physics`).
+    physics: Vec<BrakePhysics>,
+    /// Draws the reaction times under `opts.physics`.
+    reactions: Rng,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -195,7 +178,9 @@ impl Sim {
             .collect();
         let boxes = cell.manipulators.iter().map(|m| vec![(0, 0, [0.0; 6]); m.robot.links.len()]).collect();
         let arm_min = vec![f64::INFINITY; cell.manipulators.len()];
-        Ok(Sim { cell, guard, posers, posed, limits, vmax, boxes, arm_min, opts, stamps: Default::default() })
+        let physics = cell.manipulators.iter().map(BrakePhysics::for_manipulator).collect();
+        let reactions = Rng::new(1);
+        Ok(Sim { cell, guard, posers, posed, limits, vmax, boxes, arm_min, opts, stamps: Default::default(), physics, reactions })
     }
 
     /// The guard.
@@ -378,10 +363,18 @@ impl Sim {
         None
     }
 
-    /// Advances every arm by one cycle.
+    /// Advances every arm by one cycle. Under `opts.physics`, an arm whose
+    /// brakes act this cycle brakes along its plan at its physics'
+    /// effective deceleration from its speed and position there.
     fn advance(&self, states: &mut [SimArm], t: f64) {
         for (r, s) in states.iter_mut().enumerate() {
+            let onset = s.brake_at.is_some_and(|b| b <= t && b > t - self.opts.dt_s);
             let decel = &self.cell.manipulators[r].max_decel;
+            if self.opts.physics && onset {
+                self.physics[r].brake_on_plan(s);
+            } else if s.physics_rates && s.brake_at.is_none() {
+                crate::braking::restore_rates(s, decel);
+            }
             s.advance(t, self.opts.dt_s, &self.vmax[r], decel, decel);
         }
     }
@@ -411,6 +404,7 @@ impl Sim {
     pub fn episode(&mut self, seed: u64) -> SimReport {
         let mut rep = SimReport { episodes: 1, min_clearance_m: f64::INFINITY, ..Default::default() };
         let mut rng = Rng::new(seed);
+        self.reactions = Rng::new(seed ^ 0x9e37_79b9_7f4a_7c15);
         let Some(start) = self.clear_start(&mut rng) else {
             rep.skipped = 1;
             rep.episodes = 0;
@@ -511,7 +505,12 @@ impl Sim {
                     rep.retreats += usize::from(commands[r].retreat);
                 }
                 if stop && arms[r].brake_at.is_none() {
-                    arms[r].brake_at = Some(t + self.cell.manipulators[r].reaction_time_s);
+                    let react = if self.opts.physics {
+                        self.physics[r].reaction(&mut self.reactions)
+                    } else {
+                        self.cell.manipulators[r].reaction_time_s
+                    };
+                    arms[r].brake_at = Some(t + react);
                     if moving && !was_stopped[r] {
                         let class = match commands[r].cause.map(|c| c.reason) {
                             Some(Reason::Cell) => 0,

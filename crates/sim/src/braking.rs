@@ -106,11 +106,35 @@ impl BrakePhysics {
         BrakePhysics { reaction_s: (0.7 * r, r), joints, noise: 2e-5, stamp_jitter_s: 2e-4 }
     }
 
+    /// Sets `arm`'s braking rates along its plan from the effective
+    /// deceleration of each joint from its speed and position now.
+    pub fn brake_on_plan(&self, arm: &mut crate::motion::SimArm) {
+        let Some(plan) = &arm.plan else { return };
+        let decel: Vec<f64> = self
+            .joints
+            .iter()
+            .enumerate()
+            .map(|(j, b)| if arm.v[j] == 0.0 { b.decel } else { b.effective_decel(arm.v[j], arm.q[j]) })
+            .collect();
+        workcell_guard_core::forecast::along::brake_rates(plan, &decel, &mut arm.rates);
+        arm.physics_rates = true;
+    }
+
     /// Draws a reaction time.
     pub fn reaction(&self, rng: &mut Rng) -> f64 {
         let (lo, hi) = self.reaction_s;
         lo + (hi - lo) * 0.5 * (rng.unit() + rng.unit())
     }
+}
+
+/// `arm`'s rates from `decel` again, after a stop under a braking physics:
+/// the rates also pace its speeding up, which its configured figures
+/// bound.
+pub fn restore_rates(arm: &mut crate::motion::SimArm, decel: &[f64]) {
+    if let Some(plan) = &arm.plan {
+        workcell_guard_core::forecast::along::brake_rates(plan, decel, &mut arm.rates);
+    }
+    arm.physics_rates = false;
 }
 
 #[cfg(test)]

@@ -23,6 +23,7 @@
 
 pub mod arms;
 pub mod braking;
+mod cells;
 pub mod crossing;
 pub mod demo;
 pub mod motion;

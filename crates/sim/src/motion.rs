@@ -98,6 +98,9 @@ pub struct SimArm {
     pub grant_limit_s: f64,
     /// Plan time a retreat ordered by its grant goes back to.
     pub back_to: Option<f64>,
+    /// Its braking rates are a braking physics' for the stop under way
+    /// (restored to its configured deceleration's once released).
+    pub physics_rates: bool,
 }
 
 impl SimArm {
@@ -117,6 +120,7 @@ impl SimArm {
             new_plan: false,
             grant_limit_s: f64::INFINITY,
             back_to: None,
+            physics_rates: false,
         }
     }
 
@@ -133,6 +137,7 @@ impl SimArm {
                 if let Some(p) = straight_plan(&self.q, goal, vmax, amax) {
                     self.rates = vec![f64::INFINITY; p.len().saturating_sub(1)];
                     brake_rates(&p, decel, &mut self.rates);
+                    self.physics_rates = false;
                     self.plan = Some(p);
                     self.s = 0.0;
                     self.rate = 0.0;

@@ -177,8 +177,6 @@ fn build_arm(
                 .collect(),
             lever: levers,
             reaction_s: spec.reaction_time_s,
-            decel_cfg: spec.max_decel.clone(),
-            reaction_cfg: spec.reaction_time_s,
             stopping: spec.stopping.clone(),
             pair_lever,
             self_pairs,
@@ -222,6 +220,7 @@ fn build_arm(
             track: Track::NONE,
         },
         state: ArmState {
+            learned_decel: spec.max_decel.clone(),
             est: {
                 let mut e =
                     Estimator::new(spec.robot.dof(), settings.velocity_filter_window, spec.trust_reported_velocity)

@@ -144,14 +144,9 @@ struct ArmModel {
     /// ([`IMPLAUSIBLE_SPEED_FACTOR`] times its URDF limit; ∞ without one).
     speed_limit: Vec<f64>,
     lever: Vec<f64>,
-    /// This cycle's reaction time (the configured one, or the learned
-    /// model's: [`Guard::apply_stopping`]), s.
     reaction_s: f64,
-    /// The workcell's `max_decel` and `reaction_time_s`, what `decel` and
-    /// `reaction_s` hold without a learned model.
-    decel_cfg: Vec<f64>,
-    reaction_cfg: f64,
-    /// The learned stopping model, if the workcell has one.
+    /// The learned stopping model, if the workcell has one: it shapes the
+    /// extrapolated stopping paths ([`Guard::apply_stopping`]).
     stopping: Option<forecast::stopping::StoppingModel>,
     /// (link, first slot, end slot).
     ranges: Vec<(u32, u32, u32)>,
@@ -238,6 +233,9 @@ struct ArmScratch {
 #[derive(Clone, Debug)]
 struct ArmState {
     est: Estimator,
+    /// This cycle's decelerations under the learned stopping model (its
+    /// extrapolated path's), per joint.
+    learned_decel: Vec<f64>,
     rejected: Option<SampleError>,
     /// A state refused since the last evaluation (stops for that cycle
     /// even when a good state followed it).

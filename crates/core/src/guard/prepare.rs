@@ -67,7 +67,10 @@ impl Guard {
                 // this cycle's check already cleared (and the time windows
                 // hold for either).
                 let period = a.state.est_period;
-                a.scratch.beyond = Self::apply_stopping(&mut a.model, &mo, age.max(0.0) + period);
+                let extra = age.max(0.0) + period;
+                let learned_r;
+                (a.scratch.beyond, learned_r) = Self::apply_stopping(&a.model, &mut a.state.learned_decel, &mo, extra);
+                let learned = learned_r.map(|r| (&a.state.learned_decel[..], r + extra));
                 let react = a.model.reaction_s + age.max(0.0) + period;
                 let seen = period + age.max(0.0);
                 a.scratch.t0 = mo.stamp_s;
@@ -75,7 +78,8 @@ impl Guard {
                 let on = Self::follow_plan(&mut a.state.follow, mo.q, now_s);
                 a.scratch.borne_out = on.is_some() || mo.step_follows;
                 let cap = settings.max_path_samples;
-                Self::forecast(&a.model, &mut a.scratch, (&a.state.follow, backing), &mo, on, react, seen, step_m, cap);
+                let follow = (&a.state.follow, backing);
+                Self::forecast(&a.model, &mut a.scratch, follow, &mo, on, (react, learned), seen, step_m, cap);
                 // Where the cap binds, a robot that came near something last
                 // cycle is sampled again, finer (less inflation): near the
                 // cell or a robot within the release margin plus this
@@ -94,7 +98,7 @@ impl Guard {
                 // appended to it has its own.)
                 if near > cap && a.scratch.plan.intervals >= cap && close {
                     let follow = (&a.state.follow, backing);
-                    Self::forecast(&a.model, &mut a.scratch, follow, &mo, on, react, seen, step_m, near);
+                    Self::forecast(&a.model, &mut a.scratch, follow, &mo, on, (react, learned), seen, step_m, near);
                 }
             }
             other => {
@@ -127,29 +131,34 @@ impl Guard {
         Self::pose_path(a, dof);
     }
 
-    /// With a learned stopping model, this cycle's reaction time and
-    /// per-joint decelerations: the forecast's path from each joint's
-    /// speed after the reaction phase (`extra_s` longer than the model's
-    /// reaction: the sample's age and a period) is exactly as long as the
-    /// model's bound, or as the configured figures make it where the model
-    /// does not cover the speed. Returns the first joint moving faster
-    /// than any recorded stop.
-    pub(super) fn apply_stopping(model: &mut ArmModel, mo: &forecast::Motion<'_>, extra_s: f64) -> Option<BeyondModel> {
-        let st = model.stopping.as_ref()?;
-        let r = st.reaction_s().unwrap_or(model.reaction_cfg);
-        model.reaction_s = r;
+    /// With a learned stopping model, this cycle's reaction time (returned)
+    /// and per-joint decelerations (into `decel`) for an extrapolated
+    /// stopping path: the path from each joint's speed after the reaction
+    /// phase (`extra_s` longer than the model's reaction: the sample's age
+    /// and a period) is exactly as long as the model's bound, or as the
+    /// configured figures make it where the model does not cover the
+    /// speed. Also returns the first joint moving faster than any recorded
+    /// stop.
+    pub(super) fn apply_stopping(
+        model: &ArmModel,
+        decel: &mut [f64],
+        mo: &forecast::Motion<'_>,
+        extra_s: f64,
+    ) -> (Option<BeyondModel>, Option<f64>) {
+        let Some(st) = model.stopping.as_ref() else { return (None, None) };
+        let r = st.reaction_s().unwrap_or(model.reaction_s);
         let react = r + extra_s;
         let mut beyond = None;
         for j in 0..model.decel.len() {
             let w = mo.v[j] + forecast::reaction_accel(mo.v[j], mo.a[j]) * react;
-            let (d, src) = st.decel_for(j, w, mo.q[j], r, model.decel_cfg[j], model.reaction_cfg);
-            model.decel[j] = d;
+            let (d, src) = st.decel_for(j, w, mo.q[j], r, model.decel[j], model.reaction_s);
+            decel[j] = d;
             if src == forecast::stopping::Source::BeyondRange && beyond.is_none() {
                 let covered = st.joints[j].as_ref().map_or(0.0, |m| m.range().1);
                 beyond = Some(BeyondModel { joint: j as u16, speed: w.abs() as f32, covered: covered as f32 });
             }
         }
-        beyond
+        (beyond, Some(r))
     }
 
     /// The stopping path, on plan from plan time `on` or by extrapolation,
@@ -159,6 +168,10 @@ impl Guard {
     /// back (`backing`: standing, braking, creeping back slower than
     /// [`REVERSE_PACE`]), both ways along its plan
     /// ([`Guard::append_way_back`]): either is where it may go once let go.
+    /// An extrapolated path takes the learned stopping model's figures
+    /// where there are some (`learned`: decelerations and reaction phase);
+    /// a path along a plan, its increments and the arbitration keep the
+    /// configured ones.
     #[allow(clippy::too_many_arguments)]
     fn forecast(
         model: &ArmModel,
@@ -166,14 +179,15 @@ impl Guard {
         (follow, backing): (&Follow, bool),
         mo: &forecast::Motion<'_>,
         on: Option<f64>,
-        react: f64,
+        (react, learned): (f64, Option<(&[f64], f64)>),
         seen: f64,
         step_m: f64,
         cap: usize,
     ) {
+        let (decel_x, react_x) = learned.unwrap_or((&model.decel, react));
         match on {
             Some(s0) if Self::direction(follow, s0, mo.v) == Some(true) => {
-                Self::forecast_reversing(model, sc, follow, mo, s0, (react, seen, step_m, cap));
+                Self::forecast_reversing(model, sc, follow, mo, s0, (decel_x, react_x, seen, step_m, cap));
             }
             Some(s0) => {
                 Self::forecast_on_plan(model, sc, follow, mo, s0, react, seen, step_m, cap);
@@ -181,7 +195,7 @@ impl Guard {
                     Self::append_way_back(model, sc, follow, s0, (react, seen, step_m));
                 }
             }
-            None => Self::forecast_extrapolated(model, sc, mo, react, seen, step_m, cap),
+            None => Self::forecast_extrapolated(model, sc, mo, (decel_x, react_x), seen, step_m, cap),
         }
         Self::inflate_from_steps(model, sc, model.decel.len());
     }
@@ -197,9 +211,9 @@ impl Guard {
         follow: &Follow,
         mo: &forecast::Motion<'_>,
         s0: f64,
-        (react, seen, step_m, cap): (f64, f64, f64, usize),
+        (decel, react, seen, step_m, cap): (&[f64], f64, f64, f64, usize),
     ) {
-        Self::forecast_extrapolated(model, sc, mo, react, seen, step_m, cap);
+        Self::forecast_extrapolated(model, sc, mo, (decel, react), seen, step_m, cap);
         for (h, &acc) in sc.speed.iter_mut().zip(&model.accel) {
             *h += forecast::along::departure(acc, seen, model.reaction_s);
         }
@@ -351,16 +365,15 @@ impl Guard {
         model: &ArmModel,
         sc: &mut ArmScratch,
         mo: &forecast::Motion<'_>,
-        react: f64,
+        (decel, react): (&[f64], f64),
         slack_s: f64,
         step_m: f64,
         max_samples: usize,
     ) {
         let dof = model.decel.len();
-        sc.plan =
-            forecast::plan(mo.v, mo.a, &model.decel, &model.lever, react, step_m, max_samples, &mut sc.link_inflation);
+        sc.plan = forecast::plan(mo.v, mo.a, decel, &model.lever, react, step_m, max_samples, &mut sc.link_inflation);
         sc.n_cfg = sc.plan.intervals + 1;
-        forecast::braking_decel(model.stop_mode, mo.v, mo.a, &model.decel, react, &mut sc.brake);
+        forecast::braking_decel(model.stop_mode, mo.v, mo.a, decel, react, &mut sc.brake);
         for k in 0..sc.n_cfg {
             forecast::config_at(mo, &sc.brake, react, sc.plan.time(k), &mut sc.path_q[k * dof..(k + 1) * dof]);
         }
@@ -372,7 +385,7 @@ impl Guard {
                 sc.speed[j] = sc.speed[j].max(step / 2.0);
             }
         }
-        Self::windows_extrapolated(model, sc, mo, slack_s);
+        Self::windows_extrapolated(model, sc, mo, decel, slack_s);
     }
 
     /// The time windows of an extrapolated path ([`ArmScratch::window`]):
@@ -382,11 +395,17 @@ impl Guard {
     /// no later than it would braking at once: the first time that stop
     /// has some joint strictly past sample `k + 1` (`+∞` when it comes to
     /// rest short of it), plus `slack_s`.
-    fn windows_extrapolated(model: &ArmModel, sc: &mut ArmScratch, mo: &forecast::Motion<'_>, slack_s: f64) {
+    fn windows_extrapolated(
+        model: &ArmModel,
+        sc: &mut ArmScratch,
+        mo: &forecast::Motion<'_>,
+        decel: &[f64],
+        slack_s: f64,
+    ) {
         let (dof, n) = (model.decel.len(), sc.n_cfg);
         let dt = sc.plan.time(1);
         // The stop at once: its decelerations in `tv`, configurations in `offset`.
-        forecast::braking_decel(model.stop_mode, mo.v, mo.a, &model.decel, 0.0, &mut sc.tv);
+        forecast::braking_decel(model.stop_mode, mo.v, mo.a, decel, 0.0, &mut sc.tv);
         let rest = (0..dof).map(|j| if mo.v[j] == 0.0 { 0.0 } else { mo.v[j].abs() / sc.tv[j] }).fold(0.0, f64::max);
         let last = (n - 1) * dof;
         let (path, stop_now, tv) = (&sc.path_q, &mut sc.offset, &sc.tv);

@@ -12,6 +12,9 @@
 //! `_mps2`. Decelerations are per actuated joint, `max_decel_radps2` for
 //! rotational joints and `max_decel_mps2` for prismatic ones; every actuated
 //! joint must have one, and naming a joint the URDF lacks is an error.
+//! A manipulator's optional `stopping:` section (inline, or `{file: …}`)
+//! holds the stopping model `workcell_guard calibrate` fitted
+//! ([`crate::stopping_file`]).
 
 mod manipulator;
 mod raw;
