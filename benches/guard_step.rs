@@ -7,7 +7,9 @@
 //! following a planned trajectory the guard has (its stopping path braking
 //! along the plan); the same step with the
 //! robot-vs-robot check done by all sphere pairs instead of the hash, and
-//! the hash's memory beside dense grids of the cell.
+//! the hash's memory beside dense grids of the cell; and the same step with
+//! every arm forecasting through a learned stopping model (`calibrate`'s,
+//! fitted here to 600 simulated stops per arm).
 //!
 //! `cargo bench --bench guard_step`
 
@@ -26,6 +28,11 @@ fn main() {
     let mut hashed = make(false, false);
     let mut brute = make(true, false);
     let mut planned = make(false, true);
+    let mut learned_bench = Bench::new(false);
+    for m in &mut learned_bench.cell.manipulators {
+        m.stopping = Some(learned_model(m));
+    }
+    let mut learned = learned_bench.scene(false, false);
     let on_plan = (0..4).filter(|&r| matches!(planned.guard.plan_state(r), Some(PlanState::On { .. }))).count();
     if on_plan < 4 {
         let states: Vec<_> = (0..4).map(|r| planned.guard.plan_state(r)).collect();
@@ -38,10 +45,12 @@ fn main() {
     c.bench_function("guard_step/4 arms x 8 samples, hash", |b| b.iter(|| hashed.step()));
     c.bench_function("guard_step/4 arms x 8 samples, all pairs", |b| b.iter(|| brute.step()));
     c.bench_function("guard_step/4 arms x 8 samples, on plans", |b| b.iter(|| planned.step()));
+    c.bench_function("guard_step/4 arms x 8 samples, learned stopping", |b| b.iter(|| learned.step()));
 
     let ours = median_us(&mut hashed, 4000);
     let base_us = median_us(&mut brute, 1000);
     let plan_us = median_us(&mut planned, 4000);
+    let learned_us = median_us(&mut learned, 4000);
     let configs: usize = samples.iter().sum();
     let hash_kb = hashed.guard.hash().memory_bytes() as f64 / 1024.0;
     let g = &cell.voxel_grid;
@@ -63,6 +72,11 @@ fn main() {
         plan_us / ours
     );
     println!(
+        "with learned stopping models (every arm, every joint): {learned_us:.1} µs per cycle = {:.2}x the configured \
+         figures' step (same run)",
+        learned_us / ours
+    );
+    println!(
         "baseline, robot-vs-robot by all sphere pairs, same run: {base_us:.1} µs per cycle -> the hash is {:.1}x faster",
         base_us / ours
     );
@@ -78,4 +92,22 @@ fn main() {
     println!(
         "reference (VAMP, AVX2, per-robot generated code): about 1 µs per configuration one at a time, 230-310 ns in batches of 8 (59-sphere Panda vs 100 obstacle spheres)"
     );
+}
+
+/// A stopping model for `m` fitted to 600 stops under its simulated
+/// braking physics.
+fn learned_model(m: &workcell_guard_core::cell::Manipulator) -> workcell_guard_core::forecast::stopping::StoppingModel {
+    use workcell_guard_core::forecast::calibrate::{FitOptions, fit_joint, measure_stops};
+    let physics = workcell_guard_sim::braking::BrakePhysics::for_manipulator(m);
+    let log = workcell_guard_sim::stops::record_stops(m, &physics, 600, 1, 0.0);
+    let mut samples = Vec::new();
+    measure_stops(&log.stamps, &log.positions, m.robot.dof(), &log.commands, &mut samples);
+    let opts = FitOptions { min_stops: 50, ..FitOptions::default() };
+    let joints = (0..m.robot.dof())
+        .map(|j| {
+            let own: Vec<_> = samples.iter().copied().filter(|s| s.joint == j).collect();
+            fit_joint(&own, m.robot.dof_joint(j).kind.is_rotational(), &opts).ok().map(|f| f.0)
+        })
+        .collect();
+    workcell_guard_core::forecast::stopping::StoppingModel { joints }
 }

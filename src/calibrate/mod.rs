@@ -187,10 +187,20 @@ pub struct Calibration {
 /// Runs `calibrate`.
 pub fn run(a: &CalibrateArgs) -> Result<(), AnyError> {
     if !(0.0..0.9).contains(&a.holdout) {
-        return Err(CalibrateError::Option { option: "holdout", value: a.holdout.to_string(), why: "must be in 0..0.9" }.into());
+        return Err(CalibrateError::Option {
+            option: "holdout",
+            value: a.holdout.to_string(),
+            why: "must be in 0..0.9",
+        }
+        .into());
     }
     if !(a.miss_rate > 0.0 && a.miss_rate < 0.5) {
-        return Err(CalibrateError::Option { option: "miss-rate", value: a.miss_rate.to_string(), why: "must be in (0, 0.5)" }.into());
+        return Err(CalibrateError::Option {
+            option: "miss-rate",
+            value: a.miss_rate.to_string(),
+            why: "must be in (0, 0.5)",
+        }
+        .into());
     }
     let workcell_path = match &a.workcell {
         Some(w) => w.clone(),
@@ -209,7 +219,8 @@ pub fn run(a: &CalibrateArgs) -> Result<(), AnyError> {
     });
     write_model(&c, &a.files, &out)?;
     let report = a.report.clone().unwrap_or_else(|| out.with_extension("html"));
-    std::fs::write(&report, report::html(&c, &cell.manipulators[r])).map_err(|e| format!("{}: {e}", report.display()))?;
+    std::fs::write(&report, report::html(&c, &cell.manipulators[r]))
+        .map_err(|e| format!("{}: {e}", report.display()))?;
     print_summary(&c, &cell.manipulators[r]);
     let rel = pathdiff(&out, workcell_path.parent().unwrap_or(Path::new(".")));
     println!("wrote {} and {}", out.display(), report.display());
@@ -256,7 +267,16 @@ pub fn calibrate(
             joint: name.clone(),
             source,
         })?;
-        joints.push(JointFit { name: name.clone(), model, summary, held_out, train, scores: [Score::default(); 3], constant_decel: 0.0, constant_react_s: 0.0 });
+        joints.push(JointFit {
+            name: name.clone(),
+            model,
+            summary,
+            held_out,
+            train,
+            scores: [Score::default(); 3],
+            constant_decel: 0.0,
+            constant_react_s: 0.0,
+        });
     }
     let reaction_s = joints.iter().map(|f| f.model.reaction_s.max(0.0)).fold(f64::INFINITY, f64::min);
     let reaction_s = if reaction_s.is_finite() { reaction_s } else { m.reaction_time_s };
@@ -295,7 +315,9 @@ fn write_model(c: &Calibration, files: &[PathBuf], out: &Path) -> Result<(), Any
         joints: c
             .joints
             .iter()
-            .map(|f| (f.name.clone(), RawJointStopping::from_model(&f.model, f.summary.stops, f.summary.position_range)))
+            .map(|f| {
+                (f.name.clone(), RawJointStopping::from_model(&f.model, f.summary.stops, f.summary.position_range))
+            })
             .collect(),
     };
     let text = stopping_file::to_yaml(&raw, &c.robot)?;

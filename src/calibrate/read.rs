@@ -117,7 +117,9 @@ fn series(file: &Path, topics: &Topics, cell: &Workcell, r: usize) -> Result<Ser
         }
     }
     if stamps.is_empty() {
-        return Err(CalibrateError::NoJointStates { file: file.to_path_buf(), robot: m.name.clone(), topic: js_topic }.into());
+        return Err(
+            CalibrateError::NoJointStates { file: file.to_path_buf(), robot: m.name.clone(), topic: js_topic }.into()
+        );
     }
     lags.sort_by(f64::total_cmp);
     let lag = lags[lags.len() / 2];

@@ -60,8 +60,9 @@ pub fn html(c: &Calibration, m: &Manipulator) -> String {
         let _ = write!(
             h,
             "<section id=\"{0}\"><h2>{0}</h2><p class=\"note\">Left: held-out stops, predicted against measured \
-             distance (on the diagonal: exact; below it: too short). Right: every stop's distance over its speed, \
-             with the model's bound at the middle of the positions covered.</p><figure>{1}</figure><figure>{2}</figure></section>",
+             distance (on the diagonal: exact; below it: too short). Right: the stops' distance over their speed, \
+             with the model's bound at the middle of the positions covered. At most about 1500 and 2000 stops are \
+             drawn, evenly through them.</p><figure>{1}</figure><figure>{2}</figure></section>",
             esc(&f.name),
             scatter(f, m),
             over_speed(f)
@@ -87,7 +88,10 @@ fn scatter(f: &JointFit, m: &Manipulator) -> String {
     let r = f.constant_react_s;
     let (cr, ca) = (m.reaction_time_s, m.max_decel[j]);
     let a = f.constant_decel;
-    for x in &f.held_out {
+    // At most about 1500 stops drawn (evenly through them), so that the
+    // page stays light; the scores in the table count every one.
+    let every = f.held_out.len().div_ceil(1500).max(1);
+    for x in f.held_out.iter().step_by(every) {
         let v = x.w.abs();
         let d = x.dist * 1e3;
         s.circle((ax.sx(d), ax.sy((v * cr + v * v / (2.0 * ca)) * 1e3)), 1.5, SERIES[7], 0.4, None);
@@ -111,7 +115,8 @@ fn over_speed(f: &JointFit) -> String {
     let top = all.clone().map(|x| x.dist).fold(0.0, f64::max) * 1.2e3;
     let ax = Axes { px: (60.0, 30.0, w - 90.0, h - 80.0), x: (0.0, hi * 1.05), y: (0.0, top.max(1e-3)) };
     ax.draw(&mut s, "speed at the command (rad/s or m/s)", "distance, mm", 1.0);
-    for x in all {
+    let every = (f.train.len() + f.held_out.len()).div_ceil(2000).max(1);
+    for x in all.step_by(every) {
         s.circle((ax.sx(x.w.abs()), ax.sy(x.dist * 1e3)), 1.3, SERIES[2], 0.35, None);
     }
     let q = 0.5 * (f.summary.position_range.0 + f.summary.position_range.1);

@@ -46,7 +46,13 @@ pub fn run(a: &SimulateStopsArgs) -> Result<(), AnyError> {
     let cell = workcell_guard_description::workcell::load(&a.workcell)?;
     let Some(r) = cell.manipulators.iter().position(|m| m.name == a.robot) else {
         let known: Vec<&str> = cell.manipulators.iter().map(|m| m.name.as_str()).collect();
-        return Err(format!("no manipulator `{}` in {} (manipulators: {})", a.robot, a.workcell.display(), known.join(", ")).into());
+        return Err(format!(
+            "no manipulator `{}` in {} (manipulators: {})",
+            a.robot,
+            a.workcell.display(),
+            known.join(", ")
+        )
+        .into());
     };
     let m = &cell.manipulators[r];
     let physics = BrakePhysics::for_manipulator(m);

@@ -65,14 +65,8 @@ pub fn workcell_with(models: &[(&str, &Path)]) -> String {
 pub fn calibrated_left(dir: &Path) -> (PathBuf, PathBuf, String) {
     let rec = record(dir, "arm_left", 1500, 3, "train");
     let model = dir.join("stopping/arm_left.yaml");
-    let (ok, stdout, stderr) = cli(&[
-        "calibrate",
-        rec.to_str().unwrap(),
-        "--robot",
-        "arm_left",
-        "--out",
-        model.to_str().unwrap(),
-    ]);
+    let (ok, stdout, stderr) =
+        cli(&["calibrate", rec.to_str().unwrap(), "--robot", "arm_left", "--out", model.to_str().unwrap()]);
     assert!(ok, "{stdout}\n{stderr}");
     let cell = dir.join("calibrated.yaml");
     std::fs::write(&cell, workcell_with(&[("arm_left", &model)])).unwrap();

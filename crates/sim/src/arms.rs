@@ -67,39 +67,6 @@ pub struct SimOptions {
     pub physics: bool,
 }
 
-/// Which episodes' arms hand their planned trajectories to the guard.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PlanMode {
-    /// Every episode.
-    Always,
-    /// None: the guard forecasts by extrapolation only.
-    Never,
-    /// Episodes with an even seed.
-    Half,
-}
-
-impl std::str::FromStr for PlanMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<PlanMode, String> {
-        match s {
-            "always" => Ok(PlanMode::Always),
-            "never" => Ok(PlanMode::Never),
-            "half" => Ok(PlanMode::Half),
-            other => Err(format!("`{other}`: half, always or never")),
-        }
-    }
-}
-
-impl PlanMode {
-    fn publishes(self, seed: u64) -> bool {
-        match self {
-            PlanMode::Always => true,
-            PlanMode::Never => false,
-            PlanMode::Half => seed.is_multiple_of(2),
-        }
-    }
-}
-
 impl Default for SimOptions {
     fn default() -> Self {
         SimOptions {
@@ -119,9 +86,8 @@ impl Default for SimOptions {
     }
 }
 
+pub use crate::cells::{PlanMode, cell_with_arms};
 pub use crate::report::SimReport;
-pub use crate::cells::cell_with_arms;
-
 
 /// A cell, its guard and the oracle's buffers.
 pub struct Sim {
@@ -180,7 +146,20 @@ impl Sim {
         let arm_min = vec![f64::INFINITY; cell.manipulators.len()];
         let physics = cell.manipulators.iter().map(BrakePhysics::for_manipulator).collect();
         let reactions = Rng::new(1);
-        Ok(Sim { cell, guard, posers, posed, limits, vmax, boxes, arm_min, opts, stamps: Default::default(), physics, reactions })
+        Ok(Sim {
+            cell,
+            guard,
+            posers,
+            posed,
+            limits,
+            vmax,
+            boxes,
+            arm_min,
+            opts,
+            stamps: Default::default(),
+            physics,
+            reactions,
+        })
     }
 
     /// The guard.

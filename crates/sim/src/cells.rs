@@ -1,4 +1,5 @@
-//! Cells for the simulators: the bundled cell with more arms.
+//! Cells for the simulators: the bundled cell with more arms, and which
+//! episodes hand their plans to the guard.
 
 use workcell_guard_core::cell::{BodyRef, Obstacle, Workcell};
 use workcell_guard_core::frame::Frame;
@@ -30,4 +31,37 @@ pub fn cell_with_arms(base: &Workcell, n: usize) -> Workcell {
         cell.manipulators.push(m);
     }
     cell
+}
+
+/// Which episodes' arms hand their planned trajectories to the guard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlanMode {
+    /// Every episode.
+    Always,
+    /// None: the guard forecasts by extrapolation only.
+    Never,
+    /// Episodes with an even seed.
+    Half,
+}
+
+impl std::str::FromStr for PlanMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<PlanMode, String> {
+        match s {
+            "always" => Ok(PlanMode::Always),
+            "never" => Ok(PlanMode::Never),
+            "half" => Ok(PlanMode::Half),
+            other => Err(format!("`{other}`: half, always or never")),
+        }
+    }
+}
+
+impl PlanMode {
+    pub(crate) fn publishes(self, seed: u64) -> bool {
+        match self {
+            PlanMode::Always => true,
+            PlanMode::Never => false,
+            PlanMode::Half => seed.is_multiple_of(2),
+        }
+    }
 }

@@ -123,6 +123,21 @@ impl Guard {
     }
 }
 
+/// Per joint, the speed beyond which an estimate is implausible
+/// ([`IMPLAUSIBLE_SPEED_FACTOR`] times its URDF limit; ∞ without one).
+fn speed_limits(robot: &crate::model::Robot) -> Vec<f64> {
+    (0..robot.dof())
+        .map(|d| {
+            robot
+                .dof_joint(d)
+                .limits
+                .map(|l| l.velocity)
+                .filter(|&v| v.is_finite() && v > 0.0)
+                .map_or(f64::INFINITY, |v| v * IMPLAUSIBLE_SPEED_FACTOR)
+        })
+        .collect()
+}
+
 /// Robot `ri`'s part of the guard: its model, buffers for `max_cfg`
 /// sampled configurations, and its state at start (stopped, no data).
 fn build_arm(
@@ -165,16 +180,7 @@ fn build_arm(
             decel: spec.max_decel.clone(),
             accel: spec.max_accel.clone(),
             stop_mode: spec.stop_mode,
-            speed_limit: (0..spec.robot.dof())
-                .map(|d| {
-                    spec.robot
-                        .dof_joint(d)
-                        .limits
-                        .map(|l| l.velocity)
-                        .filter(|&v| v.is_finite() && v > 0.0)
-                        .map_or(f64::INFINITY, |v| v * IMPLAUSIBLE_SPEED_FACTOR)
-                })
-                .collect(),
+            speed_limit: speed_limits(&spec.robot),
             lever: levers,
             reaction_s: spec.reaction_time_s,
             stopping: spec.stopping.clone(),
