@@ -114,14 +114,23 @@ class Cell:
         return st.message if st is not None else ""
 
     def reload(self):
+        """Calls ~/reload, resending every 0.5 s until answered. A reload
+        that takes longer (a loaded machine) answers the resent request
+        "already under way": that one says it is being done, so the call
+        stops resending and waits for the reload's own answer."""
         self.reload_rr.take(N=100)
         end = time.time() + 30
+        under_way = False
         while time.time() < end:
-            self.reload_rq.write(self.t.Trigger_Request())
+            if not under_way:
+                self.reload_rq.write(self.t.Trigger_Request())
             until = time.time() + 0.5
             while time.time() < until:
                 self.run(0.02)
                 for rep in valid(self.reload_rr.take(N=10)):
+                    if "already under way" in rep.message:
+                        under_way = True
+                        continue
                     return rep
         raise Fail("no answer from ~/reload")
 

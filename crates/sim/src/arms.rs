@@ -8,7 +8,9 @@
 //! brakes as its `stop_mode` says its controller does (what the forecast
 //! assumes of a real arm): every joint synchronised to stand still with the
 //! slowest, on the path, or each at its own maximum deceleration. Released,
-//! it picks a new target.
+//! it picks a new target. With [`SimOptions::physics`] the arm brakes
+//! under a physics the guard does not know instead ([`crate::braking`]:
+//! reaction drawn per stop, deceleration varying with speed and position).
 //!
 //! After every cycle an oracle independent of the guard's forecasts poses
 //! the real configurations and counts sphere-level contacts: sphere against
