@@ -60,10 +60,10 @@ pub fn workcell_with(models: &[(&str, &Path)]) -> String {
     out
 }
 
-/// `arm_left` calibrated on 1500 stops (seed 3) in `dir`: the workcell
+/// `arm_left` calibrated on `stops` stops (seed 3) in `dir`: the workcell
 /// that names its stopping file, the file, and what `calibrate` printed.
-pub fn calibrated_left(dir: &Path) -> (PathBuf, PathBuf, String) {
-    let rec = record(dir, "arm_left", 1500, 3, "train");
+pub fn calibrated_left(dir: &Path, stops: usize) -> (PathBuf, PathBuf, String) {
+    let rec = record(dir, "arm_left", stops, 3, "train");
     let model = dir.join("stopping/arm_left.yaml");
     let (ok, stdout, stderr) =
         cli(&["calibrate", rec.to_str().unwrap(), "--robot", "arm_left", "--out", model.to_str().unwrap()]);

@@ -26,7 +26,7 @@ fn held_out_line(stdout: &str) -> (f64, f64, f64, f64) {
 #[test]
 fn the_fitted_bound_covers_other_stops_closely_and_the_workcell_takes_it() {
     let dir = tempfile::tempdir().unwrap();
-    let (cell_path, model, _) = calibrated_left(dir.path());
+    let (cell_path, model, _) = calibrated_left(dir.path(), 1500);
     // Scored on 1500 stops of another seed, fitted to every stop of the first.
     let train = dir.path().join("train.mcap");
     let test = record(dir.path(), "arm_left", 1500, 4, "test");
@@ -77,7 +77,7 @@ fn turn(g: &mut Guard, speed: f64) -> (Decision, f64) {
 #[test]
 fn the_guard_forecasts_with_the_learned_model_within_its_speeds_and_with_the_configured_figures_beyond() {
     let dir = tempfile::tempdir().unwrap();
-    let (cell_path, _, _) = calibrated_left(dir.path());
+    let (cell_path, _, _) = calibrated_left(dir.path(), 1500);
     let learned = workcell::load(&cell_path).unwrap();
     let mut hand = learned.clone();
     hand.manipulators[0].stopping = None;
@@ -109,7 +109,7 @@ fn the_guard_forecasts_with_the_learned_model_within_its_speeds_and_with_the_con
 fn under_the_unknown_physics_the_closed_loop_with_the_learned_model_has_no_contact() {
     use workcell_guard_sim::arms::{self as sim, PlanMode, Sim, SimOptions};
     let dir = tempfile::tempdir().unwrap();
-    let (cell_path, _, _) = calibrated_left(dir.path());
+    let (cell_path, _, _) = calibrated_left(dir.path(), 1500);
     let right = record(dir.path(), "arm_right", 1500, 5, "right");
     let right_model = dir.path().join("stopping/arm_right.yaml");
     let (ok, stdout, stderr) =

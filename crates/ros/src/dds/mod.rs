@@ -350,7 +350,9 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
             futures::future::select(serving, parameters).await;
         })
     }));
+    let left = shutdown_watchdog(linger + Duration::from_secs(2));
     leave_stopped(&mut node, &mut topics, linger);
+    left.store(true, Ordering::SeqCst);
     if let Some(r) = report.lock().ok().and_then(|mut r| r.take()) {
         eprintln!("{r}");
     }
@@ -417,6 +419,32 @@ impl std::fmt::Display for PanicReport {
         }
         Ok(())
     }
+}
+
+/// A thread that ends the process if the returned flag is not raised
+/// within `deadline`: RustDDS deadlocks creating a writer once its
+/// participant's event loop has gone (it drops the new writer while
+/// holding the publisher's lock, and the drop takes that lock), and
+/// [`leave_stopped`] creates the fresh stop writers after every stop has
+/// already gone out `true` on the old ones. A node told to stop must not
+/// hang instead.
+fn shutdown_watchdog(deadline: Duration) -> Arc<AtomicBool> {
+    let left = Arc::new(AtomicBool::new(false));
+    let flag = left.clone();
+    let spawned = std::thread::Builder::new().name("shutdown-watchdog".into()).spawn(move || {
+        std::thread::sleep(deadline);
+        if !flag.load(Ordering::SeqCst) {
+            eprintln!(
+                "workcell_guard: shutdown stalled for {deadline:?} creating the fresh stop writers (RustDDS); every \
+                 stop was already published true; exiting"
+            );
+            std::process::exit(3);
+        }
+    });
+    if let Err(e) = spawned {
+        tracing::error!("no shutdown watchdog: {e}");
+    }
+    left
 }
 
 /// Leaves every robot stopped on the wire: `true` on each stop writer (its
