@@ -40,7 +40,11 @@ impl GuardNode {
                 grant.held_by, w.for_s, starvation_s, grant.reason
             );
         }
-        s.values.resize_with(10, KeyValue::default);
+        // Grown, never shrunk: values past these (the stopping model's)
+        // keep their strings from cycle to cycle.
+        if s.values.len() < 10 {
+            s.values.resize_with(10, KeyValue::default);
+        }
         let g = grant;
         let state = ["proceed", "hold", "back away", "done", "no plan"].get(g.state as usize).unwrap_or(&"?");
         set_kv(&mut s.values[7], "grant", format_args!("{state}: {}", g.reason));
@@ -63,7 +67,9 @@ impl GuardNode {
         m: &workcell_guard_core::cell::Manipulator,
         beyond: Option<BeyondModel>,
     ) {
-        s.values.resize_with(11, KeyValue::default);
+        if s.values.len() < 11 {
+            s.values.resize_with(11, KeyValue::default);
+        }
         let v = &mut s.values[10];
         match (&m.stopping, beyond) {
             (None, _) => set_kv(v, "stopping_model", format_args!("configured: reaction_time_s and max_decel")),
