@@ -125,14 +125,6 @@ impl JointStopping {
     pub fn bound(&self, w: f64, q: f64) -> f64 {
         self.point(w, q) + self.quantile * self.spread_at(w.abs())
     }
-
-    /// The point model's time to stand, from the command: the reaction,
-    /// then braking at the deceleration its braking distance implies.
-    pub fn point_time(&self, w: f64, q: f64) -> f64 {
-        let v = w.abs();
-        let k = (self.braking_at(v) + self.gravity_at(v, q, w.signum())).max(0.0);
-        self.reaction_s + 2.0 * k * v
-    }
 }
 
 /// A manipulator's learned stopping models.
