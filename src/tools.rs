@@ -27,13 +27,19 @@ pub(crate) fn field(
     resolution_m: Option<f64>,
 ) -> Result<(), AnyError> {
     let start = std::time::Instant::now();
-    // Each grid with the file it came from.
-    let occ = occupancy.map(|p| npy::read(p).map(|g| (g, p))).transpose()?;
-    let (dims, dist, res, occupied): (_, Vec<f32>, Option<f64>, Vec<bool>) = match (cell, &occ) {
-        (Some(path), _) => {
+    match (cell, occupancy) {
+        (Some(path), occ) => {
             let wc = workcell::load(path)?;
+            if let Some(r) = resolution_m
+                && r != wc.voxel_grid.resolution_m
+            {
+                return Err(
+                    format!("--resolution-m {r} contradicts the workcell's {}", wc.voxel_grid.resolution_m).into()
+                );
+            }
             let mut f = DistanceField::from_workcell(&wc);
-            if let Some((g, file)) = &occ {
+            if let Some(file) = occ {
+                let g = npy::read_occupancy(file, true, false)?;
                 if g.dims != f.dims() {
                     return Err(format!(
                         "{}: shape {:?} does not match the workcell's grid {:?}",
@@ -43,20 +49,9 @@ pub(crate) fn field(
                     )
                     .into());
                 }
-                f.set_sensed_occupancy(&g.occupancy())?;
-            }
-            if let Some(r) = resolution_m
-                && r != wc.voxel_grid.resolution_m
-            {
-                return Err(
-                    format!("--resolution-m {r} contradicts the workcell's {}", wc.voxel_grid.resolution_m).into()
-                );
+                f.set_sensed_occupancy(&g.values)?;
             }
             let dims = f.dims();
-            let occupied = (0..dims[2])
-                .flat_map(|z| (0..dims[1]).flat_map(move |y| (0..dims[0]).map(move |x| [x, y, z])))
-                .map(|v| f.occupied(v))
-                .collect();
             println!(
                 "field of {}: {:?} voxels at {} m, {} occupied, saturated at {} m, outside = {:?}",
                 path.display(),
@@ -66,38 +61,51 @@ pub(crate) fn field(
                 f.cap_voxels() as f64 * wc.voxel_grid.resolution_m,
                 wc.voxel_grid.outside
             );
-            (dims, f.voxel_distances().to_vec(), Some(wc.voxel_grid.resolution_m), occupied)
+            let [nx, ny, _] = dims;
+            let occupied = |i: usize| f.occupied([i % nx, (i / nx) % ny, i / (nx * ny)]);
+            write_field(out, dims, units, Some(wc.voxel_grid.resolution_m), f.voxel_distances(), &occupied)?;
         }
-        (None, Some((g, _))) => {
+        (None, Some(file)) => {
+            // Read straight into the grid the transform works on: 0 at
+            // obstacles, FAR elsewhere; it becomes the distances in place.
+            let g = npy::read_occupancy(file, 0.0f32, edt::FAR)?;
             if g.dims.iter().any(|&n| n > edt::MAX_AXIS) {
                 return Err(format!("shape {:?}: at most {} voxels per axis", g.dims, edt::MAX_AXIS).into());
             }
-            let occupied = g.occupancy();
+            let mut d = g.values;
             let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let d = edt::distances(&occupied, g.dims, threads);
-            println!(
-                "exact distance transform of {:?} voxels, {} occupied",
-                g.dims,
-                occupied.iter().filter(|&&o| o).count()
-            );
-            (g.dims, d, resolution_m, occupied)
+            edt::distances_in_place(&mut d, g.dims, threads);
+            println!("exact distance transform of {:?} voxels, {} occupied", g.dims, g.occupied);
+            write_field(out, g.dims, units, resolution_m, &d, &|i| d[i] == 0.0)?;
         }
         (None, None) => return Err("give a workcell, an --occupancy grid, or both".into()),
-    };
-    match units {
-        Units::Voxels => npy::write_f32(out, dims, &dist)?,
-        Units::Metres => {
-            let r = res.ok_or("--units metres needs a workcell or --resolution-m")? as f32;
-            let m: Vec<f32> = dist.iter().map(|d| d * r).collect();
-            npy::write_f32(out, dims, &m)?
-        }
-        Units::Layers => {
-            let l: Vec<u32> = dist.iter().map(|&d| field::layer_of(d)).collect();
-            npy::write_u32(out, dims, &l)?
-        }
-        Units::Occupancy => npy::write_bool(out, dims, &occupied)?,
     }
     println!("wrote {} ({:?}, indexed [x, y, z]) in {:.2} s", out.display(), units, start.elapsed().as_secs_f64());
+    Ok(())
+}
+
+/// Streams the chosen units of a field (`x` fastest) to `out`, converting
+/// voxel by voxel: no copy of the grid is made.
+fn write_field(
+    out: &std::path::Path,
+    dims: [usize; 3],
+    units: Units,
+    res: Option<f64>,
+    dist: &[f32],
+    occupied: &dyn Fn(usize) -> bool,
+) -> Result<(), AnyError> {
+    match units {
+        Units::Voxels => npy::write_f32(out, dims, dist)?,
+        Units::Metres => {
+            let r = res.ok_or("--units metres needs a workcell or --resolution-m")? as f32;
+            npy::write_items(out, dims, npy::Dtype::F32, dist.iter().map(|d| (d * r).to_le_bytes()))?
+        }
+        Units::Layers => {
+            let layers = dist.iter().map(|&d| field::layer_of(d).to_le_bytes());
+            npy::write_items(out, dims, npy::Dtype::U32, layers)?
+        }
+        Units::Occupancy => npy::write_items(out, dims, npy::Dtype::U8, (0..dist.len()).map(|i| [occupied(i) as u8]))?,
+    }
     Ok(())
 }
 

@@ -287,6 +287,14 @@ pub fn distances(occupied: &[bool], dims: [usize; 3], threads: usize) -> Vec<f32
     whole_grid(occupied, dims, threads, &|v, _| v.sqrt())
 }
 
+/// [`distances`] in place, for a grid that holds `0.0` at occupied voxels
+/// and [`FAR`] elsewhere (as a reader can fill it straight from a file):
+/// no second grid is allocated.
+pub fn distances_in_place(d: &mut [f32], dims: [usize; 3], threads: usize) {
+    let all = [[0, dims[0]], [0, dims[1]], [0, dims[2]]];
+    transform_with(d, dims, &all, FAR, threads, &mut Work::default(), &|v, _| v.sqrt());
+}
+
 /// The untruncated transform of a whole occupancy grid, then `post`.
 fn whole_grid<P: Fn(f32, [usize; 3]) -> f32 + Sync>(
     occupied: &[bool],
