@@ -69,6 +69,9 @@ struct Workload<M> {
     rng: Rng,
     now: f64,
     k: usize,
+    /// Targets anywhere on the surface at any heading (what `simulate`
+    /// asks), not 200 mm straight moves.
+    anywhere: Option<[f64; 2]>,
 }
 
 impl<M: CellMap> Workload<M> {
@@ -78,7 +81,7 @@ impl<M: CellMap> Workload<M> {
         for u in 0..a.units() {
             a.pose_update(0.0, u, 0.0, a.pose(u));
         }
-        Workload { a, rng: Rng::new(11), now: 0.0, k: 0 }
+        Workload { a, rng: Rng::new(11), now: 0.0, k: 0, anywhere: None }
     }
 
     /// The next unit in turn asks to move 200 mm; on a grant it reports a
@@ -90,8 +93,16 @@ impl<M: CellMap> Workload<M> {
         let now = self.now;
         let p0 = a.pose(u);
         a.pose_update(now, u, now, p0);
-        let ang = self.rng.range(0.0, std::f64::consts::TAU);
-        let target = [p0[0] + 0.2 * ang.cos(), p0[1] + 0.2 * ang.sin(), p0[2]];
+        let target = match self.anywhere {
+            Some([w, h]) => {
+                let pi = std::f64::consts::PI;
+                [self.rng.range(0.0, w), self.rng.range(0.0, h), self.rng.range(-pi, pi)]
+            }
+            None => {
+                let ang = self.rng.range(0.0, std::f64::consts::TAU);
+                [p0[0] + 0.2 * ang.cos(), p0[1] + 0.2 * ang.sin(), p0[2]]
+            }
+        };
         let s = Instant::now();
         let ans = black_box(a.request(now, u, self.k as u64, black_box(target)));
         out.decide.push(s.elapsed().as_secs_f64() * 1e6);
@@ -192,6 +203,8 @@ fn main() {
         );
     }
 
+    sample_cell();
+
     let mut c = Criterion::default().configure_from_args();
     for cords in [false, true] {
         let p = scene(cords);
@@ -211,6 +224,51 @@ fn main() {
         }
     }
     c.final_summary();
+}
+
+/// The bundled sample cell's platen (2 units with cords, a fixture) asked
+/// what `simulate` asks (targets anywhere, any heading), beside `simulate`'s
+/// own closed loop on the same cell in the same run.
+fn sample_cell() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("config/workcell.yaml");
+    let wc = workcell_guard_description::workcell::load(&path).expect("the sample cell loads");
+    let p = wc.platen.expect("the sample cell has a platen");
+    let mut w = Workload::<BitMap>::new(&p, Install::AsYouGo);
+    w.anywhere = Some(p.size_xy_m);
+    let mut run = Run::default();
+    for _ in 0..4000 {
+        w.step(&mut run);
+    }
+    let mut sim = workcell_guard_sim::platen::PlatenSimReport::default();
+    for k in 0..20 {
+        sim.merge(&workcell_guard_sim::platen::episode(&p, 1 + k, 10.0, 0.01).expect("an episode runs"));
+    }
+    // Requests refused (a denied unit asking before its retry time, which
+    // `simulate`'s units wait out) are left out: they decide nothing.
+    let decided: Vec<f64> = run
+        .decide
+        .iter()
+        .zip(&run.answers)
+        .filter(|(_, x)| !matches!(x, Answer::Refused { .. }))
+        .map(|(t, _)| *t)
+        .collect();
+    let (b50, b99) = (pct(&decided, 0.5), pct(&decided, 0.99));
+    let (s50, s99) = (sim.decision_us(0.5), sim.decision_us(0.99));
+    println!();
+    println!("== platen allocation: the sample cell (config/workcell.yaml), targets anywhere at any heading ==");
+    println!("-- bench (4000 requests: {}; the refused left out)", mix(&run.answers));
+    println!(
+        "  decision p50 {b50:.2} us, p99 {b99:.2} us | by answer: granted {:.2}, partial {:.2}, denied {:.2} us",
+        median_of(&run, |x| matches!(x, Answer::Granted { .. })),
+        median_of(&run, |x| matches!(x, Answer::Partial { .. })),
+        median_of(&run, |x| matches!(x, Answer::Denied { .. })),
+    );
+    println!(
+        "-- simulate's closed loop (20 episodes of 10 s, {} decisions): p50 {s50:.2} us, p99 {s99:.2} us -> simulate / bench: p50 {:.2}x, p99 {:.2}x",
+        sim.decisions_s.len(),
+        s50 / b50,
+        s99 / b99
+    );
 }
 
 /// The rasterizer and the word operations alone, on a 100 mm square swept

@@ -36,6 +36,8 @@ pub struct PlatenSimReport {
     pub travelled_m: f64,
     /// Time spent deciding requests, s.
     pub decide_s: f64,
+    /// Every decision's time, s (in the order made).
+    pub decisions_s: Vec<f64>,
 }
 
 impl PlatenSimReport {
@@ -47,7 +49,7 @@ impl PlatenSimReport {
         format!(
             "\nplaten: {units} units, {} episodes of {duration_s} s, {} cycles at {} ms; pose updates every cycle\n\
              requests {asked}: granted {}, partial {}, denied {} (refused {}); {} arrivals, {:.2} m travelled; \
-             {:.1} µs per decision on average\n\
+             per decision p50 {:.1} µs, p99 {:.1} µs, mean {:.1} µs\n\
              overlaps of real shapes (cycles × pairs): {}; cycles with a unit stopped: {}\n",
             t.episodes,
             t.cycles,
@@ -58,6 +60,8 @@ impl PlatenSimReport {
             t.refused,
             t.arrivals,
             t.travelled_m,
+            t.decision_us(0.5),
+            t.decision_us(0.99),
             1e6 * t.decide_s / asked.max(1) as f64,
             t.overlaps,
             t.stops
@@ -77,6 +81,14 @@ impl PlatenSimReport {
         self.overlaps += o.overlaps;
         self.travelled_m += o.travelled_m;
         self.decide_s += o.decide_s;
+        self.decisions_s.extend_from_slice(&o.decisions_s);
+    }
+
+    /// The `q`-quantile of the decision times, µs (NaN without decisions).
+    pub fn decision_us(&self, q: f64) -> f64 {
+        let mut v = self.decisions_s.clone();
+        v.sort_by(f64::total_cmp);
+        v.get(((v.len().max(1) - 1) as f64 * q).round() as usize).map_or(f64::NAN, |s| s * 1e6)
     }
 }
 
@@ -179,7 +191,9 @@ pub fn episode(platen: &Platen, seed: u64, duration_s: f64, dt_s: f64) -> Result
                     id += 1;
                     let s = Instant::now();
                     let ans = a.request(t, u, id, target);
-                    rep.decide_s += s.elapsed().as_secs_f64();
+                    let took = s.elapsed().as_secs_f64();
+                    rep.decide_s += took;
+                    rep.decisions_s.push(took);
                     match ans {
                         Answer::Granted { goal, .. } | Answer::Partial { goal, .. } => {
                             if matches!(ans, Answer::Granted { .. }) {

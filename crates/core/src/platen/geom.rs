@@ -233,17 +233,55 @@ impl UnitShape {
     /// The cord's free run sweeps the triangle of its last fixed point and
     /// the attachment point's two ends, grown the same way.
     pub fn sweep_pieces(&self, from: Pose2, to: Pose2, tol: f64, out: &mut Pieces) {
+        let k = self.sweep_steps(from, to, tol);
+        self.sweep_span(from, to, tol, k, 0, 1.0, true, out);
+    }
+
+    /// The steps [`sweep_pieces`](Self::sweep_pieces) cuts the move from
+    /// `from` to `to` into: enough that each step's bulge stays under `tol`
+    /// (1 without turning; at most 64).
+    pub fn sweep_steps(&self, from: Pose2, to: Pose2, tol: f64) -> usize {
         let turn = wrap(to[2] - from[2]);
-        let k = if turn == 0.0 || self.r_max == 0.0 {
+        if turn == 0.0 || self.r_max == 0.0 {
             1
         } else {
             ((turn.abs() * (self.r_max / (8.0 * tol)).sqrt()).ceil() as usize).clamp(1, 64)
-        };
-        let step = turn / k as f64;
-        let bulge = self.r_max * step * step / 8.0;
-        let mut a = from;
-        for i in 1..=k {
-            let b = if i == k { pose_at(from, to, 1.0) } else { pose_at(from, to, i as f64 / k as f64) };
+        }
+    }
+
+    /// Appends the pieces covering the part of the move from `from` to `to`
+    /// between the end of its step `s0` (fraction `s0 / k`) and fraction
+    /// `f1 > s0 / k`, the move cut into `k` equal steps (at least
+    /// [`sweep_steps`](Self::sweep_steps)): one hull per step, the last one
+    /// partial, each grown by its own turn's bulge; with the fixed part of
+    /// the cord if `fixed`. With `s0 = 0`, `f1 = 1` and the least `k` these
+    /// are [`sweep_pieces`](Self::sweep_pieces)' pieces; a prefix of the
+    /// move cut into the same `k` steps shares every whole step's pieces
+    /// with the move itself.
+    #[allow(clippy::too_many_arguments)]
+    pub fn sweep_span(
+        &self,
+        from: Pose2,
+        to: Pose2,
+        tol: f64,
+        k: usize,
+        s0: usize,
+        f1: f64,
+        fixed: bool,
+        out: &mut Pieces,
+    ) {
+        let k = k.max(self.sweep_steps(from, to, tol));
+        let turn = wrap(to[2] - from[2]);
+        let mut t0 = s0 as f64 / k as f64;
+        let mut a = pose_at(from, to, t0);
+        for i in s0 + 1..=k {
+            let t = i as f64 / k as f64;
+            let last = t >= f1 || i == k;
+            let t1 = if last { f1.min(1.0) } else { t };
+            let b = pose_at(from, to, t1);
+            let step = turn * (t1 - t0);
+            let bulge = self.r_max * step * step / 8.0;
+            t0 = t1;
             for part in &self.parts {
                 out.push_hull(part.iter().map(|&p| place(a, p)).chain(part.iter().map(|&p| place(b, p))), bulge, true);
             }
@@ -252,9 +290,12 @@ impl UnitShape {
                 let last = *c.fixed.last().expect("a cord has an anchor");
                 out.push_hull([last, place(a, c.attach), place(b, c.attach)].into_iter(), c.half_width + bulge, false);
             }
+            if last {
+                break;
+            }
             a = b;
         }
-        if let Some(c) = &self.cord {
+        if let (Some(c), true) = (&self.cord, fixed) {
             self.fixed_cord(c, out);
         }
     }

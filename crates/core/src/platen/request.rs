@@ -4,6 +4,10 @@
 
 use super::*;
 
+/// The fewest steps a move is cut into when searching for its farthest
+/// safe point: the steps are probed in order, then one step is bisected.
+const SEARCH_STEPS: usize = 16;
+
 impl<M: CellMap> Allocator<M> {
     /// Who holds `cell`, the requester aside.
     pub(super) fn owner(&self, cell: Cell, except: usize) -> Option<Blocker> {
@@ -32,6 +36,12 @@ impl<M: CellMap> Allocator<M> {
         self.pieces.clear();
         let tol = 0.25 * self.grid.cell_m;
         self.units[unit].shape.sweep_pieces(from, to, tol, &mut self.pieces);
+        self.install_pieces()
+    }
+
+    /// [`try_install`](Self::try_install) for the pieces already in
+    /// `self.pieces`.
+    pub(super) fn install_pieces(&mut self) -> Result<(), Option<(Cell, usize)>> {
         self.swept.clear();
         let on = (0..self.pieces.len()).all(|i| !(self.pieces.is_body(i) && self.grid.off_surface(self.pieces.get(i))));
         if on && self.install == Install::AsYouGo {
@@ -64,12 +74,10 @@ impl<M: CellMap> Allocator<M> {
         self.world.install(&self.swept, Install::CheckFirst).map_err(|_| self.world.common(&self.swept))
     }
 
-    /// Whether the move of `unit` from `from` to `to` stays on the surface
-    /// and clear of the world in `rows` (nothing is written).
-    pub(super) fn probe(&mut self, unit: usize, from: Pose2, to: Pose2, rows: (usize, usize)) -> bool {
-        self.pieces.clear();
-        let tol = 0.25 * self.grid.cell_m;
-        self.units[unit].shape.sweep_pieces(from, to, tol, &mut self.pieces);
+    /// Whether the pieces in `self.pieces` stay on the surface and clear of
+    /// the world in `rows` (nothing is written).
+    pub(super) fn probe_pieces(&mut self, rows: (usize, usize)) -> bool {
+        self.counts.probes += 1;
         for (i, p) in self.pieces.iter().enumerate() {
             if self.pieces.is_body(i) && self.grid.off_surface(p) {
                 return false;
@@ -156,10 +164,15 @@ impl<M: CellMap> Allocator<M> {
         Answer::Denied { request_id, retry_after_s: self.settings.retry_after_s, blocker }
     }
 
-    /// The farthest safe point: bisects over steps of about one cell of
-    /// travel (any point's), after checking the first step (which decides
-    /// between DENIED and PARTIAL). The probes look at `rows` only. None if
-    /// the point found does not install.
+    /// The farthest safe point. The move is cut into `k` equal steps (at
+    /// least [`SEARCH_STEPS`], and the turn's), whose pieces are probed in
+    /// order until one meets something: every step before it is clear. The
+    /// point is then bisected within that step over sub-steps of about one
+    /// cell of travel (any point's), probing that step's part alone, after
+    /// checking the first sub-step when it is the move's first step (which
+    /// decides between DENIED and PARTIAL). What is installed is what was
+    /// probed: the whole steps' pieces and the partial one. The probes look
+    /// at `rows` only. None if the point found does not install.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn search(
         &mut self,
@@ -171,47 +184,60 @@ impl<M: CellMap> Allocator<M> {
         blocker: Blocker,
         rows: (usize, usize),
     ) -> Option<Answer> {
-        let travel = (target[0] - from[0]).hypot(target[1] - from[1])
-            + self.units[unit].shape.r_max * wrap(target[2] - from[2]).abs();
+        let tol = 0.25 * self.grid.cell_m;
+        let shape = &self.units[unit].shape;
+        let travel = (target[0] - from[0]).hypot(target[1] - from[1]) + shape.r_max * wrap(target[2] - from[2]).abs();
         let n = ((travel / self.grid.cell_m).ceil() as usize).max(1);
-        // The first step decides between DENIED and PARTIAL; bisect after.
-        let (mut lo, mut hi) = (0usize, n);
-        let mut first = true;
+        let k = shape.sweep_steps(from, target, tol).max(SEARCH_STEPS.min(n));
+        // The first step that meets something (the last if none does: the
+        // whole move did not install, so its end is taken as unsafe).
+        let mut s = k - 1;
+        for i in 0..k {
+            self.pieces.clear();
+            let f1 = (i + 1) as f64 / k as f64;
+            self.units[unit].shape.sweep_span(from, target, tol, k, i, f1, i == 0, &mut self.pieces);
+            if !self.probe_pieces(rows) {
+                s = i;
+                break;
+            }
+        }
+        // Sub-steps of at least one cell of travel (where the move is that long).
+        let m = (n / k).max(1);
+        let frac = |j: usize| (s as f64 + j as f64 / m as f64) / k as f64;
+        let (mut lo, mut hi) = (0usize, m);
+        let mut first = s == 0;
         while hi - lo > 1 {
             let mid = if first { 1 } else { lo + (hi - lo) / 2 };
             first = false;
-            let to = pose_at(from, target, mid as f64 / n as f64);
-            self.counts.probes += 1;
-            if self.probe(unit, from, to, rows) {
+            self.pieces.clear();
+            self.units[unit].shape.sweep_span(from, target, tol, k, s, frac(mid), s == 0, &mut self.pieces);
+            if self.probe_pieces(rows) {
                 lo = mid;
             } else {
                 hi = mid;
             }
         }
-        // Name what stops the move first: what the last step, from the
+        // Name what stops the move first: what the last sub-step, from the
         // farthest safe point to the first unsafe one, runs into (the whole
         // move's first taken cell in row-major order can lie anywhere on
         // its way).
-        let blocker = self
-            .step_blocker(
-                unit,
-                pose_at(from, target, lo as f64 / n as f64),
-                pose_at(from, target, hi as f64 / n as f64),
-            )
-            .unwrap_or(blocker);
-        if lo > 0 {
-            let fraction = lo as f64 / n as f64;
-            let goal = pose_at(from, target, fraction);
-            if self.try_install(unit, from, goal).is_err() {
-                return None;
-            }
-            let u = &mut self.units[unit];
-            std::mem::swap(&mut u.map, &mut self.swept);
-            u.motion = Some(Motion { request_id, from, goal, released: 0.0 });
-            self.counts.partial += 1;
-            return Some(Answer::Partial { request_id, goal, fraction, blocker });
+        let (safe, unsafe_) = (pose_at(from, target, frac(lo)), pose_at(from, target, frac(hi)));
+        let blocker = self.step_blocker(unit, safe, unsafe_).unwrap_or(blocker);
+        if s == 0 && lo == 0 {
+            return Some(self.deny(now_s, unit, request_id, blocker));
         }
-        Some(self.deny(now_s, unit, request_id, blocker))
+        let fraction = frac(lo);
+        self.pieces.clear();
+        self.units[unit].shape.sweep_span(from, target, tol, k, 0, fraction, true, &mut self.pieces);
+        if self.install_pieces().is_err() {
+            return None;
+        }
+        let goal = pose_at(from, target, fraction);
+        let u = &mut self.units[unit];
+        std::mem::swap(&mut u.map, &mut self.swept);
+        u.motion = Some(Motion { request_id, from, goal, released: 0.0 });
+        self.counts.partial += 1;
+        Some(Answer::Partial { request_id, goal, fraction, blocker })
     }
 
     /// What the move of `unit` from `a` to `b` (one step of the search)
