@@ -18,18 +18,25 @@
 //! state. Between two of its trials (about 5 ms) the node is idle and its
 //! caches go cold: a pessimistic setting next to a node cycling at 500 Hz.
 //!
+//! A third run times a platen move request → its grant the same way
+//! (`--platen`: `mover_a` reports its pose, asks to move 5 cm, and waits for
+//! the grant with that request id), beside the echo answering each request
+//! with a grant at once; the node runs at its configured 500 Hz and answers
+//! a request as it arrives.
+//!
 //! Everything runs inside a network namespace of its own (`unshare -n`,
 //! loopback only), with both DDS stacks configured for loopback.
 
 use futures::StreamExt;
 use ros2_client::dds::Context;
 use ros2_client::dds::rustdds::DomainParticipantBuilder;
-use ros2_client::{MessageTypeName, Name, NodeName, NodeOptions};
+use ros2_client::qos::History;
+use ros2_client::{MessageTypeName, Name, NodeName, NodeOptions, QosProfile};
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::process::Command;
 use workcell_guard_ros::dds::{DdsEnv, LATCHED, SENSOR};
-use workcell_guard_ros::msg::{Bool, JointState};
+use workcell_guard_ros::msg::{Bool, JointState, PlatenGrant, PlatenMoveRequest};
 
 fn echo() {
     let env = DdsEnv::from_env().expect("ROS environment");
@@ -52,15 +59,41 @@ fn echo() {
         .unwrap();
     let sub = node.create_subscription::<JointState>(&js, None).unwrap();
     let publ = node.create_publisher::<Bool>(&st, None).unwrap();
+    // The node's request and grant QoS: reliable, volatile, keep last 10.
+    let services = QosProfile::publisher_default().history(History::KeepLast { depth: 10 });
+    let rq = node
+        .create_topic(
+            &Name::parse("/mover_a/move_request").unwrap(),
+            MessageTypeName::new("workcell_guard_msgs", "PlatenMoveRequest"),
+            &services,
+        )
+        .unwrap();
+    let gr = node
+        .create_topic(
+            &Name::parse("/mover_a/grant").unwrap(),
+            MessageTypeName::new("workcell_guard_msgs", "PlatenGrant"),
+            &services,
+        )
+        .unwrap();
+    let requests = node.create_subscription::<PlatenMoveRequest>(&rq, None).unwrap();
+    let grants = node.create_publisher::<PlatenGrant>(&gr, None).unwrap();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     rt.block_on(async {
         let mut s = Box::pin(sub.async_stream());
+        let mut r = Box::pin(requests.async_stream());
         let mut shutdown = workcell_guard_ros::dds::Shutdown::new();
         loop {
             tokio::select! {
                 _ = shutdown.requested() => break,
                 m = s.next() => match m {
                     Some(Ok((msg, _))) => { let _ = publ.publish(Bool { data: msg.position.is_empty() }); }
+                    Some(Err(_)) => {}
+                    None => break,
+                },
+                m = r.next() => match m {
+                    Some(Ok((msg, _))) => {
+                        let _ = grants.publish(PlatenGrant { request_id: msg.request_id, ..Default::default() });
+                    }
                     Some(Err(_)) => {}
                     None => break,
                 },
@@ -83,7 +116,7 @@ fn main() {
     let me = std::env::current_exe().unwrap();
     let trials = std::env::var("WG_LATENCY_TRIALS").unwrap_or_else(|_| "4000".into());
     let q = |s: &str| format!("'{}'", s.replace('\'', "'\\''"));
-    for moving in ["", "--moving"] {
+    for moving in ["", "--moving", "--platen"] {
         let inner = format!(
             "ip link set lo up && exec python3 {} --echo {} --node {} --params {} --trials {} {moving}",
             q(&repo.join("tests/peer/latency.py").display().to_string()),

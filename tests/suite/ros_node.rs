@@ -423,6 +423,14 @@ fn platen_requests_are_answered_and_units_reported() {
     let d = n.diagnostics(Time::default());
     assert_eq!(status(d, "workcell_guard: mover_a").level, DiagnosticStatus::OK);
     assert!(status(d, "workcell_guard: mover_a").message.starts_with("moving (request 2)"));
+    // On arrival (what the event loop does): answered at once, after the
+    // pose taken before it, and not again by the next cycle.
+    n.on_platen_pose(0, &pose(0.3, 0.3, t + 0.004));
+    n.on_move_request(0, &req(4, 0.25, 0.3));
+    let g = n.answer_requests(t + 0.004).to_vec();
+    assert_eq!((g.len(), g[0].1.request_id, g[0].1.result), (1, 4, PlatenGrant::GRANTED), "{g:?}");
+    n.cycle(t + 0.005);
+    assert!(n.grants().is_empty());
 }
 
 pub(crate) fn cloud(frame: &str, points: &[[f32; 3]]) -> workcell_guard_ros::msg::PointCloud2 {

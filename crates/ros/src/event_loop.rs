@@ -461,8 +461,20 @@ pub(crate) fn take<T: Transport>(t: &mut T, core: &mut GuardNode, m: Incoming<T:
             }
         }
         Incoming::PlatenPose(unit, msg) => core.on_platen_pose(unit, &msg),
-        Incoming::MoveRequest(unit, msg) => core.on_move_request(unit, &msg),
-        Incoming::PathRequest(unit, msg) => core.on_path_request(unit, &msg),
+        // Requests are answered as they arrive, not at the next cycle: the
+        // grant leaves within the round trip.
+        Incoming::MoveRequest(unit, msg) => {
+            core.on_move_request(unit, &msg);
+            for (unit, g) in core.answer_requests(now) {
+                t.publish_grant(*unit, g);
+            }
+        }
+        Incoming::PathRequest(unit, msg) => {
+            core.on_path_request(unit, &msg);
+            for (unit, g) in core.answer_requests(now) {
+                t.publish_grant(*unit, g);
+            }
+        }
         Incoming::ResetStop(id) => {
             let answer = match core.reset_stops() {
                 Ok(m) => trigger(true, m),

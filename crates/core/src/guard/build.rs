@@ -75,6 +75,7 @@ impl Guard {
             time_matched: true,
             platen_status: Vec::with_capacity(platen.as_ref().map_or(0, |p| p.units())),
             answers: Vec::with_capacity(64),
+            early_answers: Vec::with_capacity(64),
             platen,
             platen_poses: Vec::with_capacity(64),
             move_requests: Vec::with_capacity(64),

@@ -297,6 +297,8 @@ pub struct Guard {
     platen: Option<BitAllocator>,
     platen_status: Vec<UnitStatus>,
     answers: Vec<(usize, Answer)>,
+    /// Answers given on a request's arrival ([`Guard::answer_requests`]).
+    early_answers: Vec<(usize, Answer)>,
     /// Platen pose updates and move requests taken since the last cycle.
     platen_poses: Vec<PlatenPoseIn>,
     move_requests: Vec<MoveRequest>,

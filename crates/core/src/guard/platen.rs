@@ -9,6 +9,35 @@ impl Guard {
     /// since the last cycle.
     pub(super) fn run_platen(&mut self, now_s: f64) {
         self.answers.clear();
+        let mut answers = std::mem::take(&mut self.answers);
+        self.platen_inputs(now_s, &mut answers);
+        self.answers = answers;
+        if let Some(p) = &mut self.platen {
+            p.advance_paths(now_s, &mut self.answers);
+            self.platen_status.clear();
+            self.platen_status.extend((0..p.units()).map(|i| p.status(i, now_s)));
+        }
+    }
+
+    /// Answers the move and path requests taken since the last cycle now,
+    /// after the pose updates taken before them, rather than at the next
+    /// cycle: what a node does as a request arrives, so that its grant
+    /// leaves within the round trip. These answers are not repeated by the
+    /// next cycle. Without a platen, nothing is answered (the cycle counts
+    /// the inputs as unknown).
+    pub fn answer_requests(&mut self, now_s: f64) -> &[(usize, Answer)] {
+        self.early_answers.clear();
+        if self.platen.is_some() {
+            let mut answers = std::mem::take(&mut self.early_answers);
+            self.platen_inputs(now_s, &mut answers);
+            self.early_answers = answers;
+        }
+        &self.early_answers
+    }
+
+    /// Applies the pose updates and answers the requests taken so far, the
+    /// answers appended to `out`.
+    fn platen_inputs(&mut self, now_s: f64, out: &mut Vec<(usize, Answer)>) {
         if let Some(p) = &mut self.platen {
             for u in &self.platen_poses {
                 if u.unit >= p.units() {
@@ -19,7 +48,7 @@ impl Guard {
             }
             for r in &self.move_requests {
                 let answer = p.request(now_s, r.unit, r.request_id, r.target);
-                self.answers.push((r.unit, answer));
+                out.push((r.unit, answer));
             }
             for r in &self.path_requests {
                 let named = r.unit >= p.units() || r.unit_name.is_empty() || r.unit_name == p.unit_name(r.unit);
@@ -28,11 +57,8 @@ impl Guard {
                 } else {
                     Answer::Refused { request_id: r.request_id, reason: Refusal::BadPath(PathFault::WrongUnit) }
                 };
-                self.answers.push((r.unit, answer));
+                out.push((r.unit, answer));
             }
-            p.advance_paths(now_s, &mut self.answers);
-            self.platen_status.clear();
-            self.platen_status.extend((0..p.units()).map(|i| p.status(i, now_s)));
         } else {
             self.unknown_inputs += self.platen_poses.len() + self.move_requests.len() + self.path_requests.len();
         }

@@ -160,6 +160,8 @@ pub struct GuardNode {
     stats: NodeStats,
     grants: Vec<(usize, PlatenGrant)>,
     n_grants: usize,
+    /// Grants answered on a request's arrival.
+    early_grants: Vec<(usize, PlatenGrant)>,
     unit_status: Vec<UnitStatus>,
     speed: Vec<Float64>,
     actuate: Vec<Actuate>,
@@ -341,6 +343,7 @@ impl GuardNode {
             stats: NodeStats::default(),
             grants: Vec::new(),
             n_grants: 0,
+            early_grants: Vec::new(),
             unit_status: Vec::new(),
             speed: vec![Float64 { data: 0.0 }; n],
             actuate: vec![Actuate::default(); n],

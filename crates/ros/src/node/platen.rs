@@ -40,6 +40,21 @@ impl GuardNode {
         });
     }
 
+    /// Answers the move and path requests taken since the last cycle at
+    /// once ([`Guard::answer_requests`]), as their grants: what the event
+    /// loop publishes as a request arrives.
+    pub fn answer_requests(&mut self, now_s: f64) -> &[(usize, PlatenGrant)] {
+        let answers = self.guard.answer_requests(now_s);
+        for (k, &(unit, answer)) in answers.iter().enumerate() {
+            if self.early_grants.len() <= k {
+                self.early_grants.push((unit, PlatenGrant::default()));
+            }
+            self.early_grants[k].0 = unit;
+            fill_grant(&mut self.early_grants[k].1, &answer, &self.cell, now_s);
+        }
+        &self.early_grants[..answers.len()]
+    }
+
     /// The answers to this cycle's move requests: (unit, grant).
     pub fn grants(&self) -> &[(usize, PlatenGrant)] {
         &self.grants[..self.n_grants]
