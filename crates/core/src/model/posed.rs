@@ -37,6 +37,8 @@ pub struct SpherePoser {
     /// The slots that hold a sphere of the model (the rest repeat a link's
     /// last sphere to fill a run of [`LANES`]).
     real: Vec<u32>,
+    /// Per range: one past its last real (unpadded) slot.
+    real_ends: Vec<u32>,
 }
 
 /// Posed spheres and link poses of one robot, in the base's frame.
@@ -80,6 +82,7 @@ impl SpherePoser {
             r: Vec::new(),
             link: Vec::new(),
             real: Vec::new(),
+            real_ends: Vec::new(),
         };
         for (li, ls) in spheres.links.iter().enumerate() {
             if ls.fine.is_empty() {
@@ -102,6 +105,7 @@ impl SpherePoser {
                 p.link.push(li as u32);
             }
             p.ranges.push((li as u32, start, p.lx.len() as u32));
+            p.real_ends.push(start + ls.fine.len() as u32);
         }
         p
     }
@@ -119,6 +123,12 @@ impl SpherePoser {
     /// (link, first slot, one past the last slot) for links with spheres.
     pub(crate) fn ranges(&self) -> &[(u32, u32, u32)] {
         &self.ranges
+    }
+
+    /// Per entry of [`ranges`](Self::ranges): one past its last real
+    /// slot (the slots after it, to the range's end, repeat that one).
+    pub(crate) fn real_ends(&self) -> &[u32] {
+        &self.real_ends
     }
 
     /// The compiled kinematics.
