@@ -138,14 +138,18 @@ impl SpherePoser {
             // The link's box, kept in registers: plain comparisons (not
             // f32::min's NaN rules), so the lanes go through as one vector.
             let mut bx = EMPTY_BOX;
-            let mut first = 0;
+            // The first sphere left for the 8-lane loop below.
             #[cfg(target_arch = "x86_64")]
-            if PAIRS {
-                first = n / 2 * 2;
+            let first = if PAIRS {
                 // SAFETY: only reached from `pose_batch_avx512`, compiled for
                 // (and run on) AVX-512F; the slices are sized by the range.
                 unsafe { pose_pairs(&m, (a, b, c, r), (&mut xs[..n], &mut ys[..n], &mut zs[..n]), &mut bx) };
-            }
+                n / 2 * 2
+            } else {
+                0
+            };
+            #[cfg(not(target_arch = "x86_64"))]
+            let first = 0;
             for i in first..n {
                 let (a, b, c, r) = (a[i], b[i], c[i], r[i]);
                 let (ox, oy, oz) = (&mut xs[i], &mut ys[i], &mut zs[i]);
