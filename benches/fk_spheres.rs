@@ -3,10 +3,11 @@
 //! same run: per sphere, the link's `Isometry3` rebuilt from the root by
 //! products, then applied to the centre. Goals: ≤ 250 ns per configuration
 //! one at a time, ≤ 100 ns in batches of eight (also printed: the batch on
-//! the narrower AVX2 path, as a CPU without AVX-512 runs it).
+//! the narrower AVX2 path, as a CPU without AVX-512 runs it, and the batch
+//! kernel as it was when issue 24 was filed, `common/previous_batch.rs`).
 //!
 //! Run: `cargo bench --bench fk_spheres`. After criterion's own report, a
-//! summary line prints both medians and their ratio.
+//! summary line prints the medians and their ratios.
 
 use criterion::{BenchmarkId, Criterion};
 use nalgebra::{Isometry3, Point3, Translation3, Unit, UnitQuaternion, Vector3};
@@ -18,6 +19,10 @@ use workcell_guard_core::model::coverage::Rng;
 use workcell_guard_core::model::posed::LANES;
 use workcell_guard_core::model::{BATCH, JointKind, Robot, SphereModel, SphereParams, SpherePoser};
 use workcell_guard_description::urdf;
+
+#[path = "common/previous_batch.rs"]
+mod previous_batch;
+use previous_batch::Previous;
 
 struct Setup {
     robot: Robot,
@@ -139,6 +144,19 @@ fn main() {
         }
     }
 
+    // So must today's batch kernel and the previous one, slot for slot.
+    let mut batch = s.poser.posed_batch();
+    let mut previous = Previous::new(&s.robot, &s.spheres, s.poser.kinematics().base());
+    for k in 0..8 {
+        let refs: [&[f64]; BATCH] = std::array::from_fn(|b| s.configs[k * BATCH + b].as_slice());
+        s.poser.pose_batch(&refs, &mut batch).unwrap();
+        previous.pose_batch(&refs);
+        for (u, v) in [(&batch.x, &previous.x), (&batch.y, &previous.y), (&batch.z, &previous.z)] {
+            let d = u.iter().zip(v).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+            assert!(d < 1e-5, "today's and the previous batch kernel disagree by {d} m");
+        }
+    }
+
     let mut c = Criterion::default().configure_from_args();
     let mut g = c.benchmark_group("fk_spheres");
     let mut i = 0usize;
@@ -156,13 +174,20 @@ fn main() {
             black_box(&naive_out);
         })
     });
-    let mut batch = s.poser.posed_batch();
     g.bench_function(BenchmarkId::new("flat_arrays_batch_of_8_per_batch", n), |b| {
         b.iter(|| {
             i = (i + BATCH) & 1023;
             let refs: [&[f64]; BATCH] = std::array::from_fn(|k| s.configs[(i + k) & 1023].as_slice());
             s.poser.pose_batch(black_box(&refs), &mut batch).unwrap();
             black_box(&batch.x);
+        })
+    });
+    g.bench_function(BenchmarkId::new("previous_kernel_batch_of_8_per_batch", n), |b| {
+        b.iter(|| {
+            i = (i + BATCH) & 1023;
+            let refs: [&[f64]; BATCH] = std::array::from_fn(|k| s.configs[(i + k) & 1023].as_slice());
+            previous.pose_batch(black_box(&refs));
+            black_box(&previous.x);
         })
     });
     g.finish();
@@ -181,12 +206,17 @@ fn main() {
         s.poser.pose_batch_narrow(black_box(&refs), &mut batch).unwrap();
         black_box(&batch.x);
     }) / BATCH as f64;
+    let before = median_ns(|i| {
+        let refs: [&[f64]; BATCH] = std::array::from_fn(|k| s.configs[(i * BATCH + k) & 1023].as_slice());
+        previous.pose_batch(black_box(&refs));
+        black_box(&previous.x);
+    }) / BATCH as f64;
     let base = median_ns(|i| {
         naive.pose(black_box(&s.configs[i & 1023]), &mut naive_out);
         black_box(&naive_out);
     });
     println!(
-        "fk_spheres summary: {} DOF, {} links, {} spheres ({} slots padded): one at a time {:.0} ns/config, in batches of {} {:.0} ns/config (goal <= 100; without the AVX-512 sphere pairs {:.0}); naive Isometry3 baseline {:.0} ns/config: {:.1}x and {:.1}x faster",
+        "fk_spheres summary: {} DOF, {} links, {} spheres ({} slots padded): one at a time {:.0} ns/config, in batches of {} {:.0} ns/config (goal <= 100; without the AVX-512 sphere pairs {:.0}); the batch kernel when issue 24 was filed {:.0} ns/config (today's at {:.2}x of it); naive Isometry3 baseline {:.0} ns/config: {:.1}x and {:.1}x faster",
         s.robot.dof(),
         s.robot.links.len(),
         real,
@@ -195,6 +225,8 @@ fn main() {
         BATCH,
         batched,
         narrow,
+        before,
+        batched / before,
         base,
         base / flat,
         base / batched

@@ -153,7 +153,7 @@ pub fn sin_cos(x: f64) -> (f64, f64) {
 /// The reduction and polynomials of [`sin_cos`] for `|x| < 1e5`: the sine
 /// and cosine of the reduced angle and the quadrant (0–3), with no branch.
 #[inline(always)]
-pub(crate) fn sin_cos_kernel(x: f64) -> (f64, f64, u64) {
+pub fn sin_cos_kernel(x: f64) -> (f64, f64, u64) {
     use std::f64::consts::FRAC_2_PI;
     const PIO2_1: f64 = 1.570_796_326_734_125_6; // first 33 bits of π/2
     const PIO2_2: f64 = 6.077_100_506_303_966e-11; // next 33 bits

@@ -17,6 +17,25 @@ pub const BATCH: usize = 8;
 
 type Lanes = [f64; BATCH];
 
+/// A value on its own 64-byte line: a lane-wide load or store of it never
+/// straddles two cache lines (a split access costs about twice).
+#[repr(C, align(64))]
+#[derive(Clone, Copy, Debug)]
+struct Line<T>(T);
+
+impl<T> std::ops::Deref for Line<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> std::ops::DerefMut for Line<T> {
+    fn deref_mut(&mut self) -> &mut T {
+        &mut self.0
+    }
+}
+
 /// A box that holds nothing (every minimum +∞, every maximum −∞).
 pub const EMPTY_BOX: [[f32; BATCH]; 6] = [
     [f32::INFINITY; BATCH],
@@ -46,9 +65,9 @@ pub struct PosedBatch {
     pub boxes: Vec<[[f32; BATCH]; 6]>,
     /// Scratch: link poses, 12 lanes-wide entries (column-major rotation,
     /// then translation) per link.
-    frames: Vec<[Lanes; 12]>,
+    frames: Vec<Line<[Lanes; 12]>>,
     /// Scratch: the configurations transposed, a lane-wide entry per DOF.
-    qt: Vec<Lanes>,
+    qt: Vec<Line<Lanes>>,
 }
 
 impl SpherePoser {
@@ -63,8 +82,8 @@ impl SpherePoser {
             r: r.to_vec(),
             link: link.to_vec(),
             boxes: vec![EMPTY_BOX; self.kinematics().link_count()],
-            frames: vec![[[0.0; BATCH]; 12]; self.kinematics().link_count()],
-            qt: vec![[0.0; BATCH]; self.kinematics().dof()],
+            frames: vec![Line([[0.0; BATCH]; 12]); self.kinematics().link_count()],
+            qt: vec![Line([0.0; BATCH]); self.kinematics().dof()],
         }
     }
 
@@ -127,93 +146,113 @@ impl SpherePoser {
             return Err(KinematicsError::LinkCount { expected: out.frames.len(), got: out.boxes.len() });
         }
         for (&(link, start, end), &real_end) in self.ranges().iter().zip(self.real_ends()) {
-            let f = &out.frames[link as usize];
-            let m: [[f32; BATCH]; 12] = std::array::from_fn(|e| std::array::from_fn(|b| f[e][b] as f32));
             let (s0, s1, s2) = (start as usize, real_end as usize, end as usize);
             let n = s1 - s0;
-            let (a, b, c, r) = (&lx[s0..s1], &ly[s0..s1], &lz[s0..s1], &out.r[s0..s1]);
             let (xs, _) = out.x[s0 * BATCH..s2 * BATCH].as_chunks_mut::<BATCH>();
             let (ys, _) = out.y[s0 * BATCH..s2 * BATCH].as_chunks_mut::<BATCH>();
             let (zs, _) = out.z[s0 * BATCH..s2 * BATCH].as_chunks_mut::<BATCH>();
-            // The link's box, kept in registers: plain comparisons (not
-            // f32::min's NaN rules), so the lanes go through as one vector.
-            let mut bx = EMPTY_BOX;
-            // The first sphere left for the 8-lane loop below.
+            let (f, bx) = (&out.frames[link as usize], &mut out.boxes[link as usize]);
             #[cfg(target_arch = "x86_64")]
-            let first = if PAIRS {
+            let posed = if PAIRS {
+                let locals = (&lx[s0..s2], &ly[s0..s2], &lz[s0..s2], &out.r[s0..s2]);
                 // SAFETY: only reached from `pose_batch_avx512`, compiled for
-                // (and run on) AVX-512F; the slices are sized by the range.
-                unsafe { pose_pairs(&m, (a, b, c, r), (&mut xs[..n], &mut ys[..n], &mut zs[..n]), &mut bx) };
-                n / 2 * 2
+                // (and run on) AVX-512F.
+                unsafe { pose_pairs(f, locals, n, (&mut *xs, &mut *ys, &mut *zs), bx) }
             } else {
-                0
+                pose_lanes(f, (&lx[s0..s1], &ly[s0..s1], &lz[s0..s1], &out.r[s0..s1]), (xs, ys, zs), bx)
             };
             #[cfg(not(target_arch = "x86_64"))]
-            let first = 0;
-            for i in first..n {
-                let (a, b, c, r) = (a[i], b[i], c[i], r[i]);
-                let (ox, oy, oz) = (&mut xs[i], &mut ys[i], &mut zs[i]);
-                for l in 0..BATCH {
-                    ox[l] = m[0][l].mul_add(a, m[3][l].mul_add(b, m[6][l].mul_add(c, m[9][l])));
-                }
-                for l in 0..BATCH {
-                    oy[l] = m[1][l].mul_add(a, m[4][l].mul_add(b, m[7][l].mul_add(c, m[10][l])));
-                }
-                for l in 0..BATCH {
-                    oz[l] = m[2][l].mul_add(a, m[5][l].mul_add(b, m[8][l].mul_add(c, m[11][l])));
-                }
-                for (k, o) in [&*ox, &*oy, &*oz].into_iter().enumerate() {
-                    for l in 0..BATCH {
-                        let (lo, hi) = (o[l] - r, o[l] + r);
-                        bx[k][l] = if lo < bx[k][l] { lo } else { bx[k][l] };
-                        bx[3 + k][l] = if hi > bx[3 + k][l] { hi } else { bx[3 + k][l] };
-                    }
-                }
-            }
-            // The padding repeats the last sphere: copied, not posed again
-            // (it changes no box).
+            let posed = pose_lanes(f, (&lx[s0..s1], &ly[s0..s1], &lz[s0..s1], &out.r[s0..s1]), (xs, ys, zs), bx);
+            // The rest of the padding repeats the last sphere: copied, not
+            // posed again (it changes no box).
             if n > 0 {
-                for i in n..s2 - s0 {
+                for i in posed..s2 - s0 {
                     (xs[i], ys[i], zs[i]) = (xs[n - 1], ys[n - 1], zs[n - 1]);
                 }
             }
-            out.boxes[link as usize] = bx;
         }
         Ok(())
     }
 }
 
-/// Poses spheres `0..2·⌊n/2⌋` of a link (frame `m`, lane per configuration)
-/// two at a time, sphere `i` in the low 8 lanes of a 16-lane register and
-/// `i + 1` in the high ones (their output slots are adjacent), and folds
-/// their box into `bx` with the same comparisons as the 8-lane loop.
+// The AVX-512 path poses slots in pairs and may take the first padding
+// slot of a link with an odd number of spheres: runs must be even.
+const _: () = assert!(super::posed::LANES.is_multiple_of(2));
+
+/// Local spheres of one link (centres x, y, z and radii), a slot each.
+type Locals<'a> = (&'a [f32], &'a [f32], &'a [f32], &'a [f32]);
+
+/// Posed centres of one link's slots, x, y and z, lanes per slot.
+type Outputs<'a> = (&'a mut [[f32; BATCH]], &'a mut [[f32; BATCH]], &'a mut [[f32; BATCH]]);
+
+/// Poses the spheres of one link (frame `f`, a lane per configuration), a
+/// sphere at a time across the lanes, and sets `bx` to their box. Returns
+/// the slots written (all of `locals`).
+#[inline(always)]
+fn pose_lanes(f: &[Lanes; 12], (a, b, c, r): Locals, (xs, ys, zs): Outputs, bx: &mut [[f32; BATCH]; 6]) -> usize {
+    let m: [[f32; BATCH]; 12] = std::array::from_fn(|e| std::array::from_fn(|l| f[e][l] as f32));
+    let n = a.len().min(b.len()).min(c.len()).min(r.len()).min(xs.len()).min(ys.len()).min(zs.len());
+    // The link's box, kept in registers: plain comparisons (not
+    // f32::min's NaN rules), so the lanes go through as one vector.
+    let mut bb = EMPTY_BOX;
+    for (i, ((ox, oy), oz)) in xs.iter_mut().zip(ys.iter_mut()).zip(zs.iter_mut()).enumerate().take(n) {
+        let (a, b, c, r) = (a[i], b[i], c[i], r[i]);
+        for l in 0..BATCH {
+            ox[l] = m[0][l].mul_add(a, m[3][l].mul_add(b, m[6][l].mul_add(c, m[9][l])));
+        }
+        for l in 0..BATCH {
+            oy[l] = m[1][l].mul_add(a, m[4][l].mul_add(b, m[7][l].mul_add(c, m[10][l])));
+        }
+        for l in 0..BATCH {
+            oz[l] = m[2][l].mul_add(a, m[5][l].mul_add(b, m[8][l].mul_add(c, m[11][l])));
+        }
+        for (k, o) in [&*ox, &*oy, &*oz].into_iter().enumerate() {
+            for l in 0..BATCH {
+                let (lo, hi) = (o[l] - r, o[l] + r);
+                bb[k][l] = if lo < bb[k][l] { lo } else { bb[k][l] };
+                bb[3 + k][l] = if hi > bb[3 + k][l] { hi } else { bb[3 + k][l] };
+            }
+        }
+    }
+    *bx = bb;
+    n
+}
+
+/// Poses the first `n` slots of a link (frame `f`, lane per configuration)
+/// two at a time, slot `i` in the low 8 lanes of a 16-lane register and
+/// `i + 1` in the high ones (their outputs are adjacent: one 64-byte store),
+/// and sets `bx` to their box with the same comparisons as [`pose_lanes`].
+/// With `n` odd the last pair takes the first padding slot, which repeats
+/// the last sphere (the runs are padded to an even length). Returns the
+/// slots written.
 ///
 /// # Safety
 /// The CPU must support AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
-#[allow(clippy::type_complexity)]
 unsafe fn pose_pairs(
-    m: &[[f32; BATCH]; 12],
-    (a, b, c, r): (&[f32], &[f32], &[f32], &[f32]),
-    (xs, ys, zs): (&mut [[f32; BATCH]], &mut [[f32; BATCH]], &mut [[f32; BATCH]]),
+    f: &[Lanes; 12],
+    (a, b, c, r): Locals,
+    n: usize,
+    (xs, ys, zs): Outputs,
     bx: &mut [[f32; BATCH]; 6],
-) {
+) -> usize {
     use std::arch::x86_64::*;
-    let n = a.len().min(b.len()).min(c.len()).min(r.len()).min(xs.len()).min(ys.len()).min(zs.len());
+    let len = a.len().min(b.len()).min(c.len()).min(r.len()).min(xs.len()).min(ys.len()).min(zs.len());
+    let pairs = n.min(len).div_ceil(2).min(len / 2);
     // SAFETY (whole body): every pointer below stays within the slices
-    // (pairs of slots i, i + 1 < n), and the feature is the caller's promise.
+    // (slots 2p, 2p + 1 < len), and the feature is the caller's promise.
     unsafe {
-        let twice = |row: &[f32; BATCH]| {
-            let v = _mm512_castps256_ps512(_mm256_loadu_ps(row.as_ptr()));
+        // Each row of the frame in f32, the same 8 lanes in both halves.
+        let mm: [__m512; 12] = std::array::from_fn(|e| {
+            let v = _mm512_castps256_ps512(_mm512_cvtpd_ps(_mm512_loadu_pd(f[e].as_ptr())));
             _mm512_shuffle_f32x4::<0b01_00_01_00>(v, v)
-        };
-        let mm: [__m512; 12] = std::array::from_fn(|e| twice(&m[e]));
+        });
         let pair = |v: &[f32], i: usize| _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(v[i]), _mm512_set1_ps(v[i + 1]));
         let mut lo = [_mm512_set1_ps(f32::INFINITY); 3];
         let mut hi = [_mm512_set1_ps(f32::NEG_INFINITY); 3];
-        let mut i = 0;
-        while i + 1 < n {
+        for p in 0..pairs {
+            let i = 2 * p;
             let (pa, pb, pc, pr) = (pair(a, i), pair(b, i), pair(c, i), pair(r, i));
             for (k, out) in [xs.as_mut_ptr(), ys.as_mut_ptr(), zs.as_mut_ptr()].into_iter().enumerate() {
                 let o = _mm512_fmadd_ps(
@@ -222,32 +261,24 @@ unsafe fn pose_pairs(
                     _mm512_fmadd_ps(mm[3 + k], pb, _mm512_fmadd_ps(mm[6 + k], pc, mm[9 + k])),
                 );
                 _mm512_storeu_ps(out.add(i).cast::<f32>(), o);
+                // `min(v, acc)` keeps `acc` where `v` is NaN, as `pose_lanes` does.
                 lo[k] = _mm512_min_ps(_mm512_sub_ps(o, pr), lo[k]);
                 hi[k] = _mm512_max_ps(_mm512_add_ps(o, pr), hi[k]);
             }
-            i += 2;
         }
+        // Both halves folded (neither holds a NaN), straight into the box:
+        // no reload of narrower stores.
         let halves = |v: __m512| {
             let high = _mm256_castpd_ps(_mm512_extractf64x4_pd::<1>(_mm512_castps_pd(v)));
             (_mm512_castps512_ps256(v), high)
         };
         for k in 0..3 {
-            let mut l8 = [[0.0f32; BATCH]; 2];
-            let mut h8 = [[0.0f32; BATCH]; 2];
             let ((l0, l1), (h0, h1)) = (halves(lo[k]), halves(hi[k]));
-            _mm256_storeu_ps(l8[0].as_mut_ptr(), l0);
-            _mm256_storeu_ps(l8[1].as_mut_ptr(), l1);
-            _mm256_storeu_ps(h8[0].as_mut_ptr(), h0);
-            _mm256_storeu_ps(h8[1].as_mut_ptr(), h1);
-            for half in 0..2 {
-                for l in 0..BATCH {
-                    let (v, w) = (l8[half][l], h8[half][l]);
-                    bx[k][l] = if v < bx[k][l] { v } else { bx[k][l] };
-                    bx[3 + k][l] = if w > bx[3 + k][l] { w } else { bx[3 + k][l] };
-                }
-            }
+            _mm256_storeu_ps(bx[k].as_mut_ptr(), _mm256_min_ps(l1, l0));
+            _mm256_storeu_ps(bx[3 + k].as_mut_ptr(), _mm256_max_ps(h1, h0));
         }
     }
+    2 * pairs
 }
 
 /// Forward kinematics of [`BATCH`] configurations, a lane each.
@@ -255,8 +286,8 @@ unsafe fn pose_pairs(
 fn forward_batch(
     k: &Kinematics,
     qs: &[&[f64]; BATCH],
-    qt: &mut [Lanes],
-    out: &mut [[Lanes; 12]],
+    qt: &mut [Line<Lanes>],
+    out: &mut [Line<[Lanes; 12]>],
 ) -> Result<(), KinematicsError> {
     if let Some(q) = qs.iter().find(|q| q.len() != k.dof()) {
         return Err(KinematicsError::JointCount { expected: k.dof(), got: q.len() });
@@ -272,7 +303,7 @@ fn forward_batch(
             t[l] = qs[l][d];
         }
     }
-    out[0] = flat(k.base()).map(|v| [v; BATCH]);
+    out[0] = Line(flat(k.base()).map(|v| [v; BATCH]));
     for j in 0..k.link_count() - 1 {
         let (parent, origin, motion, pure, (d, mult, off)) = k.joint_parts(j);
         let o = origin;
@@ -280,7 +311,7 @@ fn forward_batch(
         // Written in place: no 768-byte copies of the parent's or this
         // link's transform (links come after their parents).
         let (done, rest) = out.split_at_mut(j + 1);
-        let (p, m) = (&done[parent], &mut rest[0]);
+        let (p, m) = (&done[parent].0, &mut rest[0].0);
         if pure {
             m[..9].copy_from_slice(&p[..9]);
         } else {
@@ -300,7 +331,7 @@ fn forward_batch(
             }
         }
         // A joint without a DOF of its own (fixed) has no lanes to read.
-        let q = qt.get(d as usize).copied().unwrap_or([0.0; BATCH]);
+        let q = qt.get(d as usize).map_or([0.0; BATCH], |t| t.0);
         let x: Lanes = std::array::from_fn(|l| mult.mul_add(q[l], off));
         match motion {
             Motion::Fixed => {}
