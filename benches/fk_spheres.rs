@@ -4,7 +4,7 @@
 //! products, then applied to the centre. Goals: ≤ 250 ns per configuration
 //! one at a time, ≤ 100 ns in batches of eight (also printed: the batch on
 //! the narrower AVX2 path, as a CPU without AVX-512 runs it, and the batch
-//! kernel as it was when issue 24 was filed, `common/previous_batch.rs`).
+//! kernel as it was at commit d21c67e, `common/previous_batch.rs`).
 //!
 //! Run: `cargo bench --bench fk_spheres`. After criterion's own report, a
 //! summary line prints the medians and their ratios.
@@ -216,7 +216,7 @@ fn main() {
         black_box(&naive_out);
     });
     println!(
-        "fk_spheres summary: {} DOF, {} links, {} spheres ({} slots padded): one at a time {:.0} ns/config, in batches of {} {:.0} ns/config (goal <= 100; without the AVX-512 sphere pairs {:.0}); the batch kernel when issue 24 was filed {:.0} ns/config (today's at {:.2}x of it); naive Isometry3 baseline {:.0} ns/config: {:.1}x and {:.1}x faster",
+        "fk_spheres summary: {} DOF, {} links, {} spheres ({} slots padded): one at a time {:.0} ns/config, in batches of {} {:.0} ns/config (goal <= 100; without the AVX-512 sphere pairs {:.0}); the batch kernel of d21c67e {:.0} ns/config (today's at {:.2}x of it); naive Isometry3 baseline {:.0} ns/config: {:.1}x and {:.1}x faster",
         s.robot.dof(),
         s.robot.links.len(),
         real,

@@ -1,5 +1,5 @@
-//! The batch posing kernel as it was when issue 24 was filed (commit
-//! d21c67e, 144 ns per configuration then), kept here as a baseline that
+//! The batch posing kernel as it was at commit d21c67e (144 ns per
+//! configuration then, before the AVX-512 rework), kept here as a baseline that
 //! runs in the same process as today's: the same slot layout and boxes,
 //! eight configurations in `f64` lanes through the kinematics, then every
 //! slot (padding included) posed a sphere at a time in 8 `f32` lanes with
