@@ -112,17 +112,27 @@ impl Naive {
     }
 }
 
-fn median_ns(mut f: impl FnMut(usize)) -> f64 {
-    let mut samples = Vec::new();
+/// The median time per call of each of `fs`, in ns, their samples taken in
+/// turn (round after round, each 4096 calls of every one): a slow spell of
+/// this shared machine falls on all of them alike, not on one figure.
+fn medians_ns(fs: &mut [&mut dyn FnMut(usize)]) -> Vec<f64> {
+    let mut samples = vec![Vec::new(); fs.len()];
     for _ in 0..31 {
-        let t = Instant::now();
-        for i in 0..4096 {
-            f(i);
+        for (f, out) in fs.iter_mut().zip(&mut samples) {
+            let t = Instant::now();
+            for i in 0..4096 {
+                f(i);
+            }
+            out.push(t.elapsed().as_nanos() as f64 / 4096.0);
         }
-        samples.push(t.elapsed().as_nanos() as f64 / 4096.0);
     }
-    samples.sort_by(f64::total_cmp);
-    samples[samples.len() / 2]
+    samples
+        .iter_mut()
+        .map(|v| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        })
+        .collect()
 }
 
 fn main() {
@@ -192,29 +202,34 @@ fn main() {
     });
     g.finish();
 
-    let flat = median_ns(|i| {
-        s.poser.pose(black_box(&s.configs[i & 1023]), &mut posed).unwrap();
-        black_box(&posed.x);
-    });
-    let batched = median_ns(|i| {
-        let refs: [&[f64]; BATCH] = std::array::from_fn(|k| s.configs[(i * BATCH + k) & 1023].as_slice());
-        s.poser.pose_batch(black_box(&refs), &mut batch).unwrap();
-        black_box(&batch.x);
-    }) / BATCH as f64;
-    let narrow = median_ns(|i| {
-        let refs: [&[f64]; BATCH] = std::array::from_fn(|k| s.configs[(i * BATCH + k) & 1023].as_slice());
-        s.poser.pose_batch_narrow(black_box(&refs), &mut batch).unwrap();
-        black_box(&batch.x);
-    }) / BATCH as f64;
-    let before = median_ns(|i| {
-        let refs: [&[f64]; BATCH] = std::array::from_fn(|k| s.configs[(i * BATCH + k) & 1023].as_slice());
-        previous.pose_batch(black_box(&refs));
-        black_box(&previous.x);
-    }) / BATCH as f64;
-    let base = median_ns(|i| {
-        naive.pose(black_box(&s.configs[i & 1023]), &mut naive_out);
-        black_box(&naive_out);
-    });
+    let mut narrow_batch = s.poser.posed_batch();
+    let m = medians_ns(&mut [
+        &mut |i| {
+            s.poser.pose(black_box(&s.configs[i & 1023]), &mut posed).unwrap();
+            black_box(&posed.x);
+        },
+        &mut |i| {
+            let refs: [&[f64]; BATCH] = std::array::from_fn(|k| s.configs[(i * BATCH + k) & 1023].as_slice());
+            s.poser.pose_batch(black_box(&refs), &mut batch).unwrap();
+            black_box(&batch.x);
+        },
+        &mut |i| {
+            let refs: [&[f64]; BATCH] = std::array::from_fn(|k| s.configs[(i * BATCH + k) & 1023].as_slice());
+            s.poser.pose_batch_narrow(black_box(&refs), &mut narrow_batch).unwrap();
+            black_box(&narrow_batch.x);
+        },
+        &mut |i| {
+            let refs: [&[f64]; BATCH] = std::array::from_fn(|k| s.configs[(i * BATCH + k) & 1023].as_slice());
+            previous.pose_batch(black_box(&refs));
+            black_box(&previous.x);
+        },
+        &mut |i| {
+            naive.pose(black_box(&s.configs[i & 1023]), &mut naive_out);
+            black_box(&naive_out);
+        },
+    ]);
+    let per = BATCH as f64;
+    let (flat, batched, narrow, before, base) = (m[0], m[1] / per, m[2] / per, m[3] / per, m[4]);
     println!(
         "fk_spheres summary: {} DOF, {} links, {} spheres ({} slots padded): one at a time {:.0} ns/config, in batches of {} {:.0} ns/config (goal <= 100; without the AVX-512 sphere pairs {:.0}); the batch kernel of d21c67e {:.0} ns/config (today's at {:.2}x of it); naive Isometry3 baseline {:.0} ns/config: {:.1}x and {:.1}x faster",
         s.robot.dof(),
