@@ -379,6 +379,10 @@ fn the_demo_shows_every_kind_of_answer_and_leaves_a_recording_that_replays_and_a
         assert!(has(kind), "no {kind}:\n{stdout}");
     }
     assert!(stdout.contains("replay of the recording:") && stdout.contains("identical to the"), "{stdout}");
+    // Both arms finish plans: neither stays stopped where it stands (in a
+    // legal pose with two of its own links between the margins, as the
+    // sample arms start).
+    assert!(!stdout.contains(" 0 done"), "{stdout}");
 
     // The recording: every robot's inputs and every answer, decoded by the
     // independent reader.
@@ -402,6 +406,11 @@ fn the_demo_shows_every_kind_of_answer_and_leaves_a_recording_that_replays_and_a
     for plot in ["clearance", "grants", "platen", "cycle time", "cell view"] {
         assert!(html.contains(&format!("data-plot=\"{plot}\"")), "no {plot} plot");
     }
+    // A platen snapshot at each answer a second or more after the last:
+    // the demo answers the units through the whole run, so several.
+    let snapshots =
+        html.split(" platen snapshots").next().and_then(|h| h.rsplit(' ').next()).and_then(|n| n.parse::<usize>().ok());
+    assert!(snapshots.is_some_and(|n| n >= 3), "platen snapshots: {snapshots:?}");
     for text in ["arm_left – arm_right", "arm_right – cell", "mover_a", "p50", "p99", "HOLD", "PARTIAL", "seed"] {
         assert!(html.contains(text), "the report lacks {text:?}");
     }

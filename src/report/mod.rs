@@ -84,6 +84,16 @@ impl Watch {
             }
         }
         self.seen = o.out.len();
+        // A platen snapshot at an answer, whichever cycle it lands on (not
+        // only on the clearance samples' cycles).
+        if (platen_answer || trace.platen.is_empty())
+            && trace.platen.len() < MAX_VIEWS
+            && t - self.last_platen >= 1.0
+            && let Some(svg) = views::platen_view(node, &format!("{t:.3} s"))
+        {
+            self.last_platen = t;
+            trace.platen.push((t, svg));
+        }
         let stopped: Vec<usize> = (0..self.stops.len()).filter(|&r| node.stops()[r].data && !self.stops[r]).collect();
         for (r, s) in self.stops.iter_mut().enumerate() {
             *s = node.stops()[r].data;
@@ -117,14 +127,6 @@ impl Watch {
                 lines.push(format!("{}: {}", trace.arms[r], node.stop_cause(r)));
             }
             trace.views.push((t, views::cell_view(node, &self.posed, &self.occupancy, &title, &lines)));
-        }
-        if (platen_answer || trace.platen.is_empty())
-            && trace.platen.len() < MAX_VIEWS
-            && t - self.last_platen >= 1.0
-            && let Some(svg) = views::platen_view(node, &format!("{t:.3} s"))
-        {
-            self.last_platen = t;
-            trace.platen.push((t, svg));
         }
     }
 }

@@ -147,12 +147,20 @@ impl Guard {
             // compact wrist side by side) it would hold it there for good,
             // the plan never taking it farther away ([`Guard::plan_clear`]).
             // Anything within the release margin that comes closer (a
-            // sensed obstacle, another robot) still holds it.
+            // sensed obstacle, another robot) still holds it. Its own links
+            // come closer only as it moves, which its stopping path checks
+            // every cycle: their clearance along that path dips and recovers
+            // with how old its joint state is when the cycle runs (a robot
+            // that may start any moment is posed that much farther), and
+            // counted as coming closer, those dips would restart the hold
+            // time again and again and keep a robot standing in a legal pose
+            // stopped for good.
             let held = (0..3).any(|c| {
                 let now = a.scratch.track.class_best[c];
                 let cause = (c == 2 || !plan_clear)
                     && matches!(a.state.cause, StopCause::Proximity(k, pair) if k == c && a.scratch.track.class_pair[c] == Some(pair));
-                now < release && (cause || now < prev[c] - APPROACH_EPS_M)
+                let approaching = c != class_of(Reason::SelfCollision) && now < prev[c] - APPROACH_EPS_M;
+                now < release && (cause || approaching)
             });
             if !held {
                 let since = *a.state.clear_since.get_or_insert(now_s);
