@@ -383,6 +383,24 @@ fn the_demo_shows_every_kind_of_answer_and_leaves_a_recording_that_replays_and_a
     // legal pose with two of its own links between the margins, as the
     // sample arms start).
     assert!(!stdout.contains(" 0 done"), "{stdout}");
+    // No stop flag chatters: a hold that comes back just after it was let
+    // go is let go again only once its grant has stayed clear a while, so
+    // few stops come and go within 10 ms (before that, nearly all did:
+    // 150-250 in a run).
+    let mut stopped_at = std::collections::HashMap::new();
+    let mut brief = Vec::new();
+    for l in stdout.lines() {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let Some(t) = f.first().and_then(|t| t.parse::<f64>().ok()).filter(|_| f.len() >= 4 && f[1] == "s") else {
+            continue;
+        };
+        match f[2] {
+            "stop" => _ = stopped_at.insert(f[3].to_string(), t),
+            "release" => brief.extend(stopped_at.remove(f[3]).filter(|t0| t - t0 < 0.01)),
+            _ => {}
+        }
+    }
+    assert!(brief.len() <= 40, "{} stops released within 10 ms, at {brief:?}:\n{stdout}", brief.len());
 
     // The recording: every robot's inputs and every answer, decoded by the
     // independent reader.

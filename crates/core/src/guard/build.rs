@@ -243,6 +243,7 @@ fn build_arm(
             clear_since: None,
             cause: StopCause::Data,
             escaping: false,
+            escape_floor: None,
             prev_class_best: [f32::INFINITY; 3],
             est_period: 0.0,
             follow: Follow {

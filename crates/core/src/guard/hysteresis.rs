@@ -99,9 +99,13 @@ impl Guard {
         // Stopped for proximity (or escaping already: only then does the
         // escape have a target), and the forecast takes it away from what
         // stopped it: it goes, at once.
-        let escape = a.scratch.track.escape.ok();
+        // An escape must pay off ([`escape_floor`]).
+        let escape = escape_floor(a, release);
         let conflict = a.scratch.track.conflict_k != usize::MAX;
         if escape && (conflict || a.state.stopped) {
+            if let (true, Some(t)) = (a.state.stopped, Target::of(a.state.cause)) {
+                a.state.escape_floor = Some((target_class(t), a.scratch.track.escape.now));
+            }
             a.state.stopped = false;
             a.state.clear_since = None;
             a.state.escaping = true;
@@ -126,7 +130,7 @@ impl Guard {
             // hysteresis, it would keep that robot waiting for it while it
             // waits for that robot to leave.
             a.state.stopped = false;
-            a.state.clear_since = None;
+            (a.state.clear_since, a.state.escape_floor) = (None, None);
             let t = &a.scratch.track;
             return Decision::Continue { clearance_m: t.best, pair: t.best_pair, escaping: false };
         }
@@ -166,7 +170,7 @@ impl Guard {
                 let since = *a.state.clear_since.get_or_insert(now_s);
                 if now_s - since >= hold {
                     a.state.stopped = false;
-                    a.state.clear_since = None;
+                    (a.state.clear_since, a.state.escape_floor) = (None, None);
                 } else {
                     return stop(StopKind::OnPath, Reason::Holding { clear_for_s: (now_s - since) as f32 }, a);
                 }
@@ -176,6 +180,32 @@ impl Guard {
             }
         }
         Decision::Continue { clearance_m: a.scratch.track.best, pair: a.scratch.track.best_pair, escaping: escape }
+    }
+}
+
+/// Whether robot `a`'s escape evidence holds and the escape pays off: one
+/// starting (stopped) nearer what it escaped from last time, by more than
+/// noise, is not one but a creep towards it, a release at a time, each
+/// forecast to end farther. That floor holds until the robot is clear of
+/// that class by the release margin or let go there the ordinary way.
+fn escape_floor(a: &mut Arm, release: f32) -> bool {
+    if a.state.escape_floor.is_some_and(|(c, _)| a.scratch.track.class_best[c] > release) {
+        a.state.escape_floor = None;
+    }
+    let from = a.scratch.track.escape.now;
+    let paid = match (a.state.escape_floor, Target::of(a.state.cause)) {
+        (Some((c, floor)), Some(t)) if c == target_class(t) && a.state.stopped => from >= floor - ESCAPE_MIN_M,
+        _ => true,
+    };
+    a.scratch.track.escape.ok() && paid
+}
+
+/// The class ([`class_of`]) of what a stop's target is.
+fn target_class(t: Target) -> usize {
+    match t {
+        Target::Cell => 0,
+        Target::Own => 1,
+        Target::Robot(_) => 2,
     }
 }
 

@@ -36,6 +36,12 @@ pub const LOOKAHEAD_S: f64 = 0.25;
 /// past where it would stop: the hold's hysteresis.
 pub const HOLD_RELEASE_S: f64 = 0.02;
 
+/// A hold back within this long of being let go is let go again only once
+/// its grant has stayed past it for this long, s: a sample on the edge of
+/// another robot's region is granted in one cycle and not the next (the
+/// robots' states come in turn), and the hold would chatter with it.
+pub const HOLD_SETTLE_S: f64 = 0.03;
+
 /// How far back along its plan a robot backing away is sent at a time, in
 /// plan time, s (a further retreat follows when it gets there still in the
 /// way, within a twentieth of this).
@@ -172,6 +178,11 @@ pub(super) struct Arbitration {
     pub(super) priority: Vec<i64>,
     /// Per robot, since when it waits for others.
     wait_since: Vec<Option<f64>>,
+    /// Per robot, when it was last let go from a hold, s.
+    let_go_at: Vec<f64>,
+    /// Per robot held: its hold came back soon after it was let go
+    /// ([`HOLD_SETTLE_S`]), and since when its grant has reached past it.
+    settling: Vec<(bool, Option<f64>)>,
     /// Per robot, since when its priority is boosted.
     boosted_at: Vec<Option<f64>>,
     /// Per robot, since when it is lifted ([`super::way_back`]).
@@ -239,6 +250,8 @@ impl Arbitration {
             plan_end: vec![(0.0, 0); n],
             priority: cell.manipulators.iter().map(|m| m.priority).collect(),
             wait_since: vec![None; n],
+            let_go_at: vec![f64::NEG_INFINITY; n],
+            settling: vec![(false, None); n],
             boosted_at: vec![None; n],
             lifted_at: vec![None; n],
             knots: vec![false; n * n],
@@ -280,6 +293,8 @@ impl Arbitration {
     pub(super) fn reset(&mut self) {
         let n = self.out.len();
         self.wait_since.iter_mut().for_each(|w| *w = None);
+        self.let_go_at.fill(f64::NEG_INFINITY);
+        self.settling.fill((false, None));
         self.boosted_at.iter_mut().for_each(|w| *w = None);
         self.lifted_at.fill(None);
         self.knots.fill(false);
@@ -405,7 +420,7 @@ impl Guard {
             a.state.follow.tracker.set_back_window(back);
         }
         for ri in 0..self.arms.len() {
-            self.arbitration.out[ri] = self.arm_grant(ri);
+            self.arbitration.out[ri] = self.arm_grant(ri, now_s);
         }
         self.follow_waits(now_s);
     }
@@ -436,7 +451,7 @@ impl Guard {
     }
 
     /// What robot `ri`'s grant tells it ([`ArmGrant`]).
-    fn arm_grant(&mut self, ri: usize) -> ArmGrant {
+    fn arm_grant(&mut self, ri: usize, now_s: f64) -> ArmGrant {
         let a = &self.arms[ri];
         let ar = &mut self.arbitration;
         let g = ar.grants[ri];
@@ -474,11 +489,16 @@ impl Guard {
                 // its position, and a hold that came and went with that
                 // noise would chatter its stop flag every cycle.
                 let room = until - inc.s_stop;
-                let held = ar.out[ri].state == GrantState::Hold && room <= HOLD_RELEASE_S;
-                let scaling = if g.state == GrantState::Proceed || until >= end - 1e-9 {
-                    1.0
-                } else if held {
+                let was_held = ar.out[ri].state == GrantState::Hold;
+                let clear = g.state == GrantState::Proceed || until >= end - 1e-9 || room > HOLD_RELEASE_S;
+                let (chattered, clear_since) = &mut ar.settling[ri];
+                *clear_since = if was_held && clear { Some(clear_since.unwrap_or(now_s)) } else { None };
+                let settled = !*chattered || clear_since.is_some_and(|t| now_s - t >= HOLD_SETTLE_S);
+                let held = was_held && !(clear && settled);
+                let scaling = if held {
                     0.0
+                } else if g.state == GrantState::Proceed || until >= end - 1e-9 {
+                    1.0
                 } else {
                     (room / LOOKAHEAD_S).clamp(0.0, 1.0)
                 };
@@ -490,7 +510,20 @@ impl Guard {
         if state != GrantState::BackAway {
             ar.retreat_end[ri] = None;
         }
-        ArmGrant { state, until_s, point: point(until_s), held_by: g.held_by, scaling, at_s: s0 }
+        match (ar.out[ri].state == GrantState::Hold, state == GrantState::Hold) {
+            (true, false) => {
+                ar.let_go_at[ri] = now_s;
+                ar.settling[ri] = (false, None);
+            }
+            (false, true) => ar.settling[ri] = (now_s - ar.let_go_at[ri] < HOLD_SETTLE_S, None),
+            _ => {}
+        }
+        // Kept on hold past the arbiter's word: by what held it.
+        let held_by = match (state, g.held_by) {
+            (GrantState::Hold, None) if ar.out[ri].state == GrantState::Hold => ar.out[ri].held_by,
+            (_, h) => h,
+        };
+        ArmGrant { state, until_s, point: point(until_s), held_by, scaling, at_s: s0 }
     }
 
     /// Robot `ri`'s offer, and its increment when it is on plan.

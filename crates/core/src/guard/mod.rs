@@ -247,6 +247,8 @@ struct ArmState {
     cause: StopCause,
     /// Released to move away from that cause ([`track`]'s escape).
     escaping: bool,
+    /// The class and clearance it last escaped from, until clear of that class.
+    escape_floor: Option<(usize, f32)>,
     /// Each class's least clearance in the previous cycle.
     prev_class_best: [f32; 3],
     /// Their least clearance to the cell and which link has it.
@@ -362,7 +364,7 @@ impl Guard {
             a.state.stopped = true;
             a.state.clear_since = None;
             a.state.cause = StopCause::Data;
-            a.state.escaping = false;
+            (a.state.escaping, a.state.escape_floor) = (false, None);
         }
         self.arbitration.reset();
     }
