@@ -224,7 +224,10 @@ fn main() -> ExitCode {
             if std::env::args().nth(1).as_deref() == Some("demo") { "warn,rustdds=off" } else { "warn" }.into()
         }),
     };
-    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    // Colour only on a terminal (and never with NO_COLOR set): a log file,
+    // a launch file's output or journald gets plain text.
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr()) && std::env::var_os("NO_COLOR").is_none();
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_ansi(colour).init();
     let (ros, rest) = match parsed {
         Ok(x) => x,
         Err(e) => {

@@ -74,7 +74,7 @@ impl Events {
                         let why = match &self.grant[r] {
                             Some((_, ManipulatorGrant::HOLD, by)) => format!("holds for {by} (its grant)"),
                             _ => match self.why.get(who) {
-                                Some(w) if w != "moving" => w.clone(),
+                                Some(w) if w != workcell_guard_ros::convert::CLEAR => w.clone(),
                                 _ => "(its reason follows in /diagnostics)".into(),
                             },
                         };

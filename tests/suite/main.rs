@@ -32,5 +32,6 @@ mod platen_cells;
 mod platen_paths;
 mod recording;
 mod ros_files;
+mod ros_integrator;
 mod ros_node;
 mod ros_state;

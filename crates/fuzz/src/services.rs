@@ -34,7 +34,7 @@ pub(crate) fn service_requests(data: &[u8]) {
         4 => drop(read::<GetParameterTypesRequest>(payload, big, enhanced)),
         5 => {
             if let Some(q) = read::<SetParametersRequest>(payload, big, enhanced) {
-                let _ = check_set(&sample().cell, NodeParams::default(), &q.parameter);
+                let _ = check_set(&sample().cell, &NodeParams::default(), &q.parameter);
             }
         }
         6 => {

@@ -100,7 +100,7 @@ fn the_parameter_set_seeds_decode_in_both_mappings_and_pass_the_checks() {
     for s in &sets {
         let q: SetParametersRequest = decode_request_bytes(&s[1..], false, s[0] & 16 != 0).unwrap();
         assert_eq!(q.parameter.len(), 3);
-        let p = workcell_guard_ros::dds::param_services::check_set(&cell, Default::default(), &q.parameter).unwrap();
+        let p = workcell_guard_ros::dds::param_services::check_set(&cell, &Default::default(), &q.parameter).unwrap();
         assert!(p.cycle_on_joint_state);
     }
 }

@@ -265,6 +265,10 @@ pub fn stop_flag(d: &Decision) -> Bool {
     Bool { data: d.is_stop() }
 }
 
+/// A robot's diagnostic message while nothing stops it: it may move (it
+/// need not be moving).
+pub const CLEAR: &str = "clear: may move";
+
 /// Names of robots and links, for messages.
 #[derive(Clone, Debug)]
 pub struct Names {
@@ -331,7 +335,7 @@ impl Names {
         let (clearance, pair, ttc) = match d {
             Decision::Continue { clearance_m, pair, escaping } => {
                 s.level = DiagnosticStatus::OK;
-                s.message.push_str(if *escaping { "escaping: moving away from what stopped it" } else { "moving" });
+                s.message.push_str(if *escaping { "escaping: moving away from what stopped it" } else { CLEAR });
                 (*clearance_m, *pair, None)
             }
             Decision::Stop(st) => {
@@ -522,10 +526,7 @@ mod tests {
         let go = Decision::Continue { clearance_m: 0.25, pair: None, escaping: false };
         assert!(!stop_flag(&go).data);
         names.fill_status(&mut s, 1, &go);
-        assert_eq!(
-            (s.level, s.message.as_str(), s.values[0].value.as_str()),
-            (DiagnosticStatus::OK, "moving", "0.2500")
-        );
+        assert_eq!((s.level, s.message.as_str(), s.values[0].value.as_str()), (DiagnosticStatus::OK, CLEAR, "0.2500"));
         assert_eq!(s.values[2].value, "");
         let data = Decision::Stop(Stop {
             kind: StopKind::Immediate,

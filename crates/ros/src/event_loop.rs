@@ -11,8 +11,9 @@
 //!
 //! What goes out comes from the core's commands
 //! ([`workcell_guard_core::guard::Command`]), converted by [`GuardNode`]:
-//! a stop only when it is due, the speed scaling every cycle, the
-//! controller's hold and goal cancel when the core asks for them.
+//! a stop, a speed scaling and a grant only when it is due (it changed, or
+//! the heartbeat came round), the controller's hold and goal cancel when
+//! the core asks for them.
 
 use crate::convert::to_time;
 use crate::msg::{
@@ -139,6 +140,9 @@ pub trait Transport {
     fn qos_mismatches(&self) -> Vec<(String, String)> {
         Vec::new()
     }
+    /// Sends the service replies held for clients not yet discovered
+    /// (called every cycle).
+    fn flush_replies(&mut self) {}
     /// Answers a `std_srvs/Trigger` call.
     fn answer_trigger(&mut self, which: Trigger, request: Self::Request, answer: TriggerResponse);
     /// Answers a `SetContact` call.
@@ -158,7 +162,7 @@ pub type Rebuild = Arc<dyn Fn(crate::params::NodeParams) -> Reloaded + Send + Sy
 /// What the loop needs besides the node and the transport.
 pub struct LoopContext {
     /// Parameter updates, already checked by the parameter services.
-    pub params: UnboundedReceiver<(String, Value)>,
+    pub params: UnboundedReceiver<Vec<(String, Value)>>,
     /// The workcell the parameter services check against; replaced on a
     /// reload.
     pub checked_cell: Arc<Mutex<Arc<Workcell>>>,
@@ -266,8 +270,14 @@ pub(crate) fn publish_cycle<T: Transport>(t: &mut T, core: &mut GuardNode, now_s
             t.send_trajectory(r, &tr);
         }
     }
-    for (r, g) in core.arm_grants().iter().enumerate() {
-        t.publish_arm_grant(r, g);
+    for r in 0..core.arm_grants().len() {
+        if core.grant_due(r) {
+            // A grant the writer dropped (a subscriber not acknowledging)
+            // goes out again next cycle.
+            let before = t.samples_dropped();
+            t.publish_arm_grant(r, &core.arm_grants()[r]);
+            core.grant_sent(r, t.samples_dropped() == before);
+        }
     }
     for r in 0..core.stops().len() {
         if core.state_changed(r)
@@ -319,6 +329,7 @@ pub async fn serve<T: Transport>(
                     timers.follow(core);
                     timers.cleared = false;
                 }
+                t.flush_replies();
                 if core.timer_due() {
                     let (ns, now) = clock(t);
                     t.record_cycle(ns);
@@ -326,14 +337,17 @@ pub async fn serve<T: Transport>(
                     publish_cycle(t, core, now, None);
                 }
             }
-            Some((name, v)) = cx.params.recv() => {
-                match core.set_param(&name, &v) {
+            Some(batch) = cx.params.recv() => {
+                let updates: Vec<(&str, &Value)> = batch.iter().map(|(n, v)| (n.as_str(), v)).collect();
+                match core.set_params(&updates) {
                     Ok(()) => {
-                        tracing::info!("parameter {name} = {v}");
-                        let call = crate::bag::Call::Param { name: name.clone(), value: v.to_string() };
-                        t.record_call(&call, clock(t).0);
+                        for (name, v) in &batch {
+                            tracing::info!("parameter {name} = {v}");
+                            let call = crate::bag::Call::Param { name: name.clone(), value: v.to_string() };
+                            t.record_call(&call, clock(t).0);
+                        }
                     }
-                    Err(e) => tracing::error!("parameter {name} accepted by the service but refused: {e}"),
+                    Err(e) => tracing::error!("parameters accepted by the service but refused: {e}"),
                 }
                 timers.follow(core);
             }

@@ -145,6 +145,10 @@ fn invalid(name: &str, value: &Value, problem: &str) -> ParamError {
 }
 
 fn number(name: &str, v: &Value, lo: f64, hi: f64) -> Result<f64, ParamError> {
+    // (JSON has no NaN or infinity: the transports pass them as text.)
+    if v.as_str().and_then(|t| t.parse::<f64>().ok()).is_some_and(|x| !x.is_finite()) {
+        return Err(invalid(name, v, "must be a finite number"));
+    }
     let x = v.as_f64().ok_or_else(|| invalid(name, v, "must be a number"))?;
     if !(x.is_finite() && x >= lo && x <= hi) {
         return Err(invalid(name, v, &format!("must be within {lo}..={hi}")));
@@ -280,21 +284,9 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("clearance_m", range(0.0, 1.0), "the workcell's", NextCycle,
         "Overrides `margins.clearance_m`: a check within this stops, m.",
         get: |p, c| p.clearance_m.unwrap_or(c.margins.clearance_m), set: |p, v| p.clearance_m = Some(num(v))),
-    ParamSpec {
-        name: "release_m",
-        kind: range(0.0, 1.0),
-        default: "the workcell's",
-        doc: "Overrides `margins.release_m`: a stopped robot is released beyond this, m (at least `clearance_m`).",
-        applies: Applies::NextCycle,
-        get: |p, c| Value::from(p.release_m.unwrap_or(c.margins.release_m)),
-        set: |p, v| match p.clearance_m.filter(|&c| num(v) < c) {
-            Some(c) => Err(format!("must be at least clearance_m ({c})")),
-            None => {
-                p.release_m = Some(num(v));
-                Ok(())
-            }
-        },
-    },
+    spec!("release_m", range(0.0, 1.0), "the workcell's", NextCycle,
+        "Overrides `margins.release_m`: a stopped robot is released beyond this, m (at least `clearance_m`).",
+        get: |p, c| p.release_m.unwrap_or(c.margins.release_m), set: |p, v| p.release_m = Some(num(v))),
     spec!("watchdog_s", range(1e-4, 10.0), "the workcell's", NextCycle,
         "Overrides `guard.watchdog_s`: a joint state older than this stops its robot, s.",
         get: |p, c| p.watchdog_s.unwrap_or(c.guard.watchdog_s), set: |p, v| p.watchdog_s = Some(num(v))),
@@ -373,6 +365,9 @@ impl NodeParams {
             return self.qos_overrides.set(name, v).map_err(|e| invalid(name, v, &e.problem));
         }
         let s = spec(name).ok_or_else(|| ParamError::Unknown(name.to_string()))?;
+        if v.is_null() {
+            return Err(invalid(name, v, "cannot be deleted: it is declared by the node (set a value instead)"));
+        }
         let checked = match s.kind {
             Kind::Bool => Value::Bool(boolean(name, v)?),
             Kind::Number { lo, hi } => Value::from(number(name, v, lo, hi)?),
@@ -557,9 +552,11 @@ mod tests {
         assert!(e.to_string().contains("rate_hz") && e.to_string().contains("1..=10000"), "{e}");
         assert!(matches!(p.set("rate_hz", &Value::from("fast"), None), Err(ParamError::Invalid { .. })));
         assert_eq!(p.set("rate", &Value::from(1.0), None), Err(ParamError::Unknown("rate".into())));
-        p.set("clearance_m", &Value::from(0.03), None).unwrap();
-        assert!(p.set("release_m", &Value::from(0.01), None).unwrap_err().to_string().contains("at least clearance_m"));
-        assert_eq!(p, NodeParams { clearance_m: Some(0.03), ..NodeParams::default() });
+        let e = p.set("clearance_m", &Value::Null, None).unwrap_err().to_string();
+        assert!(e.contains("cannot be deleted"), "{e}");
+        let e = p.set("clearance_m", &Value::from("NaN"), None).unwrap_err().to_string();
+        assert!(e.contains("must be a finite number"), "{e}");
+        assert_eq!(p, NodeParams::default());
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("p.yaml");
         std::fs::write(&f, "workcell_guard:\n  ros__parameters:\n    workcell_file: gone.yaml\n").unwrap();

@@ -116,7 +116,7 @@ async fn every_timer_follows_its_rate_and_the_loop_ends_with_the_transport() {
     let mut core = build_from(sample_params(), Some(cache.path())).expect("the sample cell builds");
     let robots = core.cell().manipulators.len();
     let (tx, rx) = unbounded_channel::<Incoming<u32>>();
-    let (ptx, prx): (UnboundedSender<(String, Value)>, _) = unbounded_channel();
+    let (ptx, prx): (UnboundedSender<Vec<(String, Value)>>, _) = unbounded_channel();
     let log = Rc::new(RefCell::new(Vec::new()));
     let start = Instant::now();
     let mut fake = Fake { rx, start, log: log.clone() };
@@ -129,14 +129,14 @@ async fn every_timer_follows_its_rate_and_the_loop_ends_with_the_transport() {
     let at = |s: f64| start + Duration::from_secs_f64(s);
     let driver = async {
         tokio::time::sleep_until(at(2.0)).await;
-        ptx.send(("diagnostics_hz".into(), json!(5.0))).unwrap();
+        ptx.send(vec![("diagnostics_hz".into(), json!(5.0))]).unwrap();
         tokio::time::sleep_until(at(4.0)).await;
-        ptx.send(("markers_hz".into(), json!(4.0))).unwrap();
+        ptx.send(vec![("markers_hz".into(), json!(4.0))]).unwrap();
         tokio::time::sleep_until(at(6.0)).await;
-        ptx.send(("rate_hz".into(), json!(50.0))).unwrap();
+        ptx.send(vec![("rate_hz".into(), json!(50.0))]).unwrap();
         tokio::time::sleep_until(at(8.0)).await;
-        ptx.send(("diagnostics_hz".into(), json!(0.0))).unwrap();
-        ptx.send(("markers_hz".into(), json!(0.0))).unwrap();
+        ptx.send(vec![("diagnostics_hz".into(), json!(0.0))]).unwrap();
+        ptx.send(vec![("markers_hz".into(), json!(0.0))]).unwrap();
         tokio::time::sleep_until(at(10.0)).await;
         tx.send(Incoming::ResetStop(7)).unwrap();
         tokio::time::sleep_until(at(10.5)).await;

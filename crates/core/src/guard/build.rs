@@ -78,6 +78,7 @@ impl Guard {
             early_answers: Vec::with_capacity(64),
             platen,
             platen_poses: Vec::with_capacity(64),
+            platen_refused: Vec::with_capacity(8),
             move_requests: Vec::with_capacity(64),
             path_requests: Vec::new(),
             policy: CommandPolicy::default(),

@@ -123,6 +123,14 @@ pub struct Command {
     pub cancel: bool,
     /// Its grant.
     pub grant: ArmGrant,
+    /// The grant is to be published after this cycle: the first, one that
+    /// says something new ([`GrantShown`]: its state, the robot it waits
+    /// for, what else its message names, or its end moved by
+    /// [`GRANT_STEP_S`] or more), and every
+    /// [`CommandPolicy::stop_heartbeat_s`]. Not every cycle: its topic is
+    /// transient local, and a subscriber that joins is sent what the
+    /// writer holds before the writer may send more.
+    pub publish_grant: bool,
     /// Send a retreat along its plan back to `grant.until_s` (after the
     /// cancel): the first cycle of a back-away it is not stopped in (after
     /// a stop, again), and each time it gets to the last retreat's end
@@ -142,8 +150,37 @@ impl Command {
         hold: false,
         cancel: false,
         grant: ArmGrant::NONE,
+        publish_grant: false,
         retreat: false,
     };
+}
+
+/// A grant whose end (`until_s`) moved this much plan time since it was
+/// last published is published again; a robot on its plan reads an end
+/// at most this far behind the one decided (which lies an increment ahead
+/// of where it can stop).
+pub const GRANT_STEP_S: f64 = 0.05;
+
+/// What a robot's grant message shows, for deciding when to publish it:
+/// its state, the robot it waits for, its end in steps of
+/// [`GRANT_STEP_S`] (where it is on its plan and its scaling, which move
+/// every cycle, left out), and `flags`, what else the message names
+/// (giving way, lifted, boosted, where it is against its plan), each a bit
+/// or a small code.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GrantShown {
+    /// The grant, `at_s`, `scaling` and `point` zeroed, `until_s` in steps.
+    pub grant: ArmGrant,
+    /// Bits and codes of the rest.
+    pub flags: u16,
+}
+
+impl GrantShown {
+    /// What `g` shows, with `flags`.
+    pub fn of(g: ArmGrant, flags: u16) -> GrantShown {
+        let until_s = (g.until_s / GRANT_STEP_S).floor();
+        GrantShown { grant: ArmGrant { at_s: 0.0, scaling: 0.0, point: 0, until_s, ..g }, flags }
+    }
 }
 
 /// A robot's supervision state between cycles.
@@ -161,6 +198,8 @@ pub(crate) struct Supervision {
     sent: Option<(bool, f64)>,
     /// The scaling last handed out for publishing, and when.
     speed_sent: Option<(f64, f64)>,
+    /// The grant last handed out for publishing, and when.
+    grant_sent: Option<(GrantShown, f64)>,
 }
 
 /// A speed scaling this far from the last published one is published
@@ -177,20 +216,30 @@ impl Supervision {
         retreat_to: None,
         sent: None,
         speed_sent: None,
+        grant_sent: None,
     };
 
     /// The command after decision `d` and grant `grant` at `now_s`, with
     /// `clear_m` the least clearance to the cell and the other robots;
-    /// `prev` is the last command and `release_m` the release margin.
+    /// `prev` is the last command, `release_m` the release margin and
+    /// `shown` what the grant's message shows.
     pub(crate) fn command(
         &mut self,
         p: &CommandPolicy,
         prev: &Command,
         (d, grant, clear_m): (&Decision, &ArmGrant, f32),
         now_s: f64,
-        release_m: f64,
+        (release_m, shown): (f64, GrantShown),
     ) -> Command {
         let mut c = Command { cause: prev.cause, grant: *grant, ..Command::START };
+        let beat = p.stop_heartbeat_s;
+        c.publish_grant = match self.grant_sent {
+            Some((sent, at)) => sent != shown || beat <= 0.0 || now_s - at >= beat || now_s < at,
+            None => true,
+        };
+        if c.publish_grant {
+            self.grant_sent = Some((shown, now_s));
+        }
         if let Decision::Stop(st) = d
             && !matches!(st.reason, Reason::Holding { .. })
         {
@@ -213,7 +262,6 @@ impl Supervision {
             StopSource::None
         };
         c.stop = c.source != StopSource::None;
-        let beat = p.stop_heartbeat_s;
         c.publish_stop = match self.sent {
             Some((sent, at)) => sent != c.stop || beat <= 0.0 || now_s - at >= beat || now_s < at,
             None => true,

@@ -87,7 +87,7 @@ mod way_back;
 
 pub use clock::{CLOCK_BACK_TOLERANCE_S, CLOCK_FORWARD_JUMP_S, ClockJump};
 use command::Supervision;
-pub use command::{Command, CommandPolicy, SCALING_STEP, StopSource};
+pub use command::{Command, CommandPolicy, GRANT_STEP_S, GrantShown, SCALING_STEP, StopSource};
 pub use decision::*;
 pub use increments::{ArbitrationPolicy, ArmGrant, LOOKAHEAD_S, REST_SPEED, RETREAT_S, Waiting};
 
@@ -303,6 +303,8 @@ pub struct Guard {
     early_answers: Vec<(usize, Answer)>,
     /// Platen pose updates and move requests taken since the last cycle.
     platen_poses: Vec<PlatenPoseIn>,
+    /// Platen poses the adapter refused (a frame it cannot place), by unit.
+    platen_refused: Vec<(usize, crate::platen::PoseError)>,
     move_requests: Vec<MoveRequest>,
     path_requests: Vec<PathRequest>,
     policy: CommandPolicy,
@@ -568,7 +570,24 @@ impl Guard {
         self.supervision[ri].sensing_stale = self.policy.stale_cloud_stops && self.sensing_stale(now_s).is_some();
         let c = self.arms[ri].scratch.track.class_best;
         let input = (&self.decisions[ri], &self.arbitration.out[ri], c[0].min(c[2]));
-        self.commands[ri] = self.supervision[ri].command(&self.policy, &self.commands[ri], input, now_s, release);
+        let shown = self.grant_shown(ri);
+        self.commands[ri] =
+            self.supervision[ri].command(&self.policy, &self.commands[ri], input, now_s, (release, shown));
+    }
+
+    /// What robot `ri`'s grant message shows ([`GrantShown`]).
+    fn grant_shown(&self, ri: usize) -> GrantShown {
+        let plan = match self.plan_state(ri) {
+            None | Some(PlanState::None) => 0,
+            Some(PlanState::On { .. }) => 1,
+            Some(PlanState::Off { .. }) => 2,
+            Some(PlanState::Finished) => 3,
+            Some(PlanState::Abandoned) => 4,
+        };
+        let bits = u16::from(self.giving_way(ri).is_some())
+            | u16::from(self.lifted(ri).is_some()) << 1
+            | u16::from(self.boosted_since(ri).is_some()) << 2;
+        GrantShown::of(self.arbitration.out[ri], bits | plan << 3)
     }
 
     /// Takes one joint state as it arrives, ahead of the next

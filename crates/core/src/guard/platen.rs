@@ -46,6 +46,9 @@ impl Guard {
                 }
                 p.pose_update(now_s, u.unit, u.stamp_s, u.pose);
             }
+            for &(unit, e) in &self.platen_refused {
+                p.refuse_pose(unit, e);
+            }
             for r in &self.move_requests {
                 let answer = p.request(now_s, r.unit, r.request_id, r.target);
                 out.push((r.unit, answer));
@@ -63,6 +66,7 @@ impl Guard {
             self.unknown_inputs += self.platen_poses.len() + self.move_requests.len() + self.path_requests.len();
         }
         self.platen_poses.clear();
+        self.platen_refused.clear();
         self.move_requests.clear();
         self.path_requests.clear();
     }
@@ -71,6 +75,13 @@ impl Guard {
     /// order, before the move requests).
     pub fn take_platen_pose(&mut self, p: PlatenPoseIn) {
         self.platen_poses.push(p);
+    }
+
+    /// Takes a platen unit's pose update that could not be read (`e`: a
+    /// frame it cannot be placed in): the unit is stopped at the next
+    /// cycle, as for a pose the allocator refuses, until a good one comes.
+    pub fn refuse_platen_pose(&mut self, unit: usize, e: crate::platen::PoseError) {
+        self.platen_refused.push((unit, e));
     }
 
     /// Takes a platen move request, answered at the next cycle.

@@ -184,6 +184,9 @@ pub enum PoseError {
     /// No such unit.
     #[error("no such platen unit")]
     UnknownUnit,
+    /// Its frame is neither the surface's nor the cell's.
+    #[error("its frame_id is neither the surface frame nor the cell frame")]
+    UnknownFrame,
 }
 
 /// A unit's state after an operation.
@@ -552,6 +555,14 @@ impl<M: CellMap> Allocator<M> {
         self.tmp.clear();
         self.world.xor_from(&self.units[unit].map);
         self.status(unit, now_s)
+    }
+
+    /// Stops `unit` for a pose update that could not be read (`e`); a good
+    /// pose update releases it, as after any refused one.
+    pub fn refuse_pose(&mut self, unit: usize, e: PoseError) {
+        if let Some(u) = self.units.get_mut(unit) {
+            u.stopped = Some(StopReason::BadPose(e));
+        }
     }
 
     /// Checks world = fixed ∪ every unit's map, with no two units' maps (or

@@ -73,6 +73,18 @@ impl PathRun {
         pose_at(self.pts[i - 1], self.pts[i], t)
     }
 
+    /// Where a unit at its progress stops within `brake_m` of travel along
+    /// the way it is going (forward, or back while it backs away), never
+    /// past what it was granted.
+    pub(super) fn braking_end(&self, brake_m: f64) -> Pose2 {
+        let s = if self.granted >= self.progress {
+            (self.progress + brake_m).min(self.granted)
+        } else {
+            (self.progress - brake_m).max(self.granted)
+        };
+        self.pose_on(s)
+    }
+
     /// The travel in `[lo, hi]` whose pose is nearest `pose` (position,
     /// then heading scaled by `r`).
     fn project(&self, pose: Pose2, lo: f64, hi: f64, r: f64) -> f64 {
@@ -585,7 +597,7 @@ impl<M: CellMap> Allocator<M> {
     /// Frees all the unit holds but where it stands and the sliver from
     /// there to `end` (arrived within the tolerance, it may still settle
     /// onto its path's end).
-    fn keep_footprint(&mut self, unit: usize, end: Pose2) {
+    pub(super) fn keep_footprint(&mut self, unit: usize, end: Pose2) {
         self.pieces.clear();
         let tol = 0.25 * self.grid.cell_m;
         self.units[unit].shape.sweep_pieces(self.units[unit].pose, end, tol, &mut self.pieces);

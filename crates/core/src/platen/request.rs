@@ -117,6 +117,13 @@ impl<M: CellMap> Allocator<M> {
         if !target.iter().all(|v| v.is_finite()) {
             return refuse(self, Refusal::BadTarget);
         }
+        let busy = u.motion.is_some() || u.path.is_some();
+        let tol = &self.settings;
+        let here = (target[0] - u.pose[0]).hypot(target[1] - u.pose[1]) <= tol.arrive_tolerance_m
+            && wrap(target[2] - u.pose[2]).abs() <= tol.arrive_tolerance_rad;
+        if busy && here {
+            return self.cancel(unit, request_id);
+        }
         if let Err(reason) = self.ready(now_s, u) {
             return refuse(self, reason);
         }
@@ -154,6 +161,33 @@ impl<M: CellMap> Allocator<M> {
             // probed-clear move installs; were it ever not to, deny.
             None => self.deny(now_s, unit, request_id, blocker),
         }
+    }
+
+    /// Gives up `unit`'s move or path (a request to stay where it is): it
+    /// keeps where it stands and the room to brake from its top speed
+    /// along the way it was going (up to what it was granted), and frees
+    /// the rest; it is idle again and may ask anew. Granted, with its
+    /// goal where it stands.
+    pub(super) fn cancel(&mut self, unit: usize, request_id: u64) -> Answer {
+        let u = &self.units[unit];
+        let pose = u.pose;
+        let brake_m = if u.max_decel_mps2 > 0.0 { u.max_speed_mps.powi(2) / (2.0 * u.max_decel_mps2) } else { 0.0 };
+        let end = match (u.motion, u.path.as_ref()) {
+            (Some(m), _) => {
+                let travel =
+                    (m.goal[0] - pose[0]).hypot(m.goal[1] - pose[1]) + u.shape.r_max * wrap(m.goal[2] - pose[2]).abs();
+                pose_at(pose, m.goal, if travel > brake_m { brake_m / travel } else { 1.0 })
+            }
+            (None, Some(p)) => p.braking_end(brake_m),
+            (None, None) => pose,
+        };
+        self.keep_footprint(unit, end);
+        let u = &mut self.units[unit];
+        u.motion = None;
+        u.path = None;
+        u.claim.clear();
+        self.counts.granted += 1;
+        Answer::Granted { request_id, goal: pose }
     }
 
     /// Puts the unit's own map back and denies.

@@ -31,7 +31,8 @@
 //!   the new guard beside the running one and swaps it in; a workcell that
 //!   fails validation is refused and the old one keeps running.
 //! - Parameters through the six `rcl_interfaces` services; each update is
-//!   checked as [`check_param`] does and refused with its reason.
+//!   checked as [`crate::node::check_params`] does (a set as a whole) and
+//!   refused with its reason.
 //! - On shutdown (SIGINT, SIGTERM) and on a panic every robot's stop is
 //!   published true, then again by a fresh writer per robot whose history
 //!   holds only that `true`; the old writers go, and the node stays on the
@@ -53,7 +54,7 @@ use crate::msg::{
     PoseStamped, RosMessage, SetContactRequest, SetContactResponse, SetPriorityRequest, SetPriorityResponse,
     TriggerRequest, TriggerResponse,
 };
-use crate::node::{GuardNode, check_param};
+use crate::node::GuardNode;
 use crate::params::{NodeParams, ParamError};
 use futures::StreamExt;
 use io::DdsIo;
@@ -215,6 +216,8 @@ fn json_of(v: &ParameterValue) -> Value {
         ParameterValue::NotSet => Value::Null,
         ParameterValue::Boolean(b) => Value::Bool(*b),
         ParameterValue::Integer(i) => Value::from(*i),
+        // (JSON has no NaN or infinity: as text, which the checks name.)
+        ParameterValue::Double(d) if !d.is_finite() => Value::String(d.to_string()),
         ParameterValue::Double(d) => Value::from(*d),
         ParameterValue::String(s) => Value::String(s.clone()),
         ParameterValue::ByteArray(a) => Value::from(a.clone()),
@@ -240,10 +243,6 @@ fn declared(p: &NodeParams, cell: &Workcell) -> Vec<(&'static str, ParameterValu
         .collect()
 }
 
-fn now_s(node: &Node) -> f64 {
-    node.time_now().to_nanos() as f64 * 1e-9
-}
-
 /// Runs the node until SIGINT or SIGTERM.
 pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), RunError> {
     let env = DdsEnv::from_env()?;
@@ -257,12 +256,14 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     }
     let context = Context::from_domain_participant(dp.build().map_err(dds)?).map_err(dds)?;
 
-    // Parameter updates: checked in the spinner (so a refusal carries its
-    // reason back to the caller), applied here between cycles.
+    // Parameter updates: checked as a whole and answered by the parameter
+    // services (ours, both request mappings), applied by the loop between
+    // cycles. ros2-client's store only keeps the values (for the parameter
+    // events): it gets no validator, since it would check one parameter
+    // of a set at a time.
     let shared = Arc::new(Mutex::new(core.params().clone()));
     let cell = Arc::new(Mutex::new(Arc::new(core.cell().clone())));
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<(String, Value)>();
-    // The parameter services are ours (both request mappings).
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Vec<(String, Value)>>();
     let mut options = NodeOptions::new().enable_rosout(true).start_parameter_services(false);
     for (k, v) in declared(core.params(), core.cell()) {
         options = options.declare_parameter(k, v);
@@ -275,21 +276,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
         };
         options = options.declare_parameter(k, v);
     }
-    let (vs, vc, sc) = (shared.clone(), cell.clone(), cell.clone());
     let (ps, pc) = (shared.clone(), cell.clone());
-    let options = options
-        .parameter_validator(Box::new(move |name, value| {
-            let cur = vs.lock().map_err(|_| "parameters poisoned".to_string())?;
-            let cell = vc.lock().map_err(|_| "workcell poisoned".to_string())?.clone();
-            check_param(&cell, &cur, name, &json_of(value)).map(|_| ()).map_err(|e| e.to_string())
-        }))
-        .parameter_set_action(Box::new(move |name, value| {
-            let v = json_of(value);
-            let mut cur = shared.lock().map_err(|_| "parameters poisoned".to_string())?;
-            let cell = sc.lock().map_err(|_| "workcell poisoned".to_string())?.clone();
-            *cur = check_param(&cell, &cur, name, &v).map_err(|e| e.to_string())?;
-            tx.send((name.to_string(), v)).map_err(|_| "node stopped".to_string())
-        }));
     let node_name_ros = NodeName::new(&ns, &node_name)
         .map_err(|e| RunError::Name { name: format!("{ns}/{node_name}"), problem: format!("{e:?}") })?;
     let mut node = context.new_node(node_name_ros, options).map_err(dds)?;
@@ -297,7 +284,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
         node.set_parameter("use_sim_time", ParameterValue::Boolean(true)).map_err(RunError::Dds)?;
     }
     let param_services =
-        param_services::ParamServices::new(&context.domain_participant(), &node.fully_qualified_name(), ps, pc)?;
+        param_services::ParamServices::new(&context.domain_participant(), &node.fully_qualified_name(), (ps, pc, tx))?;
     let topics = create_topics(
         &context.domain_participant(),
         &mut node,
@@ -307,12 +294,10 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
         &core.params().qos_overrides,
         core.params().use_sim_time,
     )?;
-    let spinner = node.spinner().map_err(dds)?;
-    std::thread::Builder::new().name("ros-spinner".into()).spawn(move || {
-        if let Err(e) = futures::executor::block_on(spinner.spin()) {
-            tracing::error!("ROS spinner stopped: {e:?}");
-        }
-    })?;
+    // No ros2-client spinner: the node serves its parameters itself and
+    // reads `/clock` itself (as rosgraph_msgs/Clock, only with
+    // `use_sim_time`); the spinner would subscribe to `/clock` as
+    // builtin_interfaces/Time whatever `use_sim_time` says.
     tracing::info!(
         "node {} on DDS domain {}{}: {} manipulators, {} Hz",
         node.fully_qualified_name(),

@@ -1,18 +1,31 @@
 //! The six `rcl_interfaces` parameter services, served here (not by
 //! ros2-client, whose servers take the enhanced request mapping only) so
 //! that clients of either mapping are answered ([`super::services`]).
-//! Values live in the node's parameter store: a set goes through its
-//! validator and set action (checked as [`crate::node::check_param`] does,
-//! then handed to the loop) and publishes the `/parameter_events` it
-//! publishes. Descriptors come from [`crate::params::PARAMS`]: type, range
+//!
+//! A set is checked here as a whole ([`crate::node::check_params`]): each
+//! parameter's type, range and read-only flag (`use_sim_time` and the
+//! others read at start included), then the tuning they lead to together,
+//! so parameters that are valid only together (`clearance_m` and
+//! `release_m` raised at once) are taken in any order. Both
+//! `set_parameters` (what `ros2 param set` and `ros2 param load` send) and
+//! `set_parameters_atomically` are applied all or nothing: a refusal
+//! applies none, and names what was refused. An accepted set goes to the
+//! loop in one piece, and into ros2-client's store (which publishes
+//! `/parameter_events`) with the types declared. NaN and infinity are
+//! refused as not finite; deleting a parameter is refused as such.
+//! Descriptors come from [`crate::params::PARAMS`]: type, range
 //! (`floating_point_range`), read-only for what is read at start, and the
 //! description with units.
 
-use super::services::{DualServer, RequestId};
+use super::services::{DualServer, HeldReplies, RequestId};
 use super::topics::server;
 use super::*;
 use crate::params::{Applies, Kind, PARAMS, ParamSpec};
 use ros2_client::dds::rustdds::DomainParticipant;
+use tokio::sync::mpsc::UnboundedSender;
+
+/// Where accepted sets go: the loop.
+pub(super) type ParamSender = UnboundedSender<Vec<(String, Value)>>;
 use ros2_client::parameters::raw;
 use ros2_client::rcl_interfaces::{
     DescribeParametersRequest, DescribeParametersResponse, GetParameterTypesRequest, GetParameterTypesResponse,
@@ -28,10 +41,11 @@ pub(super) struct ParamServices {
     set_atomically: DualServer<SetParametersRequest, SetParametersAtomicallyResponse>,
     list: DualServer<ListParametersRequest, ListParametersResponse>,
     describe: DualServer<DescribeParametersRequest, DescribeParametersResponse>,
-    /// The parameters as the set action last took them, to check an atomic
-    /// set as a whole before any of it is applied.
+    /// The parameters as last accepted, what a set is checked against.
     current: Arc<Mutex<NodeParams>>,
     cell: Arc<Mutex<Arc<Workcell>>>,
+    /// Accepted sets, to the loop.
+    to_loop: UnboundedSender<Vec<(String, Value)>>,
 }
 
 /// One request to any of them.
@@ -97,15 +111,29 @@ pub fn list(names: &[String], prefixes: &[String], depth: u64) -> ListParameters
     out
 }
 
-/// The parameters `params` (as `set_parameters_atomically` carries them)
-/// would leave, checked one after another from `cur`: the first refusal,
-/// or the parameters with all of them set.
-pub fn check_set(cell: &Workcell, mut cur: NodeParams, params: &[raw::Parameter]) -> Result<NodeParams, String> {
-    for p in params {
-        let v = json_of(&ParameterValue::from(p.value.clone()));
-        cur = check_param(cell, &cur, &p.name, &v).map_err(|e| format!("{}: {e}", p.name))?;
-    }
-    Ok(cur)
+/// The parameters `params` would leave, checked as a whole from `cur`
+/// ([`crate::node::check_params`]), or why they are refused.
+pub fn check_set(cell: &Workcell, cur: &NodeParams, params: &[raw::Parameter]) -> Result<NodeParams, String> {
+    let values: Vec<Value> = params.iter().map(|p| json_of(&ParameterValue::from(p.value.clone()))).collect();
+    let updates: Vec<(&str, &Value)> = params.iter().zip(&values).map(|(p, v)| (p.name.as_str(), v)).collect();
+    crate::node::check_params(cell, cur, &updates).map_err(|e| e.to_string())
+}
+
+/// Each parameter's result when `params` were refused as a whole for
+/// `why`: its own refusal where it has one, else that it was not applied
+/// because of the rest.
+fn refusals(cell: &Workcell, cur: &NodeParams, params: &[raw::Parameter], why: &str) -> Vec<raw::SetParametersResult> {
+    params
+        .iter()
+        .map(|p| {
+            let v = json_of(&ParameterValue::from(p.value.clone()));
+            let reason = match crate::node::check_alone(cell, cur, &p.name, &v) {
+                Err(e) => e.to_string(),
+                Ok(_) => format!("not applied: a set is applied all or nothing, and it was refused: {why}"),
+            };
+            raw::SetParametersResult { successful: false, reason }
+        })
+        .collect()
 }
 
 fn result(r: Result<(), String>) -> raw::SetParametersResult {
@@ -120,8 +148,7 @@ impl ParamServices {
     pub(super) fn new(
         dp: &DomainParticipant,
         fq_node: &str,
-        current: Arc<Mutex<NodeParams>>,
-        cell: Arc<Mutex<Arc<Workcell>>>,
+        (current, cell, to_loop): (Arc<Mutex<NodeParams>>, Arc<Mutex<Arc<Workcell>>>, ParamSender),
     ) -> Result<ParamServices, RunError> {
         let qos = QosProfile::publisher_default().history(History::KeepLast { depth: 10 });
         let srv = |s: &str| format!("{}/{s}", fq_node.trim_end_matches('/'));
@@ -135,15 +162,34 @@ impl ParamServices {
             describe: server(dp, &srv("describe_parameters"), ty("DescribeParameters"), &qos)?,
             current,
             cell,
+            to_loop,
         })
     }
 
-    /// Checks `params` one after another against the current values
-    /// without applying any: the first refusal, or none.
-    fn check_all(&self, params: &[raw::Parameter]) -> Result<(), String> {
-        let cur = self.current.lock().map_err(|_| "parameters poisoned".to_string())?.clone();
-        let cell = self.cell.lock().map_err(|_| "workcell poisoned".to_string())?.clone();
-        check_set(&cell, cur, params).map(drop)
+    /// Checks `params` as a whole against the parameters last accepted
+    /// and applies all of them, or none: the results, one per parameter.
+    fn apply(&self, node: &Node, params: &[raw::Parameter]) -> Result<(), Vec<raw::SetParametersResult>> {
+        let fail = |why: String| vec![raw::SetParametersResult { successful: false, reason: why }; params.len()];
+        let mut cur = self.current.lock().map_err(|_| fail("parameters poisoned".into()))?;
+        let cell = self.cell.lock().map_err(|_| fail("workcell poisoned".into()))?.clone();
+        let next = check_set(&cell, &cur, params).map_err(|why| refusals(&cell, &cur, params, &why))?;
+        let batch: Vec<(String, Value)> =
+            params.iter().map(|p| (p.name.clone(), json_of(&ParameterValue::from(p.value.clone())))).collect();
+        self.to_loop.send(batch).map_err(|_| fail("node stopped".into()))?;
+        *cur = next;
+        // Into ros2-client's store (it publishes the parameter events), as
+        // the type each was declared with.
+        let declared = super::declared(&cur, &cell);
+        for p in params {
+            let value = match declared.iter().find(|(n, _)| *n == p.name) {
+                Some((_, v)) => v.clone(),
+                None => ParameterValue::from(p.value.clone()),
+            };
+            if let Err(e) = node.set_parameter(&p.name, value) {
+                tracing::warn!("parameter {} applied but not stored for the parameter services: {e}", p.name);
+            }
+        }
+        Ok(())
     }
 
     /// Answers calls until the node goes.
@@ -170,7 +216,21 @@ impl ParamServices {
                 .boxed_local(),
         ]);
         futures::pin_mut!(calls);
-        while let Some(call) = calls.next().await {
+        loop {
+            // While replies wait for their clients' readers, look again
+            // every few milliseconds.
+            let call = if self.holding() {
+                match tokio::time::timeout(std::time::Duration::from_millis(2), calls.next()).await {
+                    Err(_) => {
+                        self.flush();
+                        continue;
+                    }
+                    Ok(call) => call,
+                }
+            } else {
+                calls.next().await
+            };
+            let Some(call) = call else { break };
             let sent = match call {
                 Err((what, err)) => {
                     tracing::warn!("parameter {what} request not read: {err}");
@@ -180,6 +240,22 @@ impl ParamServices {
             };
             if let Err(err) = sent {
                 tracing::warn!("parameter service answer not sent: {err}");
+            }
+        }
+    }
+
+    fn servers(&self) -> [&dyn HeldReplies; 6] {
+        [&self.get, &self.get_types, &self.set, &self.set_atomically, &self.list, &self.describe]
+    }
+
+    fn holding(&self) -> bool {
+        self.servers().iter().any(|s| s.holding())
+    }
+
+    fn flush(&self) {
+        for s in self.servers() {
+            if let Err(e) = s.flush() {
+                tracing::warn!("parameter service answer not sent: {e}");
             }
         }
     }
@@ -196,16 +272,24 @@ impl ParamServices {
                 self.get_types.send_response(id, GetParameterTypesResponse { values })
             }
             Call::Set(id, q) => {
-                let results = q
-                    .parameter
-                    .into_iter()
-                    .map(|p| result(node.set_parameter(&p.name, ParameterValue::from(p.value))))
-                    .collect();
+                let results = match self.apply(node, &q.parameter) {
+                    Ok(()) => vec![result(Ok(())); q.parameter.len()],
+                    Err(results) => results,
+                };
                 self.set.send_response(id, SetParametersResponse { results })
             }
             Call::Atomic(id, q) => {
-                let r = self.check_all(&q.parameter).and_then(|()| {
-                    q.parameter.into_iter().try_for_each(|p| node.set_parameter(&p.name, ParameterValue::from(p.value)))
+                let r = self.apply(node, &q.parameter).map_err(|results| {
+                    let reasons: Vec<String> =
+                        q.parameter
+                            .iter()
+                            .zip(results)
+                            .filter(|(_, r)| !r.reason.starts_with("not applied"))
+                            .map(|(p, r)| {
+                                if r.reason.contains(&p.name) { r.reason } else { format!("{}: {}", p.name, r.reason) }
+                            })
+                            .collect();
+                    reasons.join("; ")
                 });
                 self.set_atomically.send_response(id, SetParametersAtomicallyResponse { result: result(r) })
             }

@@ -113,10 +113,15 @@ pub(super) const COMMAND_RETENTION: Retention = Retention { samples: 256, drop_w
 /// `<robot>/state`: on change and at `diagnostics_hz`; a dropped state is
 /// superseded by the next.
 pub(super) const STATE_RETENTION: Retention = Retention { samples: 256, drop_when_full: true };
-/// `<robot>/grant`: every cycle (4 s at 500 Hz); the next cycle's grant
-/// supersedes a dropped one, and a reader that stops acknowledging never
-/// stalls the loop.
-pub(super) const GRANT_RETENTION: Retention = Retention { samples: 2048, drop_when_full: true };
+/// `<robot>/grant`: on change (its end in steps of 50 ms of plan time)
+/// and at the heartbeat, not every cycle; a dropped grant goes out again
+/// the next cycle, and a reader that stops acknowledging never stalls the
+/// loop. RustDDS counts every sample the writer ever sent as unacknowledged
+/// by a reader that joins until that reader's first acknowledgement: a
+/// window of 4096 is an hour and more of grants at rest, minutes of
+/// grants on the move, before a joining reader can delay a grant (by its
+/// first round trip; it is never lost).
+pub(super) const GRANT_RETENTION: Retention = Retention { samples: 4096, drop_when_full: true };
 
 /// Best effort, keep last 10 (ROS's sensor-data profile, deeper).
 pub const SENSOR: QosProfile = QosProfile::subscription_default().history(History::KeepLast { depth: 10 });

@@ -40,7 +40,7 @@ use workcell_guard_core::guard::{
     PlatenPoseIn, Reason, Scope, Stop, StopSource, Tuning, TuningError,
 };
 use workcell_guard_core::model::{PosedSpheres, SpherePoser};
-use workcell_guard_core::platen::{Answer, Blocker, PathFault, Refusal, StopReason, UnitStatus};
+use workcell_guard_core::platen::{Answer, Blocker, PathFault, PoseError, Refusal, StopReason, UnitStatus};
 use workcell_guard_description::workcell::Workcell;
 
 /// Why a robot's input was refused by the adapter (the core refuses NaN
@@ -166,6 +166,10 @@ pub struct GuardNode {
     speed: Vec<Float64>,
     actuate: Vec<Actuate>,
     arm_grants: Vec<ManipulatorGrant>,
+    /// Per robot, its last due grant was dropped by the writer.
+    grant_unsent: Vec<bool>,
+    /// Per platen unit, the frame_id of its last pose refused for its frame.
+    platen_frames: Vec<String>,
     /// A joint state whose frame_id is this makes the node panic (fault
     /// injection, for testing what a panic leaves on the wire).
     panic_frame_id: Option<String>,
@@ -257,19 +261,23 @@ pub fn declared_parameters(p: &NodeParams, cell: &Workcell) -> Vec<(&'static str
 }
 
 /// Checks one parameter update against the current parameters without
-/// applying it: the parameter's own range, then the tuning it leads to.
-/// Returns the parameters after the update.
+/// applying it ([`check_params`] with one).
 pub fn check_param(cell: &Workcell, current: &NodeParams, name: &str, v: &Value) -> Result<NodeParams, ParamError> {
+    check_params(cell, current, &[(name, v)])
+}
+
+/// Checks one parameter on its own: its type and range, and that it is not
+/// read-only (a parameter read at start takes only the value it has).
+/// Returns the parameters with it set.
+pub fn check_alone(cell: &Workcell, current: &NodeParams, name: &str, v: &Value) -> Result<NodeParams, ParamError> {
+    let read_only =
+        |problem: &str| ParamError::Invalid { name: name.into(), value: v.to_string(), problem: problem.into() };
     if name.starts_with(crate::qos::PREFIX) {
         let now = current.qos_overrides.parameters().find(|(n, _)| *n == name).map(|(_, v)| v.clone());
         if now.as_ref() == Some(v) {
             return Ok(current.clone());
         }
-        return Err(ParamError::Invalid {
-            name: name.into(),
-            value: v.to_string(),
-            problem: "read-only: QoS overrides are read at start; restart the node to change them".into(),
-        });
+        return Err(read_only("read-only: QoS overrides are read at start; restart the node to change them"));
     }
     if let Some(s) = crate::params::spec(name)
         && s.applies == crate::params::Applies::AtStart
@@ -279,15 +287,32 @@ pub fn check_param(cell: &Workcell, current: &NodeParams, name: &str, v: &Value)
         if same {
             return Ok(current.clone());
         }
-        return Err(ParamError::Invalid {
-            name: name.into(),
-            value: v.to_string(),
-            problem: "read-only: read at start; restart the node to change it".into(),
-        });
+        return Err(read_only("read-only: read at start; restart the node to change it"));
     }
     let mut next = current.clone();
     next.set(name, v, None)?;
-    tuning_of(cell, &next).validate(cell.guard.matrix_never_slack_m).map_err(|e| tuning_refused(name, v, e))?;
+    Ok(next)
+}
+
+/// Checks a set of parameter updates as a whole, as an atomic set or a
+/// parameter file is: each on its own ([`check_alone`]), in order, then
+/// the tuning they lead to together (so `clearance_m` and `release_m` may
+/// move together in either order). Returns the parameters after all of
+/// them; nothing is applied.
+pub fn check_params(
+    cell: &Workcell,
+    current: &NodeParams,
+    updates: &[(&str, &Value)],
+) -> Result<NodeParams, ParamError> {
+    let mut next = current.clone();
+    for (name, v) in updates {
+        next = check_alone(cell, &next, name, v)?;
+    }
+    tuning_of(cell, &next).validate(cell.guard.matrix_never_slack_m).map_err(|e| {
+        let names: Vec<&str> = updates.iter().map(|(n, _)| *n).collect();
+        let values: Vec<String> = updates.iter().map(|(_, v)| v.to_string()).collect();
+        tuning_refused(&names.join(", "), &Value::String(values.join(", ")), e)
+    })?;
     Ok(next)
 }
 
@@ -356,6 +381,8 @@ impl GuardNode {
                     ..Default::default()
                 })
                 .collect(),
+            grant_unsent: vec![false; n],
+            platen_frames: Vec::new(),
             panic_frame_id: None,
             sensing: None,
             cloud_error: None,
@@ -566,7 +593,9 @@ impl GuardNode {
             io.cause_of = Some(st);
             io.cause.clear();
             self.names.reason(r, st.reason, &mut io.cause);
-            if let Some((a, b)) = st.pair {
+            // The pair names what it came near; a stop for its data has none.
+            let near = matches!(st.reason, Reason::Cell | Reason::Robot { .. } | Reason::SelfCollision);
+            if let Some((a, b)) = st.pair.filter(|_| near) {
                 io.cause.push_str(" (");
                 self.names.body(a, &mut io.cause);
                 io.cause.push_str(" <-> ");
@@ -586,6 +615,20 @@ impl GuardNode {
     /// Speed scalings of the last cycle, 0..1 per robot.
     pub fn speed_scaling(&self) -> &[Float64] {
         &self.speed
+    }
+
+    /// Whether robot `r`'s grant is to be published after the last cycle:
+    /// the core's [`Command::publish_grant`], or the last one was dropped.
+    pub fn grant_due(&self, r: usize) -> bool {
+        self.guard.commands().get(r).is_some_and(|c| c.publish_grant)
+            || self.grant_unsent.get(r).copied().unwrap_or(false)
+    }
+
+    /// Notes whether robot `r`'s grant went out (else it is due again).
+    pub fn grant_sent(&mut self, r: usize, sent: bool) {
+        if let Some(u) = self.grant_unsent.get_mut(r) {
+            *u = !sent;
+        }
     }
 
     /// Whether robot `r`'s speed scaling is to be published after the last
@@ -613,8 +656,15 @@ impl GuardNode {
     /// Applies a parameter update (checked as [`check_param`] does), or
     /// refuses it and changes nothing.
     pub fn set_param(&mut self, name: &str, v: &Value) -> Result<(), ParamError> {
-        let next = check_param(&self.cell, &self.params, name, v)?;
-        self.guard.set_tuning(tuning_of(&self.cell, &next)).map_err(|e| tuning_refused(name, v, e))?;
+        self.set_params(&[(name, v)])
+    }
+
+    /// Applies a set of parameter updates as a whole (checked as
+    /// [`check_params`] does), or refuses them all and changes nothing.
+    pub fn set_params(&mut self, updates: &[(&str, &Value)]) -> Result<(), ParamError> {
+        let next = check_params(&self.cell, &self.params, updates)?;
+        let name = updates.first().map_or("", |(n, _)| *n);
+        self.guard.set_tuning(tuning_of(&self.cell, &next)).map_err(|e| tuning_refused(name, &Value::Null, e))?;
         self.guard.set_command_policy(policy_of(&next));
         self.guard.set_arbitration_policy(arbitration_of(&next));
         self.params = next;

@@ -3,18 +3,47 @@
 
 use super::*;
 
+/// The frame a platen pose is in when its `frame_id` is this (or empty):
+/// the surface's corner frame (x, y along its edges, z up), as the
+/// workcell's `platen.surface.pose` places it in the cell frame.
+pub const SURFACE_FRAME: &str = "surface";
+
 impl GuardNode {
-    /// Takes a platen unit's pose (in the surface frame; yaw from the
-    /// orientation) for the next cycle.
+    /// Takes a platen unit's pose for the next cycle: in the surface frame
+    /// (`frame_id` `surface` or empty), or in the cell frame (the
+    /// workcell's `cell_frame`), placed on the surface through its pose; yaw
+    /// from the orientation. Any other frame stops the unit, named in its
+    /// diagnostics, until a pose in a known frame arrives.
     pub fn on_platen_pose(&mut self, unit: usize, msg: &PoseStamped) {
-        let q = msg.pose.orientation;
-        let yaw = (2.0 * (q.w * q.z + q.x * q.y)).atan2(1.0 - 2.0 * (q.y * q.y + q.z * q.z));
         let stamp_s = time_s(msg.header.stamp).unwrap_or(f64::NAN);
-        self.guard.take_platen_pose(PlatenPoseIn {
-            unit,
-            stamp_s,
-            pose: [msg.pose.position.x, msg.pose.position.y, yaw],
-        });
+        let q = msg.pose.orientation;
+        let p = msg.pose.position;
+        let frame = msg.header.frame_id.as_str();
+        let (xyz, rot) = if frame.is_empty() || frame == SURFACE_FRAME {
+            ([p.x, p.y, p.z], None)
+        } else if frame == self.cell.cell_frame
+            && let Some(platen) = &self.cell.platen
+        {
+            let f = &platen.pose;
+            let local = f.rot.transpose() * (nalgebra::Vector3::new(p.x, p.y, p.z) - f.trans);
+            ([local.x, local.y, local.z], Some(f.rot.transpose()))
+        } else {
+            if self.platen_frames.len() <= unit {
+                self.platen_frames.resize(unit + 1, String::new());
+            }
+            self.platen_frames[unit].clone_from(&msg.header.frame_id);
+            self.guard.refuse_platen_pose(unit, PoseError::UnknownFrame);
+            return;
+        };
+        // The orientation's x axis, in the surface frame: its heading.
+        let ax = nalgebra::Vector3::new(
+            1.0 - 2.0 * (q.y * q.y + q.z * q.z),
+            2.0 * (q.x * q.y + q.w * q.z),
+            2.0 * (q.x * q.z - q.w * q.y),
+        );
+        let ax = rot.map_or(ax, |r| r * ax);
+        let yaw = ax.y.atan2(ax.x);
+        self.guard.take_platen_pose(PlatenPoseIn { unit, stamp_s, pose: [xyz[0], xyz[1], yaw] });
     }
 
     /// Takes a platen unit's move request for the next cycle; its answer is

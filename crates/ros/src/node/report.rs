@@ -126,6 +126,14 @@ impl GuardNode {
                 && !io.cause.is_empty()
             {
                 let _ = write!(s.message, "; stopped for: {}", io.cause);
+            } else if self.guard.commands()[r].source == StopSource::StaleSensing {
+                s.level = s.level.max(DiagnosticStatus::WARN);
+                s.message.clear();
+                let _ = write!(
+                    s.message,
+                    "stop now: sensed obstacles stale (no cloud within cloud_timeout_s = {} s)",
+                    self.params.cloud_timeout_s
+                );
             } else if self.guard.latched(r) && !decisions[r].is_stop() {
                 s.level = DiagnosticStatus::WARN;
                 s.message.clear();
@@ -319,6 +327,13 @@ impl GuardNode {
                             blocker.map(|b| format!(", on {}", blocker_name(&self.cell, b))).unwrap_or_default()
                         ),
                         StopReason::StalePose { age_s } => write!(s.message, "stopped: pose {age_s:.3} s old"),
+                        StopReason::BadPose(PoseError::UnknownFrame) => write!(
+                            s.message,
+                            "stopped: pose refused: frame_id `{}` is neither `{}` (the platen's surface) nor `{}` (the cell frame)",
+                            self.platen_frames.get(u).map_or("?", String::as_str),
+                            platen::SURFACE_FRAME,
+                            self.cell.cell_frame
+                        ),
                         StopReason::BadPose(e) => write!(s.message, "stopped: pose refused: {e}"),
                     };
                 }
@@ -493,6 +508,9 @@ impl GuardNode {
         match self.guard.commands().get(r) {
             Some(c) if c.source == StopSource::StaleSensing => {
                 format!("sensed obstacles stale (no cloud within cloud_timeout_s = {} s)", self.params.cloud_timeout_s)
+            }
+            Some(c) if c.source == StopSource::RefusedInput => {
+                self.io.get(r).and_then(|io| io.fault.as_ref()).map_or_else(String::new, |f| f.to_string())
             }
             Some(c) if c.source == StopSource::Grant => {
                 let g = self.arm_grants.get(r).map_or("", |g| g.reason.as_str());

@@ -30,6 +30,15 @@ pub enum ServiceError {
         /// The link asked for.
         link: String,
     },
+    /// Another robot has that priority (priorities are unique: they order
+    /// robots where plans cross).
+    #[error("priority {priority} is `{holder}`'s: priorities must be unique")]
+    PriorityTaken {
+        /// The priority asked for.
+        priority: i64,
+        /// The robot that has it.
+        holder: String,
+    },
     /// The name is no `robot/link`, obstacle or platen unit.
     #[error("`{0}` names no `robot/link`, obstacle or platen unit")]
     NoBody(String),
@@ -78,6 +87,13 @@ impl GuardNode {
             .position(|m| m.name == robot)
             .ok_or_else(|| ServiceError::NoRobot(robot.to_string()))?;
         let was = self.guard.priority(ri).unwrap_or_default();
+        let taken = (0..c.manipulators.len()).find(|&o| o != ri && self.guard.priority(o) == Some(i64::from(priority)));
+        if let Some(o) = taken {
+            return Err(ServiceError::PriorityTaken {
+                priority: i64::from(priority),
+                holder: c.manipulators[o].name.clone(),
+            });
+        }
         self.guard.set_priority(ri, i64::from(priority));
         Ok(format!("`{robot}`: priority {was} -> {priority}"))
     }

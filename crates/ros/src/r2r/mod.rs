@@ -43,6 +43,8 @@ pub fn json_of(v: &ParameterValue) -> Value {
         ParameterValue::NotSet => Value::Null,
         ParameterValue::Bool(b) => Value::Bool(*b),
         ParameterValue::Integer(i) => Value::from(*i),
+        // (JSON has no NaN or infinity: as text, which the checks name.)
+        ParameterValue::Double(d) if !d.is_finite() => Value::String(d.to_string()),
         ParameterValue::Double(d) => Value::from(*d),
         ParameterValue::String(s) => Value::String(s.clone()),
         ParameterValue::BoolArray(a) => Value::from(a.clone()),
@@ -59,7 +61,7 @@ struct Params {
     cell: Arc<Workcell>,
     current: NodeParams,
     declared: Vec<(&'static str, ParameterValue)>,
-    tx: tokio::sync::mpsc::UnboundedSender<(String, Value)>,
+    tx: tokio::sync::mpsc::UnboundedSender<Vec<(String, Value)>>,
 }
 
 fn refused(name: &str, e: impl std::fmt::Display) -> r2::Error {
@@ -97,7 +99,7 @@ impl r2::RosParams for Params {
         if let Some(d) = self.declared.iter_mut().find(|(n, _)| *n == name) {
             d.1 = value.clone();
         }
-        self.tx.send((name.to_string(), v)).map_err(|_| refused(name, "node stopped"))
+        self.tx.send(vec![(name.to_string(), v)]).map_err(|_| refused(name, "node stopped"))
     }
 
     fn check_parameter(&self, name: &str, value: &ParameterValue) -> r2::Result<()> {
@@ -136,7 +138,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     let ns = ros.namespace.clone().unwrap_or_default();
     let mut node = r2::Node::create(ctx, &name, &ns).map_err(r2err)?;
 
-    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<(String, Value)>();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel::<Vec<(String, Value)>>();
     let params = Arc::new(Mutex::new(Params {
         cell: Arc::new(core.cell().clone()),
         current: core.params().clone(),
