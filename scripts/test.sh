@@ -18,4 +18,8 @@ if [ ${#need[@]} -gt 0 ]; then
   fi
 fi
 python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore -r tests/oracle/requirements.txt
+# ROS 2 Jazzy's rclpy (PyPI wheels) in a venv of its own, for the rclpy peer.
+venv=target/rclpy-venv
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r tests/oracle/rclpy-requirements.txt
 cargo test --workspace "$@"

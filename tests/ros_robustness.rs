@@ -147,3 +147,22 @@ fn eight_arms_at_one_kilohertz_for_a_minute_lose_nothing_and_keep_the_cycle() {
     // 10 minutes); before every latched writer had a bound, 3.6 MiB a minute.
     assert!(f("rss_growth_kib") < 2.0 * 1024.0, "memory grew by {} KiB in a minute", f("rss_growth_kib"));
 }
+
+/// Three default-QoS subscribers join `/arm_left/grant` (tests/peer/grant_join.py):
+/// the node drops no sample for them, the reader already there sees no gap
+/// beyond the heartbeat, and grants at rest go out at the heartbeat, not
+/// every cycle.
+#[test]
+fn subscribers_joining_a_grant_topic_cost_nobody_a_grant() {
+    let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let params = common::repo().join("config/workcell_guard.yaml").display().to_string();
+    let v = peer_figures("grant_join.py", &["--params", &params]);
+    println!("{v}");
+    let (before, after) = (v["dropped_before"].as_u64().unwrap(), v["dropped_after"].as_u64().unwrap());
+    assert_eq!(after, before, "samples dropped when subscribers joined: {before} -> {after}");
+    let gap = v["longest_gap_s"].as_f64().unwrap();
+    assert!(gap < 1.5, "the first reader waited {gap} s for a grant");
+    let rate = v["grants_per_s_before"].as_f64().unwrap();
+    assert!((0.5..=5.0).contains(&rate), "{rate} grants a second at rest: the heartbeat, not every cycle");
+    assert!(v["grants_per_s_after"].as_f64().unwrap() >= 0.5, "grants stopped after the join");
+}

@@ -326,3 +326,20 @@ impl Supervision {
         c
     }
 }
+
+impl super::Guard {
+    /// What robot `ri`'s grant message shows ([`GrantShown`]).
+    pub(super) fn grant_shown(&self, ri: usize) -> GrantShown {
+        let plan = match self.plan_state(ri) {
+            None | Some(super::PlanState::None) => 0,
+            Some(super::PlanState::On { .. }) => 1,
+            Some(super::PlanState::Off { .. }) => 2,
+            Some(super::PlanState::Finished) => 3,
+            Some(super::PlanState::Abandoned) => 4,
+        };
+        let bits = u16::from(self.giving_way(ri).is_some())
+            | u16::from(self.lifted(ri).is_some()) << 1
+            | u16::from(self.boosted_since(ri).is_some()) << 2;
+        GrantShown::of(self.arbitration.out[ri], bits | plan << 3)
+    }
+}

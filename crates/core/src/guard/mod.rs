@@ -575,21 +575,6 @@ impl Guard {
             self.supervision[ri].command(&self.policy, &self.commands[ri], input, now_s, (release, shown));
     }
 
-    /// What robot `ri`'s grant message shows ([`GrantShown`]).
-    fn grant_shown(&self, ri: usize) -> GrantShown {
-        let plan = match self.plan_state(ri) {
-            None | Some(PlanState::None) => 0,
-            Some(PlanState::On { .. }) => 1,
-            Some(PlanState::Off { .. }) => 2,
-            Some(PlanState::Finished) => 3,
-            Some(PlanState::Abandoned) => 4,
-        };
-        let bits = u16::from(self.giving_way(ri).is_some())
-            | u16::from(self.lifted(ri).is_some()) << 1
-            | u16::from(self.boosted_since(ri).is_some()) << 2;
-        GrantShown::of(self.arbitration.out[ri], bits | plan << 3)
-    }
-
     /// Takes one joint state as it arrives, ahead of the next
     /// [`Guard::cycle`]. A refused state stops its robot from the next
     /// cycle until a state is accepted again; an unknown robot is counted

@@ -26,6 +26,9 @@ use tokio::sync::mpsc::UnboundedSender;
 
 /// Where accepted sets go: the loop.
 pub(super) type ParamSender = UnboundedSender<Vec<(String, Value)>>;
+/// What the services share with the node: the parameters last accepted,
+/// the workcell (replaced on a reload) and the way to the loop.
+pub(super) type Shared = (Arc<Mutex<NodeParams>>, Arc<Mutex<Arc<Workcell>>>, ParamSender);
 use ros2_client::parameters::raw;
 use ros2_client::rcl_interfaces::{
     DescribeParametersRequest, DescribeParametersResponse, GetParameterTypesRequest, GetParameterTypesResponse,
@@ -148,7 +151,7 @@ impl ParamServices {
     pub(super) fn new(
         dp: &DomainParticipant,
         fq_node: &str,
-        (current, cell, to_loop): (Arc<Mutex<NodeParams>>, Arc<Mutex<Arc<Workcell>>>, ParamSender),
+        (current, cell, to_loop): Shared,
     ) -> Result<ParamServices, RunError> {
         let qos = QosProfile::publisher_default().history(History::KeepLast { depth: 10 });
         let srv = |s: &str| format!("{}/{s}", fq_node.trim_end_matches('/'));

@@ -295,6 +295,7 @@ impl<Q: Message + 'static, A: Message + 'static> DualServer<Q, A> {
         if self.client_known(sample) {
             return self.write(raw, sample);
         }
+        tracing::debug!("{}: reply held for {:?}", self.reply_topic, sample.writer_guid);
         let mut held = self.held.lock().map_err(|_| "held replies poisoned".to_string())?;
         held.push(Held { raw, sample, at: Instant::now(), seen: None });
         Ok(())
@@ -338,15 +339,19 @@ impl<Q: Message + 'static, A: Message + 'static> DualServer<Q, A> {
         result
     }
 
-    /// Whether discovery shows a reader of the reply topic in the
-    /// participant of the client that sent `sample`.
+    /// Whether discovery shows the client's reply reader: the reader
+    /// itself where the request names it (rmw_fastrtps sends its reply
+    /// reader's GUID as the related sample identity), else a reader of the
+    /// reply topic in the participant of the client that wrote it.
     fn client_known(&self, sample: SampleIdentity) -> bool {
-        let prefix = sample.writer_guid.prefix;
-        if prefix == rustdds::GUID::GUID_UNKNOWN.prefix {
+        let guid = sample.writer_guid;
+        if guid.prefix == rustdds::GUID::GUID_UNKNOWN.prefix {
             return true;
         }
+        let exact = guid.entity_id.entity_kind.is_reader();
         self.participant.discovered_readers().iter().any(|r| {
-            r.reader_proxy.remote_reader_guid.prefix == prefix
+            let id = r.reader_proxy.remote_reader_guid;
+            (if exact { id == guid } else { id.prefix == guid.prefix })
                 && r.subscription_topic_data.topic_name() == &self.reply_topic
         })
     }
