@@ -140,9 +140,6 @@ pub trait Transport {
     fn qos_mismatches(&self) -> Vec<(String, String)> {
         Vec::new()
     }
-    /// Sends the service replies held for clients not yet discovered
-    /// (called every cycle).
-    fn flush_replies(&mut self) {}
     /// Answers a `std_srvs/Trigger` call.
     fn answer_trigger(&mut self, which: Trigger, request: Self::Request, answer: TriggerResponse);
     /// Answers a `SetContact` call.
@@ -329,7 +326,6 @@ pub async fn serve<T: Transport>(
                     timers.follow(core);
                     timers.cleared = false;
                 }
-                t.flush_replies();
                 if core.timer_due() {
                     let (ns, now) = clock(t);
                     t.record_cycle(ns);

@@ -264,10 +264,6 @@ impl<T: Transport> Transport for Recorder<'_, T> {
         self.inner.samples_dropped()
     }
 
-    fn flush_replies(&mut self) {
-        self.inner.flush_replies();
-    }
-
     fn answer_trigger(&mut self, which: Trigger, request: T::Request, answer: TriggerResponse) {
         self.inner.answer_trigger(which, request, answer);
     }

@@ -2,7 +2,7 @@
 //! merged into one stream per kind, joint states polled first, and the
 //! publishers and service answers the loop calls for.
 
-use super::services::{DualServer, HeldReplies, RequestId};
+use super::services::{DualServer, RequestId};
 use super::topics::SpeedPublisher;
 use super::*;
 use crate::qos::Endpoint;
@@ -327,16 +327,6 @@ impl Transport for DdsIo<'_> {
             }
         }
         out
-    }
-
-    fn flush_replies(&mut self) {
-        let t = self.topics;
-        let servers: [&dyn HeldReplies; 4] = [&t.reset_stop, &t.reload, &t.set_contact, &t.set_priority];
-        for s in servers {
-            if let Err(e) = s.flush() {
-                tracing::warn!("service answer not sent: {e}");
-            }
-        }
     }
 
     fn answer_trigger(&mut self, which: Trigger, request: RequestId, answer: TriggerResponse) {

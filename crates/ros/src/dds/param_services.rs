@@ -17,7 +17,7 @@
 //! (`floating_point_range`), read-only for what is read at start, and the
 //! description with units.
 
-use super::services::{DualServer, HeldReplies, RequestId};
+use super::services::{DualServer, RequestId};
 use super::topics::server;
 use super::*;
 use crate::params::{Applies, Kind, PARAMS, ParamSpec};
@@ -219,21 +219,7 @@ impl ParamServices {
                 .boxed_local(),
         ]);
         futures::pin_mut!(calls);
-        loop {
-            // While replies wait for their clients' readers, look again
-            // every few milliseconds.
-            let call = if self.holding() {
-                match tokio::time::timeout(std::time::Duration::from_millis(2), calls.next()).await {
-                    Err(_) => {
-                        self.flush();
-                        continue;
-                    }
-                    Ok(call) => call,
-                }
-            } else {
-                calls.next().await
-            };
-            let Some(call) = call else { break };
+        while let Some(call) = calls.next().await {
             let sent = match call {
                 Err((what, err)) => {
                     tracing::warn!("parameter {what} request not read: {err}");
@@ -243,22 +229,6 @@ impl ParamServices {
             };
             if let Err(err) = sent {
                 tracing::warn!("parameter service answer not sent: {err}");
-            }
-        }
-    }
-
-    fn servers(&self) -> [&dyn HeldReplies; 6] {
-        [&self.get, &self.get_types, &self.set, &self.set_atomically, &self.list, &self.describe]
-    }
-
-    fn holding(&self) -> bool {
-        self.servers().iter().any(|s| s.holding())
-    }
-
-    fn flush(&self) {
-        for s in self.servers() {
-            if let Err(e) = s.flush() {
-                tracing::warn!("parameter service answer not sent: {e}");
             }
         }
     }

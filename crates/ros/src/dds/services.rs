@@ -12,15 +12,6 @@
 //! to CDR's end padding) wins, the header-less one first; a request that
 //! neither form reads is refused with both reasons. Every reply also
 //! carries the related sample identity, which Cyclone ignores.
-//!
-//! A client may send its first request as soon as it has discovered the
-//! server (what `wait_for_service` waits for), before the server has
-//! discovered the client's reply reader: a reply written then reaches
-//! nobody (the reply topic is volatile) and the client waits for its
-//! timeout. A reply is therefore held until discovery shows a reader of
-//! the reply topic in the client's participant (and a moment more for the
-//! writer to match it), at most [`REPLY_WAIT`]; [`DualServer::flush`]
-//! sends the held ones that are due.
 
 use ros2_client::dds::rustdds::{
     self, QosPolicies, RepresentationIdentifier, TopicKind, WriteOptionsBuilder,
@@ -31,14 +22,6 @@ use ros2_client::dds::rustdds::{
 };
 use ros2_client::{Message, QosProfile, message_info::MessageInfo};
 use std::marker::PhantomData;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
-
-/// The longest a reply is held for its client's reply reader to be discovered.
-pub const REPLY_WAIT: Duration = Duration::from_secs(2);
-/// How long after its reader was first seen a held reply is sent: the
-/// writer matches the reader just after discovery lists it.
-const MATCH_SETTLE: Duration = Duration::from_millis(20);
 
 /// Which mapping a request came in, and what its reply must carry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -198,40 +181,10 @@ pub fn encode_reply<A: serde::Serialize>(id: RequestId, answer: &A) -> Result<Ra
     Ok(Raw { bytes: Bytes::from(out), encoding: RepresentationIdentifier::CDR_LE })
 }
 
-/// A reply waiting for its client's reply reader.
-struct Held {
-    raw: Raw,
-    sample: SampleIdentity,
-    /// When it was written by the server.
-    at: Instant,
-    /// When the client's reply reader was first seen in discovery.
-    seen: Option<Instant>,
-}
-
-/// Replies held for their clients, whatever the service's types.
-pub trait HeldReplies {
-    /// Whether replies are held.
-    fn holding(&self) -> bool;
-    /// Sends the held replies that are due.
-    fn flush(&self) -> Result<(), String>;
-}
-
-impl<Q: Message + 'static, A: Message + 'static> HeldReplies for DualServer<Q, A> {
-    fn holding(&self) -> bool {
-        DualServer::holding(self)
-    }
-    fn flush(&self) -> Result<(), String> {
-        DualServer::flush(self)
-    }
-}
-
 /// A service server answering both mappings.
 pub struct DualServer<Q, A> {
     requests: SimpleDataReader<Raw, RawAdapter>,
     replies: DataWriter<Raw, RawAdapter>,
-    participant: rustdds::DomainParticipant,
-    reply_topic: String,
-    held: Mutex<Vec<Held>>,
     _types: PhantomData<fn(Q) -> A>,
 }
 
@@ -263,14 +216,7 @@ impl<Q: Message + 'static, A: Message + 'static> DualServer<Q, A> {
             .map_err(e)?
             .create_datawriter_no_key::<Raw, RawAdapter>(&rr, Some(q))
             .map_err(e)?;
-        Ok(DualServer {
-            requests,
-            replies,
-            participant: participant.clone(),
-            reply_topic: format!("rr{fq_name}Reply"),
-            held: Mutex::new(Vec::new()),
-            _types: PhantomData,
-        })
+        Ok(DualServer { requests, replies, _types: PhantomData })
     }
 
     /// Every request as it arrives, decoded as [`decode_request`] reads it.
@@ -285,78 +231,12 @@ impl<Q: Message + 'static, A: Message + 'static> DualServer<Q, A> {
         })
     }
 
-    /// Answers request `id` with `answer`: at once when the client's reply
-    /// reader is known, else held until it is (see the module text).
+    /// Answers request `id` with `answer`.
     pub fn send_response(&self, id: RequestId, answer: A) -> Result<(), String> {
         let sample = match id {
             RequestId::Enhanced(s) | RequestId::Cyclone { sample: s, .. } => s,
         };
         let raw = encode_reply(id, &answer)?;
-        if self.client_known(sample) {
-            return self.write(raw, sample);
-        }
-        tracing::debug!("{}: reply held for {:?}", self.reply_topic, sample.writer_guid);
-        let mut held = self.held.lock().map_err(|_| "held replies poisoned".to_string())?;
-        held.push(Held { raw, sample, at: Instant::now(), seen: None });
-        Ok(())
-    }
-
-    /// Whether replies are held (then [`DualServer::flush`] is due soon).
-    pub fn holding(&self) -> bool {
-        self.held.lock().is_ok_and(|h| !h.is_empty())
-    }
-
-    /// Sends the held replies whose client's reply reader has been
-    /// discovered (and had a moment to match), or that waited
-    /// [`REPLY_WAIT`]; returns the first write error.
-    pub fn flush(&self) -> Result<(), String> {
-        let Ok(mut held) = self.held.lock() else { return Err("held replies poisoned".into()) };
-        if held.is_empty() {
-            return Ok(());
-        }
-        let now = Instant::now();
-        let mut result = Ok(());
-        let mut k = 0;
-        while k < held.len() {
-            let h = &mut held[k];
-            if h.seen.is_none() && self.client_known(h.sample) {
-                h.seen = Some(now);
-            }
-            let due = h.seen.is_some_and(|t| now - t >= MATCH_SETTLE) || now - h.at >= REPLY_WAIT;
-            if due {
-                let h = held.remove(k);
-                if now - h.at >= REPLY_WAIT && h.seen.is_none() {
-                    tracing::warn!(
-                        "{}: the client's reply reader not discovered in {REPLY_WAIT:?}; replied anyway",
-                        self.reply_topic
-                    );
-                }
-                result = result.and(self.write(h.raw, h.sample));
-            } else {
-                k += 1;
-            }
-        }
-        result
-    }
-
-    /// Whether discovery shows the client's reply reader: the reader
-    /// itself where the request names it (rmw_fastrtps sends its reply
-    /// reader's GUID as the related sample identity), else a reader of the
-    /// reply topic in the participant of the client that wrote it.
-    fn client_known(&self, sample: SampleIdentity) -> bool {
-        let guid = sample.writer_guid;
-        if guid.prefix == rustdds::GUID::GUID_UNKNOWN.prefix {
-            return true;
-        }
-        let exact = guid.entity_id.entity_kind.is_reader();
-        self.participant.discovered_readers().iter().any(|r| {
-            let id = r.reader_proxy.remote_reader_guid;
-            (if exact { id == guid } else { id.prefix == guid.prefix })
-                && r.subscription_topic_data.topic_name() == &self.reply_topic
-        })
-    }
-
-    fn write(&self, raw: Raw, sample: SampleIdentity) -> Result<(), String> {
         let opts = WriteOptionsBuilder::new()
             .source_timestamp(rustdds::Timestamp::now())
             .related_sample_identity(sample)
