@@ -68,6 +68,12 @@ def main():
                 poll()
                 time.sleep(0.005)
 
+        # The node up and publishing (its diagnostics name the dropped count).
+        end = time.time() + 60
+        while dropped[0] is None and time.time() < end:
+            play(0.1)
+        if dropped[0] is None:
+            raise RuntimeError("no diagnostics from the node in 60 s")
         play(8.0)
         t_join = time.time()
         before = dropped[0]

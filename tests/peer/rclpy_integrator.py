@@ -93,7 +93,7 @@ def run(seen, tmp):
     me = Node("integrator")
     target = "/workcell_guard"
 
-    def done(fut, timeout=10.0):
+    def done(fut, timeout=30.0):
         end = time.time() + timeout
         while not fut.done() and time.time() < end:
             rclpy.spin_once(me, timeout_sec=0.01)
