@@ -314,7 +314,8 @@ fn the_node_records_itself_and_its_recording_replays_to_the_same_decisions() {
         let count = |key: &str| v["counts"][key].as_u64().unwrap_or(0);
         for arm in ["arm_left", "arm_right"] {
             assert!(count(&format!("/{arm}/joint_states sensor_msgs/msg/JointState ros2msg cdr")) > 100, "{v}");
-            assert!(count(&format!("/{arm}/grant workcell_guard_msgs/msg/ManipulatorGrant ros2msg cdr")) > 100, "{v}");
+            // Grants go out on change and at the heartbeat, not every cycle.
+            assert!(count(&format!("/{arm}/grant workcell_guard_msgs/msg/ManipulatorGrant ros2msg cdr")) >= 10, "{v}");
             assert_eq!(count(&format!("/{arm}/planned_trajectory trajectory_msgs/msg/JointTrajectory ros2msg cdr")), 1);
             let states = v["grants"][format!("/{arm}/grant")].as_array().unwrap();
             assert_eq!(states.last().unwrap(), 3, "{arm}'s last grant is DONE");

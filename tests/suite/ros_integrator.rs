@@ -5,11 +5,11 @@
 //! poses are read in their frame; a platen move can be given up; the
 //! diagnostics do not say an arm at rest moves.
 
-use crate::ros_node::{cloud, node, run, status};
+use crate::ros_node::{cloud, node, run, state, status};
 use serde_json::{Value, json};
 use workcell_guard_core::platen::CellMap;
 use workcell_guard_ros::msg::{
-    GuardState, Header, JointState, PlatenGrant, PlatenMoveRequest, Point, Pose, Pose2D, PoseStamped, Quaternion, Time,
+    GuardState, Header, PlatenGrant, PlatenMoveRequest, Point, Pose, Pose2D, PoseStamped, Quaternion, Time,
 };
 use workcell_guard_ros::node::{GuardNode, ServiceError};
 
@@ -32,16 +32,6 @@ fn agrees(n: &mut GuardNode, t: f64, want: (u8, u8), says: &str) {
     assert!(st.message.contains(&s.reason_text), "diagnostics `{}` do not carry `{}`", st.message, s.reason_text);
 }
 
-fn right_state(names: &[&str], q: &[f64], t: f64) -> JointState {
-    JointState {
-        header: Header { stamp: stamp(t), frame_id: String::new() },
-        name: names.iter().map(|s| s.to_string()).collect(),
-        position: q.to_vec(),
-        velocity: Vec::new(),
-        effort: Vec::new(),
-    }
-}
-
 const Q_RIGHT: [f64; 8] = [-1.5, 1.2, 0.0, -0.3, 0.0, 0.0, 0.0, 0.0];
 
 #[test]
@@ -53,7 +43,7 @@ fn the_state_names_a_refused_joint_state_as_the_diagnostics_do() {
     // and named for what it is (not "warming up", not its age).
     for _ in 0..200 {
         t += 0.005;
-        let _ = n.on_joint_state(1, &right_state(&RIGHT[1..], &Q_RIGHT[1..], t), t);
+        let _ = n.on_joint_state(1, &state(&RIGHT[1..], &Q_RIGHT[1..], t), t);
         n.cycle(t);
     }
     agrees(&mut n, t, (GuardState::SOURCE_REFUSED_INPUT, GuardState::REASON_REFUSED_INPUT), "joint state refused");
@@ -82,7 +72,7 @@ fn the_state_and_the_diagnostics_agree_for_every_cause_the_node_can_be_put_in() 
     let mut q = Q_RIGHT;
     q[2] = f64::NAN;
     t += 0.005;
-    let _ = n.on_joint_state(1, &right_state(&RIGHT, &q, t), t);
+    let _ = n.on_joint_state(1, &state(&RIGHT, &q, t), t);
     n.cycle(t);
     agrees(&mut n, t, (GuardState::SOURCE_GUARD, GuardState::REASON_BAD_JOINT_STATE), "joint state refused");
     // Stale sensing.

@@ -26,7 +26,7 @@ pub(crate) fn node() -> GuardNode {
 const LEFT: [&str; 7] = ["shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3", "finger_left"];
 const RIGHT: [&str; 8] = ["j1", "j2", "j3", "j4", "j5", "j6", "j7", "finger_a_joint"];
 
-fn state(names: &[&str], q: &[f64], t: f64) -> JointState {
+pub(crate) fn state(names: &[&str], q: &[f64], t: f64) -> JointState {
     let sec = t.floor();
     JointState {
         header: Header { stamp: Time { sec: sec as i32, nanosec: ((t - sec) * 1e9) as u32 }, frame_id: String::new() },

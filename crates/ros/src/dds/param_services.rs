@@ -6,10 +6,13 @@
 //! parameter's type, range and read-only flag (`use_sim_time` and the
 //! others read at start included), then the tuning they lead to together,
 //! so parameters that are valid only together (`clearance_m` and
-//! `release_m` raised at once) are taken in any order. Both
-//! `set_parameters` (what `ros2 param set` and `ros2 param load` send) and
-//! `set_parameters_atomically` are applied all or nothing: a refusal
-//! applies none, and names what was refused. An accepted set goes to the
+//! `release_m` raised at once) are taken in any order.
+//! `set_parameters_atomically` is applied all or nothing.
+//! `set_parameters` (what `ros2 param set` and `ros2 param load` send)
+//! answers per parameter, as rclcpp does: one refused for its own type,
+//! range or read-only flag leaves the others be; the others are taken
+//! together, and where they fail together (a file whose margins cross)
+//! none of them is applied, each result naming why. An accepted set goes to the
 //! loop in one piece, and into ros2-client's store (which publishes
 //! `/parameter_events`) with the types declared. NaN and infinity are
 //! refused as not finite; deleting a parameter is refused as such.
@@ -195,6 +198,40 @@ impl ParamServices {
         Ok(())
     }
 
+    /// `set_parameters`, as rclcpp answers it (a result per parameter, a
+    /// refused one leaving the others be), but judged as a whole: each
+    /// parameter on its own (type, range, read-only), then the ones that
+    /// pass, together, so that parameters valid only together are taken in
+    /// any order; where those fail together, none of the set is applied.
+    fn set_each(&self, node: &Node, params: &[raw::Parameter]) -> Vec<raw::SetParametersResult> {
+        let alone: Vec<Option<String>> = {
+            let (Ok(cur), Ok(cell)) = (self.current.lock(), self.cell.lock()) else {
+                return vec![result(Err("parameters poisoned".into())); params.len()];
+            };
+            params
+                .iter()
+                .map(|p| {
+                    let v = json_of(&ParameterValue::from(p.value.clone()));
+                    crate::node::check_alone(&cell, &cur, &p.name, &v).err().map(|e| e.to_string())
+                })
+                .collect()
+        };
+        let good: Vec<raw::Parameter> =
+            params.iter().zip(&alone).filter(|(_, e)| e.is_none()).map(|(p, _)| p.clone()).collect();
+        let mut together = match self.apply(node, &good) {
+            Ok(()) => vec![result(Ok(())); good.len()],
+            Err(results) => results,
+        }
+        .into_iter();
+        alone
+            .into_iter()
+            .map(|e| match e {
+                Some(reason) => result(Err(reason)),
+                None => together.next().unwrap_or_else(|| result(Err("not applied".into()))),
+            })
+            .collect()
+    }
+
     /// Answers calls until the node goes.
     pub(super) async fn serve(&self, node: &Node) {
         let e = |what: &'static str| move |r: Result<_, String>| r.map_err(|err| (what, err));
@@ -245,10 +282,7 @@ impl ParamServices {
                 self.get_types.send_response(id, GetParameterTypesResponse { values })
             }
             Call::Set(id, q) => {
-                let results = match self.apply(node, &q.parameter) {
-                    Ok(()) => vec![result(Ok(())); q.parameter.len()],
-                    Err(results) => results,
-                };
+                let results = self.set_each(node, &q.parameter);
                 self.set.send_response(id, SetParametersResponse { results })
             }
             Call::Atomic(id, q) => {
