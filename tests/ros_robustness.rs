@@ -78,9 +78,8 @@ fn the_node_fails_safe_over_dds_as_a_user_sees_it() {
 /// back stop it within the watchdog (0.15 s here, plus the cycle and the
 /// DDS hop), with the fault named, the other arm running on, and it runs
 /// again once good states return; a corrupt workcell on reload is refused
-/// and the old cell runs on; a subscriber suspended (SIGSTOP) long enough
-/// to fill the grant writers' window costs no cycles (grants are dropped,
-/// not waited for) and a frozen stream meanwhile still stops its arm; a
+/// and the old cell runs on; a subscriber suspended (SIGSTOP) for 9 s
+/// costs no cycles and a frozen stream meanwhile still stops its arm; a
 /// node killed and restarted sends a late reader `true` first and runs
 /// again after warm-up.
 #[test]

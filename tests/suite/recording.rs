@@ -69,7 +69,13 @@ fn fed_directly(states: &[(u64, usize, JointState)]) -> (Vec<(u64, usize, bool)>
                     changes.push((ns, r, s.data));
                 }
             }
-            grants.extend_from_slice(n.arm_grants());
+            // The grants due, as the event loop publishes them.
+            for r in 0..n.arm_grants().len() {
+                if n.grant_due(r) {
+                    grants.push(n.arm_grants()[r].clone());
+                    n.grant_sent(r, true);
+                }
+            }
         }
     };
     for (ns, r, js) in states {
