@@ -406,6 +406,19 @@ pub fn read(path: &Path, topics: &Topics) -> Result<Recording, BagError> {
 /// and reserves what they claim (a fuzzed bag asked for 192 PiB and aborted
 /// the process).
 pub fn read_bytes(bytes: &[u8], path: &Path, topics: &Topics) -> Result<Recording, BagError> {
+    // mcap's linear reader panics on some malformed chunks too (an
+    // arithmetic overflow, found by fuzzing with overflow checks on):
+    // contained, such a file is corrupt.
+    workcell_guard_description::contain::contain(|| read_records(bytes, path, topics)).unwrap_or_else(|p| {
+        Err(BagError::Corrupt {
+            path: path.into(),
+            messages: 0,
+            why: format!("a malformed chunk (the reader failed: {p})"),
+        })
+    })
+}
+
+fn read_records(bytes: &[u8], path: &Path, topics: &Topics) -> Result<Recording, BagError> {
     use mcap::records::Record;
     let corrupt = |messages: usize, why: String| BagError::Corrupt { path: path.into(), messages, why };
     let mut rec = Recording::default();
