@@ -158,7 +158,9 @@ struct SimulateArgs {
     /// Which episodes hand their planned trajectories to the guard: half (even seeds), always, never.
     #[arg(long, default_value = "half")]
     plans: sim::PlanMode,
-    /// The arms follow the guard's speed scaling (by default they run at full pace until stopped).
+    /// The arms obey every output: their speed scaling and their grants (never past a grant's end, back along
+    /// the plan when told to back away), as a cell under the guard does; by default they run at full pace until
+    /// stopped.
     #[arg(long)]
     obey_scaling: bool,
     /// Robot against robot by whole swept volumes (the baseline), not time-matched.
@@ -183,6 +185,9 @@ struct SimulateArgs {
     /// Fraction of the URDF speed limits used.
     #[arg(long, default_value_t = SimOptions::default().speed_fraction)]
     speed_fraction: f64,
+    /// The speed scaling's slow-down distance (the node's `slow_down_m`), m; default the node's.
+    #[arg(long)]
+    slow_down_m: Option<f64>,
     /// The arms brake under a physics the guard does not know (what `simulate-stops` records: a reaction time
     /// drawn per stop, deceleration varying with speed and position, derived from the configured figures so that
     /// those stay conservative), not exactly at the configured figures.
@@ -296,6 +301,9 @@ fn simulate(a: &SimulateArgs) -> Result<(), AnyError> {
     if !(a.goals > 0 && a.speed_fraction > 0.0 && a.speed_fraction <= 1.0) {
         return Err("--goals must be positive and --speed-fraction in (0, 1]".into());
     }
+    if a.slow_down_m.is_some_and(|m| !(m.is_finite() && m > 0.0)) {
+        return Err("--slow-down-m must be a positive number of metres".into());
+    }
     let base = workcell::load(&a.workcell)?;
     if base.manipulators.is_empty() {
         println!("{}: no manipulators, so no arm episodes", a.workcell.display());
@@ -326,13 +334,15 @@ fn simulate_arms(a: &SimulateArgs, base: &workcell::Workcell) -> Result<(), AnyE
         goals: a.goals,
         plans: if a.crossing { sim::PlanMode::Always } else { a.plans },
         obey_scaling: a.obey_scaling || a.crossing,
-        obey_grants: a.crossing,
+        obey_grants: a.crossing || a.obey_scaling,
         give_way: a.give_way,
         go_on: a.go_on,
         boost_after_s: a.boost_after.filter(|s| s.is_finite() && *s > 0.0),
         swept: a.swept,
         speed_fraction: a.speed_fraction,
         physics: a.physics,
+        slow_down_m: a.slow_down_m.filter(|m| m.is_finite() && *m > 0.0),
+        hazards: a.obey_scaling && !a.crossing,
         ..SimOptions::default()
     };
     let cache = a.matrix_cache.clone().or_else(dds::default_cache_dir);

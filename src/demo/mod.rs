@@ -116,10 +116,17 @@ pub fn run(a: &DemoArgs) -> Result<(), AnyError> {
     let mut node = start_node(a, &out, &mcap)?;
     let result = play(a, &cell, robots, &mut node, &out);
     let stopped = node.stop();
-    let (events, waited) = result?;
+    let (events, waited, speed) = result?;
     stopped?;
     println!("summary: {}", events.summary());
     println!("  moved for {:.1} s after {waited:.1} s waiting for the node", a.duration_s);
+    for (m, (moving, full)) in cell.manipulators.iter().zip(&speed) {
+        println!(
+            "  {}: at full speed (speed scaling 1) {:.1} % of the {moving:.1} s it moved",
+            m.name,
+            100.0 * full / moving.max(1e-9)
+        );
+    }
     let mut l = crate::replay::load(&mcap, Some(&a.workcell), &RosArgs::default())?;
     let report = out.join("report.html");
     let settings = vec![
@@ -243,15 +250,20 @@ fn header(stamp: Time, frame: &str) -> Header {
     Header { stamp, frame_id: frame.to_string() }
 }
 
+/// What the robots' side returns: the events, how long it waited, and per
+/// arm the seconds it moved and of those at full speed.
+type Played = (Events, f64, Vec<(f64, f64)>);
+
 /// The robots' side: waits for the node, then plays `a.duration_s` seconds.
-/// Returns the events and how long it waited.
+/// Returns the events, how long it waited, and per arm the seconds it
+/// moved and of those at full speed.
 fn play(
     a: &DemoArgs,
     cell: &Workcell,
     mut robots: DemoRobots,
     node: &mut NodeProcess,
     out: &Path,
-) -> Result<(Events, f64), AnyError> {
+) -> Result<Played, AnyError> {
     let peer = CellPeer::new(&RosArgs::default(), cell, "workcell_guard_demo_robots")?;
     let arms: Vec<String> = cell.manipulators.iter().map(|m| m.name.clone()).collect();
     let units: Vec<String> = cell.platen.iter().flat_map(|p| &p.units).map(|u| u.name.clone()).collect();
@@ -351,7 +363,8 @@ fn play(
         }
     }
     bar.finish_and_clear();
-    Ok((events, waited))
+    let speed = robots.arms.iter().map(|a| (a.moving_s, a.full_speed_s)).collect();
+    Ok((events, waited, speed))
 }
 
 fn units_of(cell: &Workcell) -> Vec<String> {

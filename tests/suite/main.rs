@@ -35,3 +35,4 @@ mod ros_files;
 mod ros_integrator;
 mod ros_node;
 mod ros_state;
+mod scaling;

@@ -26,9 +26,13 @@ pub struct NodeParams {
     pub use_sim_time: bool,
     /// `diagnostics_hz`: diagnostics published per second (0 = none), default 10.
     pub diagnostics_hz: f64,
-    /// `slow_down_m`: speed scaling falls from 1 to 0 as a robot's
-    /// clearance beyond the release margin falls from this to 0, default 0.1.
+    /// `slow_down_m`: speed scaling falls from 1 to `escape_speed_scaling`
+    /// as the clearance of what a robot's stopping path approaches, beyond
+    /// the clearance margin, falls from this to 0, default 0.05.
     pub slow_down_m: f64,
+    /// `speed_scaling_rate`: the speed scaling changes by at most this much
+    /// a second either way (but to 0 at once on a stop), default 4.
+    pub speed_scaling_rate: f64,
     /// `escape_speed_scaling`: the speed scaling of a robot let go on is at
     /// least this, default 0.25 (only a stop or its grant bring it lower).
     pub escape_speed_scaling: f64,
@@ -95,8 +99,9 @@ impl Default for NodeParams {
             diagnostics_hz: 10.0,
             markers_hz: 10.0,
             latch_stops: false,
-            slow_down_m: 0.1,
+            slow_down_m: 0.05,
             escape_speed_scaling: 0.25,
+            speed_scaling_rate: 4.0,
             stop_heartbeat_s: 1.0,
             shutdown_linger_s: 1.0,
             qos_overrides: crate::qos::QosOverrides::default(),
@@ -269,9 +274,12 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("latch_stops", Kind::Bool, "false", NextCycle,
         "A proximity stop (cell, robot, self) holds until `~/reset_stop` releases it.",
         get: |p, c| p.latch_stops, set: |p, v| p.latch_stops = v.as_bool() == Some(true)),
-    spec!("slow_down_m", range(1e-3, 2.0), "0.1", NextCycle,
-        "Speed scaling rises from `escape_speed_scaling` to 1 over this much clearance to the cell and the other robots (not its own links) beyond the release margin, m.",
+    spec!("slow_down_m", range(1e-3, 2.0), "0.05", NextCycle,
+        "Speed scaling rises from `escape_speed_scaling` to 1 as the clearance of what the robot's stopping path approaches (the cell, other robots; not its own links), at the speed it goes, rises from the clearance margin to that plus this, m; what it moves away from or past does not slow it.",
         get: |p, c| p.slow_down_m, set: |p, v| p.slow_down_m = num(v)),
+    spec!("speed_scaling_rate", range(0.1, 1000.0), "4", NextCycle,
+        "Speed scaling changes by at most this much a second, up or down (a controller's ramp); a stop still drops it to 0 at once and it never exceeds the grant's, 1/s.",
+        get: |p, c| p.speed_scaling_rate, set: |p, v| p.speed_scaling_rate = num(v)),
     spec!("escape_speed_scaling", range(0.0, 1.0), "0.25", NextCycle,
         "Speed scaling of a robot the guard lets go on at least this, whatever its clearance (as when it escapes: released because its forecast moves it away from what stopped it); only a stop or its grant bring it lower.",
         get: |p, c| p.escape_speed_scaling, set: |p, v| p.escape_speed_scaling = num(v)),

@@ -27,10 +27,13 @@ use workcell_guard_core::arbiter::GrantState;
 use workcell_guard_core::cell::Workcell;
 use workcell_guard_core::field::DistanceField;
 use workcell_guard_core::guard::{
-    ArbitrationPolicy, Command, Decision, Guard, GuardError, JointStateIn, PlanState, Reason, Scope, StopSource,
+    ArbitrationPolicy, Command, CommandPolicy, Decision, Guard, GuardError, JointStateIn, PlanState, Reason, Scope,
+    StopSource,
 };
 use workcell_guard_core::model::coverage::Rng;
 use workcell_guard_core::model::{PosedSpheres, SpherePoser};
+
+mod judge;
 
 use crate::braking::BrakePhysics;
 use crate::motion::{SimArm, straight_plan};
@@ -67,6 +70,12 @@ pub struct SimOptions {
     /// that varies with speed and position, the effective one of its
     /// physics from where braking begins), not exactly at those figures.
     pub physics: bool,
+    /// [`CommandPolicy::slow_down_m`] (`None`: its default, the node's).
+    pub slow_down_m: Option<f64>,
+    /// Each episode is also run without the guard, to tell the episodes
+    /// with a real hazard (unguarded, the arms come within the clearance
+    /// margin) from the others.
+    pub hazards: bool,
 }
 
 impl Default for SimOptions {
@@ -84,6 +93,8 @@ impl Default for SimOptions {
             go_on: false,
             boost_after_s: None,
             physics: false,
+            slow_down_m: None,
+            hazards: false,
         }
     }
 }
@@ -130,6 +141,9 @@ impl Sim {
         let boost_after_s = opts.boost_after_s.or(policy.boost_after_s);
         let p = ArbitrationPolicy { give_way_at_start: opts.give_way, go_on_when_clear: opts.go_on, ..policy };
         guard.set_arbitration_policy(ArbitrationPolicy { boost_after_s, ..p });
+        if let Some(slow_down_m) = opts.slow_down_m {
+            guard.set_command_policy(CommandPolicy { slow_down_m, ..guard.command_policy() });
+        }
         let posers: Vec<SpherePoser> =
             cell.manipulators.iter().map(|m| SpherePoser::new(&m.robot, &m.spheres, m.base)).collect();
         let posed = posers.iter().map(|p| p.posed()).collect();
@@ -405,7 +419,16 @@ impl Sim {
             arms.push(SimArm::new(q, goals));
         }
         let unguarded = self.unguarded_makespan(&arms);
+        let hazard = self.opts.hazards && self.unguarded_hazard(&arms, 3.0 * unguarded + 1.0);
         self.run(&mut rep, arms, self.opts.plans.publishes(seed), (unguarded, 3.0 * unguarded + 1.0));
+        if hazard {
+            // Nobody can finish such an episode without a contact: it is
+            // not a stall but a hazard, caught when nothing touched.
+            rep.hazards += 1;
+            rep.hazards_caught += usize::from(rep.contacts() == 0);
+            rep.hazards_unfinished += rep.stalled;
+            rep.stalled = 0;
+        }
         if rep.stalled > 0 {
             rep.stalled_seeds.push(seed);
         }
@@ -438,6 +461,10 @@ impl Sim {
         let warm = ((self.guard.settings().release_hold_s + 0.05) / dt).ceil() as usize;
         let limit = (limit_s / dt).ceil() as usize;
         let mut was_stopped = vec![true; n];
+        // When each arm was last released from a stop of the checks (not
+        // a grant's hold), and whether its last cycle was a hold.
+        let (mut released_at, mut held_before) = (vec![f64::NEG_INFINITY; n], vec![false; n]);
+        let settle_s = self.guard.settings().release_hold_s;
         let mut finished_at = None;
         // WG_SIM_TRACE=N: a line per arm every N cycles (to see a stall).
         let trace: Option<usize> =
@@ -472,18 +499,9 @@ impl Sim {
                 if self.opts.obey_grants {
                     obey_grant(&mut arms[r], &commands[r]);
                 }
+                let held = commands[r].source == StopSource::Grant;
                 if moving {
-                    if escaping[r] {
-                        rep.escaping_s += dt;
-                        rep.escapes += usize::from(was_stopped[r]);
-                    }
-                    if stop {
-                        rep.stopped_s += dt;
-                    } else if arms[r].scaling < 1.0 && !arms[r].done() {
-                        rep.slowed_s += dt;
-                    }
-                    rep.held_s += if commands[r].source == StopSource::Grant { dt } else { 0.0 };
-                    rep.retreats += usize::from(commands[r].retreat);
+                    account(rep, &commands[r], &arms[r], (escaping[r], was_stopped[r]), dt);
                 }
                 if stop && arms[r].brake_at.is_none() {
                     let react = if self.opts.physics {
@@ -492,18 +510,22 @@ impl Sim {
                         self.cell.manipulators[r].reaction_time_s
                     };
                     arms[r].brake_at = Some(t + react);
-                    if moving && !was_stopped[r] {
-                        let class = match commands[r].cause.map(|c| c.reason) {
-                            Some(Reason::Cell) => 0,
-                            Some(Reason::SelfCollision) => 1,
-                            Some(Reason::Robot { .. }) => 2,
-                            _ => 3,
-                        };
-                        self.judge_stop(rep, &arms, r, t, class);
+                    if moving && !was_stopped[r] && held {
+                        // Its grant holds it on its path: the arbitration's
+                        // pause, counted apart from the checks' stops.
+                        rep.holds += 1;
+                    } else if moving && !was_stopped[r] {
+                        // Stopped again within the settle time of its release: a flip.
+                        rep.restops += usize::from(t - released_at[r] < settle_s);
+                        self.judge_stop(rep, &arms, r, t, cause_class(&commands[r]));
                     }
                 } else if !stop && arms[r].brake_at.is_some() {
                     arms[r].brake_at = None;
+                    if !held_before[r] {
+                        released_at[r] = t;
+                    }
                 }
+                held_before[r] = held;
                 was_stopped[r] = stop;
             }
             if !moving {
@@ -537,78 +559,38 @@ impl Sim {
             None => rep.stalled += 1,
         }
     }
+}
 
-    /// The makespan without a guard: per arm, its plans' durations in turn;
-    /// the longest.
-    pub(crate) fn unguarded_makespan(&self, arms: &[SimArm]) -> f64 {
-        let mut worst = 0.0f64;
-        for (r, a) in arms.iter().enumerate() {
-            let decel = &self.cell.manipulators[r].max_decel;
-            let (mut q, mut total) = (a.q.clone(), 0.0);
-            for g in a.goals.iter().rev() {
-                if let Some(p) = straight_plan(&q, g, &self.vmax[r], decel) {
-                    total += p.duration_s();
-                }
-                q.clone_from(g);
-            }
-            worst = worst.max(total);
-        }
-        worst
+/// Adds one cycle of arm `arm` under command `c` to the shares of time
+/// (`escaping`, `was_stopped`: last cycle's).
+fn account(rep: &mut SimReport, c: &Command, arm: &SimArm, (escaping, was_stopped): (bool, bool), dt: f64) {
+    if escaping {
+        rep.escaping_s += dt;
+        rep.escapes += usize::from(was_stopped);
     }
-
-    /// Counts a new stop of arm `r` at `t`, and judges it: false when
-    /// continuing would have kept every clearance above the margin; then
-    /// its cause (forecast by extrapolation, or on plan with the clearance
-    /// shrinking or growing).
-    fn judge_stop(&mut self, rep: &mut SimReport, arms: &[SimArm], r: usize, t: f64, class: usize) {
-        rep.stops += 1;
-        rep.stops_for[class] += 1;
-        let planned = matches!(self.guard.plan_state(r), Some(PlanState::On { .. }));
-        rep.stops_planned += usize::from(planned);
-        let horizon = self.guard.plan(r).map_or(0.0, |p| p.horizon_s);
-        let least = self.least_if_continued(arms, r, t, horizon + self.opts.false_stop_extra_s);
-        let clear = least > self.cell.margins.clearance_m;
-        rep.false_stops += usize::from(clear);
-        rep.false_for[class] += usize::from(clear);
-        rep.false_stops_touch += usize::from(least > 0.0);
-        if clear {
-            rep.false_planned += usize::from(planned);
-            if !planned {
-                rep.false_extrapolated += 1;
-            } else {
-                // The trend: the arm's clearance one cycle on, had it continued.
-                self.contacts(arms, f32::INFINITY);
-                let before = self.arm_min[r];
-                let mut world = arms.to_vec();
-                world[r].brake_at = None;
-                self.advance(&mut world, t);
-                self.contacts(&world, f32::INFINITY);
-                if self.arm_min[r] < before {
-                    rep.false_approaching += 1;
-                } else {
-                    rep.false_separating += 1;
-                }
-            }
+    if !arm.done() {
+        rep.busy_s += dt;
+        if c.source == StopSource::Grant {
+            rep.held_s += dt;
+        } else if c.stop {
+            rep.stopped_s += dt;
+        } else if c.speed_scaling < 1.0 {
+            rep.slowed_s += dt;
+        } else {
+            rep.full_s += dt;
         }
     }
+    rep.retreats += usize::from(c.retreat);
+}
 
-    /// The least clearance (exact up to the clearance margin) over the
-    /// next `horizon_s` if arm `r` kept going (stop cancelled), the others
-    /// as they are.
-    fn least_if_continued(&mut self, states: &[SimArm], r: usize, t0: f64, horizon_s: f64) -> f64 {
-        let mut world = states.to_vec();
-        world[r].brake_at = None;
-        let steps = (horizon_s / self.opts.dt_s).ceil() as usize;
-        let within = self.cell.margins.clearance_m as f32;
-        let mut least = f64::INFINITY;
-        for k in 0..steps {
-            self.advance(&mut world, t0 + k as f64 * self.opts.dt_s);
-            least = least.min(self.contacts(&world, within).min);
-            if least <= 0.0 {
-                break;
-            }
-        }
-        least
+/// What a stop was for: 0 the cell, 1 its own links, 2 another arm, 3
+/// anything else (data, holding).
+fn cause_class(c: &Command) -> usize {
+    match c.cause.map(|c| c.reason) {
+        Some(Reason::Cell) => 0,
+        Some(Reason::SelfCollision) => 1,
+        Some(Reason::Robot { .. }) => 2,
+        _ => 3,
     }
 }
 

@@ -38,7 +38,6 @@
 //! makespan, plus 2 s) counts as a deadlock.
 
 use workcell_guard_core::forecast::track::JointPlan;
-use workcell_guard_core::guard::CommandPolicy;
 use workcell_guard_core::model::coverage::Rng;
 
 use crate::arms::{Sim, SimReport};
@@ -415,10 +414,6 @@ impl Sim {
                 SimArm::new(l.a.clone(), goals)
             })
             .collect();
-        // Speed scaling from the grants alone: the clearance slow-down
-        // would crawl arms whose rests are near the table.
-        let policy = self.guard.command_policy();
-        self.guard.set_command_policy(CommandPolicy { slow_down_m: 1e-3, ..policy });
         let unguarded = self.unguarded_makespan(&arms);
         self.run(&mut rep, arms, true, (unguarded, deadlock_bound_s(reference)));
         if rep.stalled > 0 {
@@ -427,7 +422,6 @@ impl Sim {
         if rep.contacts() > 0 {
             rep.contact_seeds.push(seed);
         }
-        self.guard.set_command_policy(policy);
         if rep.finished > 0 {
             rep.makespan_one_at_a_time_s = reference;
             rep.makespan_one_at_a_time_tight_s = reference_tight;

@@ -72,7 +72,14 @@ pub struct DemoArm {
     /// Scripted goals still to come, the next last.
     script: Vec<Vec<f64>>,
     reaction_s: f64,
+    /// Seconds it moved (some joint faster than [`MOVING_RADPS`]).
+    pub moving_s: f64,
+    /// Of those, the seconds at full speed (its speed scaling 1).
+    pub full_speed_s: f64,
 }
+
+/// A joint faster than this moves its arm (the demo's usefulness count), rad/s or m/s.
+pub const MOVING_RADPS: f64 = 1e-3;
 
 /// How a unit asks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -185,6 +192,8 @@ impl DemoRobots {
                 rest_until: 0.0,
                 script: scripted.as_ref().map(|s| vec![s[r].1.clone()]).unwrap_or_default(),
                 reaction_s: cell.manipulators[r].reaction_time_s,
+                moving_s: 0.0,
+                full_speed_s: 0.0,
             })
             .collect();
         let (units, size_xy_m) = match &cell.platen {
@@ -244,6 +253,10 @@ impl DemoRobots {
             let had_plan = a.arm.plan.is_some();
             let decel = &self.sim.cell.manipulators[r].max_decel;
             a.arm.advance(t, dt, &self.sim.vmax[r], decel, decel);
+            if a.arm.v.iter().any(|v| v.abs() > MOVING_RADPS) {
+                a.moving_s += dt;
+                a.full_speed_s += if a.arm.scaling >= 1.0 { dt } else { 0.0 };
+            }
             if a.arm.new_plan {
                 // It waits for its plan's first grant before moving on it.
                 a.arm.new_plan = false;

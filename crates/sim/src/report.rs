@@ -78,6 +78,25 @@ pub struct SimReport {
     pub makespan_one_at_a_time_tight_s: f64,
     /// Arm-seconds held by a grant.
     pub held_s: f64,
+    /// Arm-seconds at full speed (not stopped, speed scaling 1) while the
+    /// arm had goals left.
+    pub full_s: f64,
+    /// Arm-seconds with goals left (the shares' whole).
+    pub busy_s: f64,
+    /// Episodes with a real hazard: run without the guard, the arms come
+    /// within the clearance margin ([`crate::SimOptions::hazards`]); not
+    /// counted as stalled.
+    pub hazards: usize,
+    /// Those the guard kept without a contact.
+    pub hazards_caught: usize,
+    /// Those not finished (the guard stopped the arms short of the contact).
+    pub hazards_unfinished: usize,
+    /// Stops that came within the guard's hold time (its settle time,
+    /// `guard.release_hold_s`) of the same arm's release: flag flips.
+    pub restops: usize,
+    /// Holds: an arm stopped by its grant saying hold (the arbitration's
+    /// pause on its path, not a stop of the checks; not among `stops`).
+    pub holds: usize,
     /// Retreats ordered (back-aways).
     pub retreats: usize,
 }
@@ -120,6 +139,13 @@ impl SimReport {
         self.makespan_one_at_a_time_s += o.makespan_one_at_a_time_s;
         self.makespan_one_at_a_time_tight_s += o.makespan_one_at_a_time_tight_s;
         self.held_s += o.held_s;
+        self.full_s += o.full_s;
+        self.busy_s += o.busy_s;
+        self.holds += o.holds;
+        self.restops += o.restops;
+        self.hazards += o.hazards;
+        self.hazards_caught += o.hazards_caught;
+        self.hazards_unfinished += o.hazards_unfinished;
         self.retreats += o.retreats;
     }
     /// False stops over stops, of arms whose plan the guard had.
@@ -210,6 +236,38 @@ impl SimReport {
             self.finished,
             self.stalled
         );
+        let busy = self.busy_s.max(1e-9);
+        let hours = self.busy_s / 3600.0;
+        let _ = writeln!(
+            o,
+            concat!(
+                "usefulness: of {:.1} arm-s with goals left, full speed {:.1} %, slowed {:.1} %, ",
+                "held by grants {:.1} % ({} holds), stopped {:.1} %; stops {:.1} per robot-hour, ",
+                "false {:.1} per robot-hour ({:.1} % of stops), {} within the settle time of a release; ",
+                "stalled = goals left at 3 × the unguarded makespan + 1 s"
+            ),
+            self.busy_s,
+            100.0 * self.full_s / busy,
+            100.0 * self.slowed_s / busy,
+            100.0 * self.held_s / busy,
+            self.holds,
+            100.0 * self.stopped_s / busy,
+            if hours > 0.0 { self.stops as f64 / hours } else { 0.0 },
+            if hours > 0.0 { self.false_stops as f64 / hours } else { 0.0 },
+            100.0 * self.false_stop_rate(),
+            self.restops
+        );
+        if self.hazards > 0 {
+            let _ = writeln!(
+                o,
+                "hazards (episodes whose unguarded run comes within the clearance margin): {}, caught without a \
+                 contact {} ({:.1} %), {} of them stopped short of finishing",
+                self.hazards,
+                self.hazards_caught,
+                100.0 * self.hazards_caught as f64 / self.hazards as f64,
+                self.hazards_unfinished
+            );
+        }
         seed_list(&mut o, "stalled episodes' seeds", &self.stalled_seeds);
         seed_list(&mut o, "seeds with a contact", &self.contact_seeds);
         if self.makespan_one_at_a_time_s > 0.0 {

@@ -204,6 +204,7 @@ fn build_arm(
             inflated_r: vec![0.0; slots],
             pair_inflation: vec![0.0; n_self_pairs],
             candidates: Vec::with_capacity(slots),
+            now_c: vec![f32::INFINITY; slots],
             speed: vec![0.0; dof],
             path_q: vec![0.0; max_cfg * spec.robot.dof()],
             offset: vec![0.0; dof],
@@ -247,6 +248,7 @@ fn build_arm(
             escape_floor: None,
             prev_class_best: [f32::INFINITY; 3],
             est_period: 0.0,
+            ahead_released_s: f64::NEG_INFINITY,
             follow: Follow {
                 tracker: PlanTracker::new(&spec.plan_tolerance, PLAN_WINDOW_S),
                 rates: Vec::new(),

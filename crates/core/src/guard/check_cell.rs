@@ -79,17 +79,12 @@ impl Guard {
         let every = self.every_sphere;
         let refine_ok = !self.field.has_sensed();
         for ri in 0..self.arms.len() {
-            // Exact where the field could decide: within the margin for a
-            // moving robot (its stop), the release margin for a stopped or
-            // escaping one. Escaping from the cell, everything within the
-            // release margin is recorded (`look`), not only the margin.
-            let escape = self.arms[ri].scratch.track.escape.target;
-            let refine_below = if self.arms[ri].state.stopped || escape.is_some() { release } else { margin };
-            let look = if escape == Some(Target::Cell) { release.max(margin) } else { margin };
+            let (refine_below, look) = self.cell_look(ri, margin, release);
             let n_cfg = self.arms[ri].scratch.n_cfg;
             if n_cfg == 0 || !part.arm(ri) {
                 continue;
             }
+            self.arms[ri].scratch.now_c.fill(f32::INFINITY);
             self.note_fixed_links(ri, margin, release);
             for bi in 0..n_cfg.div_ceil(BATCH) {
                 // One lookup per moving link and lane bounds all of the
@@ -175,7 +170,13 @@ impl Guard {
                                 c = self.exact_cell_clearance(global_link, at, r);
                             }
                             least = if c.is_nan() { c } else { least.min(c) };
-                            Self::note(&mut self.arms[ri].scratch.track, c, k, pair, Reason::Cell, margin);
+                            let scratch = &mut self.arms[ri].scratch;
+                            if k == 0 {
+                                scratch.now_c[sl] = c;
+                            } else {
+                                scratch.track.approach(0, scratch.now_c[sl], c);
+                            }
+                            Self::note(&mut scratch.track, c, k, pair, Reason::Cell, margin);
                         }
                         Self::note_class(&mut self.arms[ri].scratch.track, 0, least, pair);
                     }
@@ -184,6 +185,22 @@ impl Guard {
                 self.arms[ri].scratch.anchors = anchors;
             }
         }
+    }
+
+    /// Where robot `ri`'s cell check refines with exact shapes, and how far
+    /// it looks (records clearances): exact where the field could decide,
+    /// within the margin for a moving robot (its stop), the release margin
+    /// for a stopped or escaping one. Escaping from the cell, everything
+    /// within the release margin is recorded, not only the margin; a robot
+    /// let go on is also looked at within the slow-down distance, for what
+    /// its stopping path approaches (its speed scaling, [`Track::approach`]).
+    fn cell_look(&self, ri: usize, margin: f32, release: f32) -> (f32, f32) {
+        let a = &self.arms[ri];
+        let escape = a.scratch.track.escape.target;
+        let refine_below = if a.state.stopped || escape.is_some() { release } else { margin };
+        let look = if escape == Some(Target::Cell) { release.max(margin) } else { margin };
+        let look = if a.state.stopped { look } else { look.max(margin + self.policy.slow_down_m as f32) };
+        (refine_below, look)
     }
 
     /// Notes robot `ri`'s links that no joint moves: their clearance to the

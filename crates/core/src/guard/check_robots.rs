@@ -33,6 +33,14 @@ pub(super) struct PairFinds {
     last: (usize, usize),
     /// Either robot escapes from the other: the escape gaps are wanted.
     watch: bool,
+    /// Gaps up to this are stopping matters (the release margin, or the
+    /// clearance margin if larger); the ones beyond, up to the slow-down
+    /// distance, only tell what each robot's path approaches.
+    reach: f32,
+    /// For each robot, the least gap at its first sample and over its later
+    /// ones ([`Track::approach`]).
+    near_a: [f32; 2],
+    near_b: [f32; 2],
 }
 
 /// Takes a gap at sample `k` of a path whose last sample is `last` into
@@ -48,7 +56,7 @@ fn escape_gap(e: &mut [f32; 3], gap: f32, k: usize, last: usize) {
 
 impl PairFinds {
     /// Nothing found yet, for arms `ia` and `ib`.
-    fn new(arms: &[Arm], ia: usize, ib: usize) -> PairFinds {
+    fn new(arms: &[Arm], ia: usize, ib: usize, reach: f32) -> PairFinds {
         let (a, b) = (&arms[ia].scratch, &arms[ib].scratch);
         let (n_a, n_b) = (a.n_cfg, b.n_cfg);
         let watch = a.track.escape.target == Some(Target::Robot(ib as u16))
@@ -61,12 +69,21 @@ impl PairFinds {
             escape_b: [f32::INFINITY; 3],
             last: (n_a.saturating_sub(1), n_b.saturating_sub(1)),
             watch,
+            reach,
+            near_a: [f32::INFINITY; 2],
+            near_b: [f32::INFINITY; 2],
         }
     }
 
     /// Takes one sphere pair's gap; `margin_m` is the clearance margin.
     #[inline]
     fn add(&mut self, f: Find, margin_m: f32) {
+        let (ia, ib) = (usize::from(f.sample_a > 0), usize::from(f.sample_b > 0));
+        self.near_a[ia] = self.near_a[ia].min(f.gap_m);
+        self.near_b[ib] = self.near_b[ib].min(f.gap_m);
+        if f.gap_m > self.reach {
+            return;
+        }
         if f.gap_m < self.best.gap_m {
             self.best = f;
         }
@@ -87,6 +104,8 @@ impl PairFinds {
 
     /// Records the finds in both robots' tracks.
     fn apply(&self, arms: &mut [Arm], ia: usize, ib: usize, margin_m: f32) {
+        arms[ia].scratch.track.approach(1, self.near_a[0], self.near_a[1]);
+        arms[ib].scratch.track.approach(1, self.near_b[0], self.near_b[1]);
         if !(self.best.gap_m.is_finite() || self.best.gap_m.is_nan()) {
             return;
         }
@@ -168,20 +187,29 @@ impl Guard {
                 if a.scratch.n_cfg == 0 || b.scratch.n_cfg == 0 || !part.pair(ia, ib) {
                     continue;
                 }
-                let reach = release.max(margin);
+                let stop_reach = release.max(margin);
+                // Gaps are also looked at within the slow-down distance,
+                // for what each robot's stopping path approaches.
+                let reach = stop_reach.max(margin + self.policy.slow_down_m as f32);
+                let grown = |reach: f32| {
+                    let grow = reach + a.scratch.inflate + b.scratch.inflate;
+                    (0..3).all(|c| {
+                        a.scratch.bounds[c] - b.scratch.bounds[3 + c] <= grow
+                            && b.scratch.bounds[c] - a.scratch.bounds[3 + c] <= grow
+                    })
+                };
+                let (near_slow, near_stop) = (grown(reach), grown(stop_reach));
                 let grow = reach + a.scratch.inflate + b.scratch.inflate;
-                let overlap = (0..3).all(|c| {
-                    a.scratch.bounds[c] - b.scratch.bounds[3 + c] <= grow
-                        && b.scratch.bounds[c] - a.scratch.bounds[3 + c] <= grow
-                });
-                if !overlap {
+                if !near_slow {
                     continue;
                 }
-                self.arms[ia].scratch.track.robot_near = true;
-                self.arms[ib].scratch.track.robot_near = true;
+                if near_stop {
+                    self.arms[ia].scratch.track.robot_near = true;
+                    self.arms[ib].scratch.track.robot_near = true;
+                }
                 let (a, b) = (&self.arms[ia], &self.arms[ib]);
                 if self.all_pairs {
-                    self.robots_all_pairs(ia, ib, reach, margin);
+                    self.robots_all_pairs(ia, ib, (stop_reach, reach), margin);
                     continue;
                 }
                 // Deposit a's spheres near b's box, then look up b's spheres near a's box.
@@ -199,7 +227,7 @@ impl Guard {
                 if self.hash.is_empty() {
                     continue;
                 }
-                let mut finds = PairFinds::new(&self.arms, ia, ib);
+                let mut finds = PairFinds::new(&self.arms, ia, ib, stop_reach);
                 for bi in 0..b.scratch.n_cfg.div_ceil(BATCH) {
                     let batch = &b.scratch.batches[bi];
                     for sl in 0..b.model.slots {
@@ -260,10 +288,10 @@ impl Guard {
     }
 
     /// The baseline: every sphere of `ia`'s samples against every sphere of `ib`'s.
-    pub(super) fn robots_all_pairs(&mut self, ia: usize, ib: usize, reach: f32, margin: f32) {
+    pub(super) fn robots_all_pairs(&mut self, ia: usize, ib: usize, (stop_reach, reach): (f32, f32), margin: f32) {
         let (a, b) = (&self.arms[ia], &self.arms[ib]);
         let nl = self.matrix.total_links();
-        let mut finds = PairFinds::new(&self.arms, ia, ib);
+        let mut finds = PairFinds::new(&self.arms, ia, ib, stop_reach);
         for bia in 0..a.scratch.n_cfg.div_ceil(BATCH) {
             let batch_a = &a.scratch.batches[bia];
             for sa in 0..a.model.slots {

@@ -9,15 +9,24 @@
 //! - its cause: the stop that started it, kept while the robot holds;
 //! - whether the stop is due on the wire: on change, and every
 //!   [`CommandPolicy::stop_heartbeat_s`] while unchanged;
-//! - the speed scaling: 0 when stopped, rising to 1 over
-//!   [`CommandPolicy::slow_down_m`] of clearance to the cell and the other
-//!   robots beyond the release margin (not to its own links: a gripper's
-//!   fingers stay as near each other at any speed), but never below
-//!   [`CommandPolicy::escape_scaling`] by clearance (a robot let go on
-//!   inside the release margin, or escaping, must get somewhere: at 0 it
-//!   would stand unstopped and unexplained for ever); never above
+//! - the speed scaling, from the stopping forecast: 0 when stopped; else
+//!   1 unless the robot's stopping path takes it nearer something than it
+//!   is now (the cell, or another robot: not its own links, which stay as
+//!   near each other at any speed). Then it rises from
+//!   [`CommandPolicy::escape_scaling`] to 1 as the least clearance of what
+//!   the path approaches ([`super::track::Track::approach`], on its plan
+//!   when it follows one) goes from the clearance margin to the margin plus
+//!   [`CommandPolicy::slow_down_m`]: the faster it goes, the farther its
+//!   stopping path reaches and the lower its scaling, so it settles at the
+//!   speed whose stopping path ends that far out. What it moves away from
+//!   or past (a table beside its base, an arm it leaves) does not slow it.
+//!   Never below the escape scaling (a robot let go on must get somewhere:
+//!   at 0 it would stand unstopped and unexplained for ever); never above
 //!   what the robot's grant allows ([`ArmGrant::scaling`]), and at least
-//!   the escape scaling while it backs away (its retreat must run);
+//!   the escape scaling while it backs away (its retreat must run). The
+//!   value changes by at most [`CommandPolicy::scaling_rate_per_s`] a
+//!   second either way (a controller's ramp), but drops to 0 at once on a
+//!   stop and never exceeds the grant's;
 //! - the grant itself, and the stop flag under it: a robot whose grant says
 //!   hold is stopped ([`StopSource::Grant`]), so the flag never tells a
 //!   held robot to go on;
@@ -38,9 +47,13 @@ use crate::arbiter::GrantState;
 pub struct CommandPolicy {
     /// Proximity stops (cell, robot, self) hold until reset.
     pub latch_stops: bool,
-    /// Clearance beyond the release margin over which the speed scaling
-    /// rises from the escape scaling to 1, m (positive).
+    /// Clearance beyond the clearance margin, of what a robot's stopping
+    /// path approaches, over which its speed scaling rises from the escape
+    /// scaling to 1, m (positive).
     pub slow_down_m: f64,
+    /// The speed scaling changes by at most this much a second, up or
+    /// down, except to 0 on a stop and down to its grant's (positive).
+    pub scaling_rate_per_s: f64,
     /// Speed scaling of a robot let go on at least this, whatever its
     /// clearance (escaping, released within the release margin, or going
     /// on inside it): only a stop or its grant bring it lower, 0..=1.
@@ -65,7 +78,8 @@ impl Default for CommandPolicy {
     fn default() -> Self {
         CommandPolicy {
             latch_stops: false,
-            slow_down_m: 0.3,
+            slow_down_m: 0.05,
+            scaling_rate_per_s: 4.0,
             escape_scaling: 0.25,
             stop_heartbeat_s: 1.0,
             hold_period_s: 0.1,
@@ -200,6 +214,8 @@ pub(crate) struct Supervision {
     speed_sent: Option<(f64, f64)>,
     /// The grant last handed out for publishing, and when.
     grant_sent: Option<(GrantShown, f64)>,
+    /// When the last command was made (the scaling's rate limit).
+    made_s: f64,
 }
 
 /// A speed scaling this far from the last published one is published
@@ -217,19 +233,20 @@ impl Supervision {
         sent: None,
         speed_sent: None,
         grant_sent: None,
+        made_s: f64::NEG_INFINITY,
     };
 
     /// The command after decision `d` and grant `grant` at `now_s`, with
-    /// `clear_m` the least clearance to the cell and the other robots;
-    /// `prev` is the last command, `release_m` the release margin and
-    /// `shown` what the grant's message shows.
+    /// `approach_m` the least clearance of what its stopping path
+    /// approaches; `prev` is the last command, `margin_m` the clearance
+    /// margin and `shown` what the grant's message shows.
     pub(crate) fn command(
         &mut self,
         p: &CommandPolicy,
         prev: &Command,
-        (d, grant, clear_m): (&Decision, &ArmGrant, f32),
+        (d, grant, approach_m): (&Decision, &ArmGrant, f32),
         now_s: f64,
-        (release_m, shown): (f64, GrantShown),
+        (margin_m, shown): (f64, GrantShown),
     ) -> Command {
         let mut c = Command { cause: prev.cause, grant: *grant, ..Command::START };
         let beat = p.stop_heartbeat_s;
@@ -269,17 +286,7 @@ impl Supervision {
         if c.publish_stop {
             self.sent = Some((c.stop, now_s));
         }
-        let escape = p.escape_scaling.clamp(0.0, 1.0);
-        c.speed_scaling = match d {
-            Decision::Continue { .. } if !c.stop => {
-                // A robot let go on never crawls to a standstill by
-                // clearance alone: where nothing stops or holds it, it must
-                // be able to get somewhere.
-                let s = ((f64::from(clear_m) - release_m) / p.slow_down_m).clamp(0.0, 1.0).max(escape);
-                if grant.state == GrantState::BackAway { s } else { s.min(grant.scaling) }
-            }
-            _ => 0.0,
-        };
+        c.speed_scaling = self.scaling(p, prev, (d, grant, approach_m), now_s, c.stop, margin_m);
         let s = c.speed_scaling;
         c.publish_speed = match self.speed_sent {
             Some((sent, at)) => {
@@ -327,7 +334,62 @@ impl Supervision {
     }
 }
 
+impl Supervision {
+    /// The speed scaling (the module's rule): from what the stopping path
+    /// approaches, the escape floor, the grant, and the rate limit from
+    /// the last command's.
+    fn scaling(
+        &mut self,
+        p: &CommandPolicy,
+        prev: &Command,
+        (d, grant, approach_m): (&Decision, &ArmGrant, f32),
+        now_s: f64,
+        stop: bool,
+        margin_m: f64,
+    ) -> f64 {
+        let dt = (now_s - std::mem::replace(&mut self.made_s, now_s)).clamp(0.0, 1.0);
+        if stop || !matches!(d, Decision::Continue { .. }) {
+            return 0.0;
+        }
+        // A robot let go on never crawls to a standstill by clearance
+        // alone: where nothing stops or holds it, it must be able to get
+        // somewhere.
+        let escape = p.escape_scaling.clamp(0.0, 1.0);
+        let by_path = ((f64::from(approach_m) - margin_m) / p.slow_down_m).clamp(0.0, 1.0).max(escape);
+        let by_path = if by_path.is_nan() { escape } else { by_path };
+        let cap = if grant.state == GrantState::BackAway { 1.0 } else { grant.scaling.clamp(0.0, 1.0) };
+        let step = p.scaling_rate_per_s * dt;
+        let s = by_path.min(cap).max(prev.speed_scaling - step).min(prev.speed_scaling + step);
+        s.min(cap).clamp(0.0, 1.0)
+    }
+}
+
 impl super::Guard {
+    /// Robot `ri`'s command from its decision.
+    pub(super) fn command(&mut self, ri: usize, now_s: f64) {
+        self.supervision[ri].sensing_stale = self.policy.stale_cloud_stops && self.sensing_stale(now_s).is_some();
+        // On its plan, its stopping path at any speed follows the plan: the
+        // cell slows it no more (where the plan meets it, the check stops
+        // it). Proceeding on an increment the arbiter granted, the other
+        // robots do not slow it either: they obey their own grants, and the
+        // arbiter cleared its way of what they hold (the checks still stop
+        // it should one not).
+        let [cell, robots] = self.arms[ri].scratch.track.approach;
+        let a = &self.arms[ri];
+        let on_plan = matches!(a.state.follow.state, super::PlanState::On { .. }) && !a.scratch.reversing;
+        let granted = on_plan && self.arbitration.out[ri].state == GrantState::Proceed;
+        let approach = match (on_plan, granted) {
+            (_, true) => f32::INFINITY,
+            (true, false) => robots,
+            (false, _) => cell.min(robots),
+        };
+        let input = (&self.decisions[ri], &self.arbitration.out[ri], approach);
+        let shown = self.grant_shown(ri);
+        let margin = self.margins.clearance_m;
+        self.commands[ri] =
+            self.supervision[ri].command(&self.policy, &self.commands[ri], input, now_s, (margin, shown));
+    }
+
     /// What robot `ri`'s grant message shows ([`GrantShown`]).
     pub(super) fn grant_shown(&self, ri: usize) -> GrantShown {
         let plan = match self.plan_state(ri) {

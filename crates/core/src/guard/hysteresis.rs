@@ -123,7 +123,7 @@ impl Guard {
             let kind = if a.scratch.track.conflict_k == 0 { StopKind::Immediate } else { StopKind::OnPath };
             return stop(kind, a.scratch.track.conflict_reason, a);
         }
-        if a.state.stopped && clear_ahead {
+        if a.state.stopped && clear_ahead && now_s - a.state.ahead_released_s >= hold {
             // Nothing is within the margin now, and the arbiter grants it
             // its whole next increment, clear of the robot that stopped it:
             // it goes on along its plan, at once. Held here by the release
@@ -131,6 +131,7 @@ impl Guard {
             // waits for that robot to leave.
             a.state.stopped = false;
             (a.state.clear_since, a.state.escape_floor) = (None, None);
+            a.state.ahead_released_s = now_s;
             let t = &a.scratch.track;
             return Decision::Continue { clearance_m: t.best, pair: t.best_pair, escaping: false };
         }

@@ -106,7 +106,7 @@ pub use matrix::{CollisionMatrix, PairClass};
 use plans::Follow;
 pub use plans::{PLAN_ABANDON_S, PLAN_WINDOW_S};
 use track::{APPROACH_EPS_M, Escape, StopCause, Target, Track, class_of};
-pub use track::{ESCAPE_MIN_M, ESCAPE_MIN_ON_PLAN_M};
+pub use track::{APPROACH_SCALING_EPS_M, ESCAPE_MIN_M, ESCAPE_MIN_ON_PLAN_M};
 
 /// The [`BATCH`] lanes of slot `i` in a batch array.
 #[inline(always)]
@@ -185,6 +185,9 @@ struct ArmScratch {
     speed: Vec<f64>,
     /// Scratch: candidate spheres of one link (capacity: all slots).
     candidates: Vec<u32>,
+    /// Scratch, per slot: its clearance to the cell at the first sample
+    /// (now) as the cell check found it (+∞: beyond what it looks at).
+    now_c: Vec<f32>,
     path_q: Vec<f64>,
     /// Scratch, per joint: the robot's offset from its plan, and a travel.
     offset: Vec<f64>,
@@ -259,6 +262,11 @@ struct ArmState {
     est_period: f64,
     /// Its plan and where it is on it.
     follow: Follow,
+    /// When it was last released at once because the arbiter granted its
+    /// increment ahead ([`hysteresis`]): stopped again within the hold
+    /// time, it waits the hold time like any other stop (no flag flipping
+    /// back and forth while the two judgements differ).
+    ahead_released_s: f64,
 }
 
 /// The manipulator guard of one cell.
@@ -367,6 +375,7 @@ impl Guard {
             a.state.clear_since = None;
             a.state.cause = StopCause::Data;
             (a.state.escaping, a.state.escape_floor) = (false, None);
+            a.state.ahead_released_s = f64::NEG_INFINITY;
         }
         self.arbitration.reset();
     }
@@ -562,17 +571,6 @@ impl Guard {
         if let Part::Only(first) = part {
             self.pending = Some(Pending { now_s, first, unknown, margin, release });
         }
-    }
-
-    /// Robot `ri`'s command from its decision.
-    fn command(&mut self, ri: usize, now_s: f64) {
-        let release = self.margins.release_m;
-        self.supervision[ri].sensing_stale = self.policy.stale_cloud_stops && self.sensing_stale(now_s).is_some();
-        let c = self.arms[ri].scratch.track.class_best;
-        let input = (&self.decisions[ri], &self.arbitration.out[ri], c[0].min(c[2]));
-        let shown = self.grant_shown(ri);
-        self.commands[ri] =
-            self.supervision[ri].command(&self.policy, &self.commands[ri], input, now_s, (release, shown));
     }
 
     /// Takes one joint state as it arrives, ahead of the next

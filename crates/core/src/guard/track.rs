@@ -33,6 +33,14 @@ pub(super) struct Track {
     /// Its path box came within reach of another robot's (a robot check
     /// went on to the spheres).
     pub(super) robot_near: bool,
+    /// The least clearance, over the later samples of its stopping path
+    /// (not now), of what the path takes it nearer to: a sphere of a moving
+    /// link nearer the cell there than now, another robot nearer there than
+    /// now, by more than [`APPROACH_SCALING_EPS_M`]; recorded within the
+    /// clearance margin plus [`super::CommandPolicy::slow_down_m`] (+∞:
+    /// nothing approached there), of the cell (0) and of other robots (1).
+    /// The speed scaling's measure.
+    pub(super) approach: [f32; 2],
 }
 
 impl Track {
@@ -47,8 +55,24 @@ impl Track {
         class_pair: [None; 3],
         escape: Escape::NONE,
         robot_near: false,
+        approach: [f32::INFINITY; 2],
     };
+
+    /// Takes a clearance at a later sample that is nearer than `now`, to
+    /// the cell (`of` 0) or another robot (1).
+    #[inline]
+    pub(super) fn approach(&mut self, of: usize, now: f32, later: f32) {
+        if later < now - APPROACH_SCALING_EPS_M {
+            self.approach[of] = self.approach[of].min(later);
+        }
+    }
 }
+
+/// A stopping path that ends nearer something than the robot is now by
+/// more than this approaches it, m: more than joint-state noise moves the
+/// forecast of a robot standing still (it then slows the robot, see
+/// [`super::command`]).
+pub const APPROACH_SCALING_EPS_M: f32 = 5e-4;
 
 /// What a proximity reason is measured against: 0 the cell, 1 the robot's
 /// own links, 2 other robots.

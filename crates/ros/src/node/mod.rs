@@ -232,6 +232,7 @@ pub fn policy_of(p: &NodeParams) -> CommandPolicy {
         latch_stops: p.latch_stops,
         slow_down_m: p.slow_down_m,
         escape_scaling: p.escape_speed_scaling,
+        scaling_rate_per_s: p.speed_scaling_rate,
         stop_heartbeat_s: p.stop_heartbeat_s,
         cloud_timeout_s: p.cloud_timeout_s,
         stale_cloud_stops: p.cloud_policy_stops,

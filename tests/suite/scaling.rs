@@ -1,0 +1,134 @@
+//! Speed scaling from the stopping forecast: an arm is slowed only by what
+//! its stopping path takes it nearer to, the value ramps at the policy's
+//! rate, and a cell whose arms obey every output works at full speed.
+
+use crate::common;
+
+use common::cell::{cache_dir, feed, guard, sample_cell};
+use workcell_guard_core::guard::{Decision, Guard, Reason};
+use workcell_guard_core::model::coverage::Rng;
+use workcell_guard_sim::arms::{PlanMode, Sim, SimOptions, run_episodes};
+
+const DT: f64 = 0.002;
+
+/// The guard and the arms at a clear start, fed at rest for `s` seconds.
+fn at_rest(seed: u64, s: f64) -> (Guard, Vec<Vec<f64>>, f64) {
+    let mut g = guard();
+    let mut sim = Sim::new(sample_cell().clone(), SimOptions::default(), Some(cache_dir())).unwrap();
+    let qs = sim.clear_start(&mut Rng::new(seed)).expect("a clear start exists");
+    let mut t = 0.0;
+    while t < s {
+        t += DT;
+        feed(&mut g, &qs, t);
+    }
+    (g, qs, t)
+}
+
+#[test]
+fn arms_at_rest_beside_the_cell_are_at_full_speed() {
+    // The sample cell's left arm stands 37 mm from the cell's geometry (its
+    // base's fixed links): clearance alone held it near the escape scaling.
+    for seed in [3, 11, 17] {
+        let (g, _, _) = at_rest(seed, 1.0);
+        for (r, c) in g.commands().iter().enumerate() {
+            assert!(!c.stop, "seed {seed}, arm {r} stopped at rest: {c:?}");
+            assert_eq!(c.speed_scaling, 1.0, "seed {seed}, arm {r}: nothing approached, yet slowed: {c:?}");
+        }
+    }
+}
+
+/// The guard, the configurations, the time, the stop's reason and the
+/// least scaling before it.
+type Swung = (Guard, Vec<Vec<f64>>, f64, Reason, f64);
+
+/// Arm 0 from a clear start swings joints `joints` in direction `sign`,
+/// up to 1 rad/s, without obeying anything, until the guard stops it;
+/// every cycle's scaling stays within the policy's rate of the last (or
+/// drops to 0 with the stop). Returns the guard, the configurations, the
+/// time, the stop's reason and the least scaling before the stop (`None`:
+/// 10 s without a stop, the swing clear of everything).
+fn swing(joints: &[usize], sign: f64) -> Option<Swung> {
+    let (mut g, mut qs, mut t) = at_rest(11, 1.0);
+    let rate = g.command_policy().scaling_rate_per_s;
+    let mut prev = g.commands()[0].speed_scaling;
+    assert_eq!(prev, 1.0, "at rest");
+    let (mut w, mut least) = (0.0f64, 1.0f64);
+    for _ in 0..5000 {
+        t += DT;
+        w = (w + 4.0 * DT).min(1.0);
+        for &j in joints {
+            qs[0][j] += sign * w * DT;
+        }
+        let d = feed(&mut g, &qs, t);
+        let c = g.commands()[0];
+        if let Decision::Stop(st) = d[0] {
+            assert_eq!(c.speed_scaling, 0.0, "a stop's scaling is 0");
+            return Some((g, qs, t, st.reason, least));
+        }
+        assert!(
+            (c.speed_scaling - prev).abs() <= rate * DT + 1e-9 || c.speed_scaling == c.grant.scaling,
+            "scaling jumped from {prev} to {} in one cycle",
+            c.speed_scaling
+        );
+        prev = c.speed_scaling;
+        least = least.min(c.speed_scaling);
+    }
+    assert_eq!(least, 1.0, "slowed on a swing that nothing stopped");
+    None
+}
+
+#[test]
+fn an_arm_swinging_into_something_is_slowed_before_it_is_stopped_at_the_policys_rate_and_not_moving_away() {
+    let mut slowed_for = Vec::new();
+    for (joints, sign) in
+        [(&[1usize][..], 1.0), (&[2], 1.0), (&[2], -1.0), (&[1, 2], -1.0), (&[1, 2], 1.0), (&[0], 1.0)]
+    {
+        let Some((mut g, mut qs, mut t, reason, least)) = swing(joints, sign) else {
+            println!("joints {joints:?} by {sign}: never stopped");
+            continue;
+        };
+        println!("joints {joints:?} by {sign}: stopped for {reason:?}; least scaling before {least:.3}");
+        if matches!(reason, Reason::SelfCollision) {
+            continue; // its own links do not slow it
+        }
+        assert!(least < 1.0, "never slowed before the stop for {reason:?}");
+        slowed_for.push(reason);
+        // Brake to rest, then swing back the way it came: once let go, it
+        // is at full speed again within a ramp's time.
+        for _ in 0..400 {
+            t += DT;
+            feed(&mut g, &qs, t);
+        }
+        for k in 0..600 {
+            t += DT;
+            let v = (k as f64 * 2.0 * DT).min(0.5);
+            for &j in joints {
+                qs[0][j] -= sign * v * DT;
+            }
+            feed(&mut g, &qs, t);
+        }
+        let c = g.commands()[0];
+        assert!(!c.stop, "stopped moving away: {c:?}");
+        assert_eq!(c.speed_scaling, 1.0, "moving away from what stopped it, still slowed: {c:?}");
+    }
+    assert!(!slowed_for.is_empty(), "no swing ended at the cell or the other arm");
+}
+
+#[test]
+fn two_arms_obeying_every_output_finish_at_full_speed_without_a_stall_or_a_contact() {
+    let opts = SimOptions {
+        obey_scaling: true,
+        obey_grants: true,
+        plans: PlanMode::Always,
+        hazards: true,
+        ..Default::default()
+    };
+    let sims = (0..2).map(|_| Sim::new(sample_cell().clone(), opts, Some(cache_dir())).unwrap()).collect();
+    let r = run_episodes(sims, 1, 8, false);
+    println!("{}", r.summary(2, opts.dt_s));
+    assert_eq!(r.contacts(), 0);
+    assert_eq!(r.stalled, 0, "stalled: {:?}", r.stalled_seeds);
+    let full = r.full_s / r.busy_s;
+    assert!(full > 0.75, "full speed {:.1} % of the time with goals left", 100.0 * full);
+    assert!(r.makespan_ratio() < 1.15, "makespan {:.3} × unguarded", r.makespan_ratio());
+}
