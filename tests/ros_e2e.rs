@@ -419,7 +419,7 @@ fn the_demo_shows_every_kind_of_answer_and_leaves_a_recording_that_replays_and_a
 
     // The report: every section, its plots drawn, the run's names in it.
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
-    for id in ["summary", "clearance", "grants", "platen", "cycle", "views", "events", "settings"] {
+    for id in ["summary", "clearance", "speed", "grants", "platen", "cycle", "views", "events", "settings"] {
         assert!(html.contains(&format!("<section id=\"{id}\">")), "no section {id}");
     }
     for plot in ["clearance", "grants", "platen", "cycle time", "cell view"] {

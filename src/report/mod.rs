@@ -220,6 +220,14 @@ pub fn html(
     );
     section(
         &mut h,
+        "speed",
+        "Speed",
+        "Per robot, the share of the recorded time at full speed (speed scaling 1), slowed, held on its grant and \
+         stopped, from the speed scaling, grants and stops the node published.",
+        &plots::speed_shares(trace, &lanes),
+    );
+    section(
+        &mut h,
         "grants",
         "Grants timeline",
         "Per robot, its grant's state (proceed green, hold amber, back away purple, done grey); hover for who held it. \

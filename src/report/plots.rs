@@ -16,6 +16,8 @@ pub struct Lanes {
     stop: Vec<Intervals>,
     hold: Vec<Intervals>,
     slow: Vec<Intervals>,
+    /// Whether the robot's speed scaling was published at all.
+    speed_seen: Vec<bool>,
 }
 
 /// Opens and closes intervals as a flag changes.
@@ -33,7 +35,12 @@ fn track(iv: &mut Intervals, open: &mut Option<f64>, on: bool, t: f64) {
 /// The robots' stop, hold and slow-down intervals from the decisions.
 pub fn lanes(out: &[Entry], t0: u64, trace: &Trace) -> Lanes {
     let n = trace.arms.len();
-    let mut l = Lanes { stop: vec![Vec::new(); n], hold: vec![Vec::new(); n], slow: vec![Vec::new(); n] };
+    let mut l = Lanes {
+        stop: vec![Vec::new(); n],
+        hold: vec![Vec::new(); n],
+        slow: vec![Vec::new(); n],
+        speed_seen: vec![false; n],
+    };
     let mut open = vec![[None::<f64>; 3]; n];
     for e in out {
         let t = at(e, t0);
@@ -43,6 +50,7 @@ pub fn lanes(out: &[Entry], t0: u64, trace: &Trace) -> Lanes {
                 track(&mut l.hold[*r], &mut open[*r][1], g.state == ManipulatorGrant::HOLD, t)
             }
             (Role::Speed(r, _), m) if m.scaling().is_some() => {
+                l.speed_seen[*r] = true;
                 track(&mut l.slow[*r], &mut open[*r][2], m.scaling().is_some_and(|f| f < 0.999), t)
             }
             _ => {}
@@ -56,6 +64,38 @@ pub fn lanes(out: &[Entry], t0: u64, trace: &Trace) -> Lanes {
         }
     }
     l
+}
+
+/// Per robot, the share of the recorded time at full speed (speed scaling
+/// 1), slowed (below 1, not stopped), held on a grant, and stopped for
+/// anything else: a table.
+pub fn speed_shares(trace: &Trace, lanes: &Lanes) -> String {
+    let span = trace.span_s.max(1e-9);
+    let total = |iv: &Intervals| iv.iter().map(|(a, b)| (b - a).max(0.0)).sum::<f64>();
+    let mut rows = String::new();
+    for (r, name) in trace.arms.iter().enumerate() {
+        // A stop (and a hold, which raises the stop flag) publishes 0: the
+        // slowed intervals hold the stopped ones.
+        let (slow, stop, hold) = (total(&lanes.slow[r]), total(&lanes.stop[r]), total(&lanes.hold[r]));
+        let pct = |x: f64| 100.0 * (x / span).clamp(0.0, 1.0);
+        if !lanes.speed_seen[r] {
+            let _ =
+                write!(rows, "<tr><td>{}</td><td colspan=\"4\">no speed scaling published</td></tr>", svg::esc(name));
+            continue;
+        }
+        let _ = write!(
+            rows,
+            "<tr><td>{}</td><td>{:.1} %</td><td>{:.1} %</td><td>{:.1} %</td><td>{:.1} %</td></tr>",
+            svg::esc(name),
+            pct(span - slow),
+            pct(slow - stop),
+            pct(hold),
+            pct(stop - hold)
+        );
+    }
+    format!(
+        "<table><tr><th>robot</th><th>full speed</th><th>slowed</th><th>held on a grant</th><th>stopped</th></tr>{rows}</table>"
+    )
 }
 
 /// Clearance over time, the robots' lanes under it.
