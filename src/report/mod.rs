@@ -98,7 +98,10 @@ impl Watch {
         for (r, s) in self.stops.iter_mut().enumerate() {
             *s = node.stops()[r].data;
         }
-        let view = !stopped.is_empty() && trace.views.len() < MAX_VIEWS;
+        // A view at each stop; in a run with none by half way, one there,
+        // so the report always shows the cell.
+        let quiet = trace.views.is_empty() && t >= 0.5 * trace.span_s;
+        let view = (!stopped.is_empty() || quiet) && trace.views.len() < MAX_VIEWS;
         if t < self.next_sample && !view {
             return;
         }
@@ -121,7 +124,11 @@ impl Watch {
         }
         if view && all_posed {
             let who: Vec<&str> = stopped.iter().map(|&r| trace.arms[r].as_str()).collect();
-            let title = format!("{:.3} s: {} stopped", t, who.join(", "));
+            let title = if who.is_empty() {
+                format!("{t:.3} s: no robot stopped so far")
+            } else {
+                format!("{:.3} s: {} stopped", t, who.join(", "))
+            };
             let mut lines = self.grants.clone();
             for &r in &stopped {
                 lines.push(format!("{}: {}", trace.arms[r], node.stop_cause(r)));
