@@ -192,14 +192,15 @@ impl Guard {
     /// within the margin for a moving robot (its stop), the release margin
     /// for a stopped or escaping one. Escaping from the cell, everything
     /// within the release margin is recorded, not only the margin; a robot
-    /// let go on is also looked at within the slow-down distance, for what
-    /// its stopping path approaches (its speed scaling, [`Track::approach`]).
+    /// the cell may slow ([`Guard::slowed_by`]) is also looked at within the
+    /// slow-down distance, for what its stopping path approaches (its speed
+    /// scaling, [`Track::approach`]).
     fn cell_look(&self, ri: usize, margin: f32, release: f32) -> (f32, f32) {
         let a = &self.arms[ri];
         let escape = a.scratch.track.escape.target;
         let refine_below = if a.state.stopped || escape.is_some() { release } else { margin };
         let look = if escape == Some(Target::Cell) { release.max(margin) } else { margin };
-        let look = if a.state.stopped { look } else { look.max(margin + self.policy.slow_down_m as f32) };
+        let look = if self.slowed_by(ri)[0] { look.max(margin + self.policy.slow_down_m as f32) } else { look };
         (refine_below, look)
     }
 

@@ -189,8 +189,10 @@ impl Guard {
                 }
                 let stop_reach = release.max(margin);
                 // Gaps are also looked at within the slow-down distance,
-                // for what each robot's stopping path approaches.
-                let reach = stop_reach.max(margin + self.policy.slow_down_m as f32);
+                // for what each robot's stopping path approaches, where the
+                // other may slow either ([`Guard::slowed_by`]).
+                let slows = self.slowed_by(ia)[1] || self.slowed_by(ib)[1];
+                let reach = if slows { stop_reach.max(margin + self.policy.slow_down_m as f32) } else { stop_reach };
                 let grown = |reach: f32| {
                     let grow = reach + a.scratch.inflate + b.scratch.inflate;
                     (0..3).all(|c| {

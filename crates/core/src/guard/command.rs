@@ -355,8 +355,8 @@ impl Supervision {
         // alone: where nothing stops or holds it, it must be able to get
         // somewhere.
         let escape = p.escape_scaling.clamp(0.0, 1.0);
+        // (A NaN ratio gives the escape scaling: `max` takes the number.)
         let by_path = ((f64::from(approach_m) - margin_m) / p.slow_down_m).clamp(0.0, 1.0).max(escape);
-        let by_path = if by_path.is_nan() { escape } else { by_path };
         let cap = if grant.state == GrantState::BackAway { 1.0 } else { grant.scaling.clamp(0.0, 1.0) };
         let step = p.scaling_rate_per_s * dt;
         let s = by_path.min(cap).max(prev.speed_scaling - step).min(prev.speed_scaling + step);
@@ -368,26 +368,33 @@ impl super::Guard {
     /// Robot `ri`'s command from its decision.
     pub(super) fn command(&mut self, ri: usize, now_s: f64) {
         self.supervision[ri].sensing_stale = self.policy.stale_cloud_stops && self.sensing_stale(now_s).is_some();
-        // On its plan, its stopping path at any speed follows the plan: the
-        // cell slows it no more (where the plan meets it, the check stops
-        // it). Proceeding on an increment the arbiter granted, the other
-        // robots do not slow it either: they obey their own grants, and the
-        // arbiter cleared its way of what they hold (the checks still stop
-        // it should one not).
         let [cell, robots] = self.arms[ri].scratch.track.approach;
-        let a = &self.arms[ri];
-        let on_plan = matches!(a.state.follow.state, super::PlanState::On { .. }) && !a.scratch.reversing;
-        let granted = on_plan && self.arbitration.out[ri].state == GrantState::Proceed;
-        let approach = match (on_plan, granted) {
-            (_, true) => f32::INFINITY,
-            (true, false) => robots,
-            (false, _) => cell.min(robots),
-        };
+        let [by_cell, by_robots] = self.slowed_by(ri);
+        let pick = |on: bool, v: f32| if on { v } else { f32::INFINITY };
+        let approach = pick(by_cell, cell).min(pick(by_robots, robots));
         let input = (&self.decisions[ri], &self.arbitration.out[ri], approach);
         let shown = self.grant_shown(ri);
         let margin = self.margins.clearance_m;
         self.commands[ri] =
             self.supervision[ri].command(&self.policy, &self.commands[ri], input, now_s, (margin, shown));
+    }
+
+    /// What may slow robot `ri` this cycle, [the cell, the other robots]
+    /// (after its plan state and grant are known; the checks look past the
+    /// margin only for these). Neither while it is stopped. On its plan,
+    /// its stopping path at any speed follows the plan: the cell slows it
+    /// no more (where the plan meets it, the check stops it). Proceeding on
+    /// an increment the arbiter granted, the other robots do not slow it
+    /// either: they obey their own grants, and the arbiter cleared its way
+    /// of what they hold (the checks still stop it should one not).
+    pub(super) fn slowed_by(&self, ri: usize) -> [bool; 2] {
+        let a = &self.arms[ri];
+        if a.state.stopped {
+            return [false; 2];
+        }
+        let on_plan = matches!(a.state.follow.state, super::PlanState::On { .. }) && !a.scratch.reversing;
+        let granted = on_plan && self.arbitration.out[ri].state == GrantState::Proceed;
+        [!on_plan, !granted]
     }
 
     /// What robot `ri`'s grant message shows ([`GrantShown`]).
