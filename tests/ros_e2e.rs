@@ -156,7 +156,7 @@ fn reach(arms: &Arms, left: f64, gap: f64) -> f64 {
 }
 
 #[test]
-fn over_dds_a_plan_ending_short_is_not_stopped_one_meeting_the_other_arm_is_and_one_away_escapes() {
+fn over_dds_a_plan_ending_short_is_not_stopped_leaving_it_or_meeting_the_other_arm_is_and_one_away_escapes() {
     let repo = common::repo();
     let cell = workcell::load(&repo.join("config/workcell.yaml")).unwrap();
     let arms = Arms::new(&cell);
@@ -181,10 +181,14 @@ fn over_dds_a_plan_ending_short_is_not_stopped_one_meeting_the_other_arm_is_and_
         let (a, b) = (r[0].as_u64().unwrap() as usize, r[1].as_u64().unwrap() as usize);
         samples[a..b].iter().map(|s| arms.gap(&q(&s[1]), &q(&s[2]))).fold(f64::INFINITY, f64::min)
     };
-    let (on_short, on_meet) = (least_in("short"), least_in("meet"));
-    println!("least exact gap: plan ending short {on_short:.4} m, plan meeting {on_meet:.4} m");
+    let (on_short, on_left, on_meet) = (least_in("short"), least_in("left_plan"), least_in("meet"));
+    println!(
+        "least exact gap: plan ending short {on_short:.4} m, the same plan left where it brakes {on_left:.4} m, \
+         plan meeting {on_meet:.4} m"
+    );
     assert!((on_short - 0.05).abs() < 0.002, "the short plan's arm came to {on_short} m, not 5 cm");
     assert!(on_meet > 0.0, "the arms touched on the meeting plan (least exact gap {on_meet} m)");
+    assert!(on_left > 0.0, "the arms touched when the plan was left (least exact gap {on_left} m)");
     // Stopped at the margin, given a plan away: released within the hold
     // time, and never let closer than where it stood.
     let (on_escape, at_margin) = (least_in("escape"), arms.gap(&q_left(left), &q_right(margin_at)));

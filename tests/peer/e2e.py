@@ -122,6 +122,7 @@ class Peer:
         self.follow = None  # the right arm's plan: (times, j1 positions), played from follow_t0
         self.follow_t0 = 0.0
         self.follow_braked = False
+        self.follow_leave_t = None  # plan time where the controller leaves the plan, keeping its speed
 
     # ---- inputs from the node
     def poll(self):
@@ -195,7 +196,12 @@ class Peer:
                 if obey and self.stop[1]:
                     self.follow_braked = True
                 if not self.follow_braked:
-                    self.pan[1], self.vel[1] = plan_at(self.follow, time.time() - self.follow_t0)
+                    tt, lt = time.time() - self.follow_t0, self.follow_leave_t
+                    if lt is not None and tt > lt:  # where the plan brakes, it keeps its speed
+                        x, v = plan_at(self.follow, lt)
+                        self.pan[1], self.vel[1] = x + v * (tt - lt), v
+                    else:
+                        self.pan[1], self.vel[1] = plan_at(self.follow, tt)
                     continue
             if obey and self.stop[i]:
                 v = self.vel[i]
@@ -548,7 +554,7 @@ def scenario_plans(p, log, a):
     def plan_state():
         return p.value("workcell_guard: arm_right", "plan") or ""
 
-    def follow(goal, label, publish=True, wait_release=False):
+    def follow(goal, label, publish=True, wait_release=False, leave=False):
         times, pos = trapezoid(p.pan[1], goal, PLAN_SPEED, RIGHT["decel"])
         q = p.q(1)
         pts = []
@@ -576,13 +582,18 @@ def scenario_plans(p, log, a):
             p.run(10, until=lambda: p.stop[1] is False, what=f"{label}: released")
             released = round(time.time() - t_taken, 3)
         p.follow, p.follow_t0, p.follow_braked = (times, pos), time.time(), False
+        # Leaving it: the controller keeps its top speed from where the
+        # plan starts to brake (the first waypoint slower than the fastest).
+        speeds = [abs(pos[k + 1] - pos[k]) / (times[k + 1] - times[k]) for k in range(len(times) - 1)]
+        top = speeds.index(max(speeds))
+        p.follow_leave_t = next(times[k] for k in range(top, len(speeds)) if speeds[k] < speeds[top] - 1e-6) if leave else None
         t_go = time.time()
         p.run(times[-1] + 3.0, until=lambda: (p.follow_braked and p.vel[1] == 0.0)
               or time.time() - t_go > times[-1] + 1.0, what=f"{label}: the right arm at rest")
         stops = [f for (tt, f) in p.stop_log[1] if f and tt >= t_go]
         result = {"stopped": bool(stops), "rest_j1": round(p.pan[1], 4), "samples": [n0, len(p.samples)],
                   "plan_state": plan_state(), "released_after_s": released}
-        p.follow = None
+        p.follow, p.follow_leave_t = None, None
         p.vel[1] = 0.0
         return result
 
@@ -595,6 +606,11 @@ def scenario_plans(p, log, a):
         p.pan[1], p.vel[1] = -START, 0.0
         p.run(10, until=lambda: p.stop[0] is False and p.stop[1] is False, what="both stops false, right arm back")
 
+    # The same plan published, but the controller leaves it where it
+    # brakes, keeping its speed towards the other arm: stopped in time.
+    back()
+    ph["left_plan"] = follow(a.short, "the same plan, left where it brakes", leave=True)
+    expect(ph["left_plan"]["stopped"], f"not stopped leaving its plan towards the other arm: {ph['left_plan']}")
     # The same motion with the plan kept from the guard: extrapolation
     # alone forecasts it going on, and stops it.
     back()

@@ -7,7 +7,7 @@ use crate::common;
 
 use common::cell::{cache_dir, feed, guard, sample_cell};
 use workcell_guard_core::forecast::track::JointPlan;
-use workcell_guard_core::guard::{Decision, Guard, Reason};
+use workcell_guard_core::guard::{Decision, Guard, Inputs, JointStateIn, Reason};
 use workcell_guard_core::model::coverage::Rng;
 use workcell_guard_sim::arms::{Sim, SimOptions};
 
@@ -168,4 +168,67 @@ fn a_stopped_arm_given_a_plan_away_escapes_before_it_moves_and_one_further_in_do
     assert!(after <= hold, "released after {after} s, not within the hold time {hold} s");
     let c = g.commands()[0];
     assert!(!c.stop && c.speed_scaling > 0.0, "the command of an escaping arm: {c:?}");
+}
+
+/// A stopped arm whose joint states fall silent past the watchdog (a
+/// controller or network hiccup) is stopped for stale data meanwhile; when
+/// they come again it is still the arm stopped near what stopped it: a
+/// plan away releases it to escape at once, as without the hiccup, and a
+/// plan further in keeps it stopped.
+#[test]
+fn a_stale_state_blip_while_stopped_keeps_the_escape() {
+    let (mut g, qs, mut t, reason) = stopped_arm();
+    let cell = sample_cell();
+    let (hold, watchdog) = (cell.guard.release_hold_s, cell.guard.watchdog_s);
+    let blip = |g: &mut Guard, t: &mut f64| {
+        let others: Vec<JointStateIn> = (1..qs.len())
+            .map(|r| JointStateIn { robot: r, stamp_s: *t, positions: &qs[r], velocities: None })
+            .collect();
+        let last = *t;
+        while *t < last + 2.0 * watchdog {
+            *t += DT;
+            let d = g.step(*t, &Inputs::joints(&others)).manipulators.to_vec();
+            assert!(d[0].is_stop(), "released without joint states: {:?}", d[0]);
+        }
+        let d = g.step(*t, &Inputs::joints(&others)).manipulators.to_vec();
+        assert!(
+            matches!(d[0], Decision::Stop(s) if matches!(s.reason, Reason::StaleJointState { .. })),
+            "not a stale-state stop after {} s of silence: {:?}",
+            2.0 * watchdog,
+            d[0]
+        );
+    };
+    blip(&mut g, &mut t);
+    g.set_plan(0, Some(plan(&qs[0], 0.3))).unwrap();
+    for k in 0..200 {
+        t += DT;
+        let d = feed(&mut g, &qs, t);
+        assert!(
+            d[0].is_stop(),
+            "released on a plan further in after the blip, {k} cycles, stopped for {reason:?}: {:?}",
+            d[0]
+        );
+    }
+    blip(&mut g, &mut t);
+    g.set_plan(0, Some(plan(&qs[0], -0.3))).unwrap();
+    let t_back = t;
+    let mut released = None;
+    for _ in 0..400 {
+        t += DT;
+        let d = feed(&mut g, &qs, t);
+        if std::env::var("DBG").is_ok() {
+            println!("{:.3} {:?}", t - t_back, d[0]);
+        }
+        if !d[0].is_stop() {
+            assert!(escaping(&d[0]), "released {:.3} s after the blip, but not as an escape: {:?}", t - t_back, d[0]);
+            released = Some(t - t_back);
+            break;
+        }
+    }
+    let after = released.expect("a plan away releases the arm after the blip");
+    println!(
+        "stopped for {reason:?}, a {:.2} s blip; escaping {after:.3} s after the states came back",
+        2.0 * watchdog
+    );
+    assert!(after < hold / 2.0, "released {after} s after the states came back: not at once (hold {hold} s)");
 }

@@ -49,6 +49,10 @@ pub const FIT_MIN: usize = 12;
 /// this fraction of the time the whole window takes.
 pub const NEWER_FRACTION: f64 = 0.5;
 
+/// How many of the newest joint-state intervals [`Estimator::period`]
+/// looks at.
+pub const PERIOD_WINDOW: usize = 5;
+
 /// Ring buffer of one robot's joint states with the derivative estimates.
 #[derive(Clone, Debug)]
 pub struct Estimator {
@@ -214,6 +218,30 @@ impl Estimator {
     /// it arrives).
     pub fn last_interval(&self) -> Option<f64> {
         (self.count > 1).then(|| self.stamps[(self.count - 1) % self.cap] - self.stamps[(self.count - 2) % self.cap])
+    }
+
+    /// The joint-state period to expect next, s: the second longest of
+    /// the last [`PERIOD_WINDOW`] intervals (the longest when there are
+    /// fewer than three). One late state (a hiccup of the controller or the
+    /// network) does not make every forecast after it as if all states came
+    /// that late; states that keep coming late, or in bursts, count. A next
+    /// state later than this is what the watchdog is for.
+    pub fn period(&self) -> Option<f64> {
+        if self.count < 2 {
+            return None;
+        }
+        let n = (self.count - 1).min(PERIOD_WINDOW).min(self.cap - 1).max(1);
+        let (mut first, mut second) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+        for i in 0..n {
+            let newer = self.count - 1 - i;
+            let dt = self.stamps[newer % self.cap] - self.stamps[(newer - 1) % self.cap];
+            if dt > first {
+                (first, second) = (dt, first);
+            } else if dt > second {
+                second = dt;
+            }
+        }
+        Some(if n < 3 { first } else { second })
     }
 
     /// Positions of the newest sample.
@@ -566,8 +594,33 @@ fn more_dangerous(v: &mut f64, a: &mut f64, vn: f64, an: f64) {
 
 #[cfg(test)]
 mod tests {
-    use super::more_dangerous;
+    use super::{Estimator, more_dangerous};
     use proptest::prelude::*;
+
+    #[test]
+    fn the_period_to_expect_ignores_one_late_state_and_not_two() {
+        let mut e = Estimator::new(1, 3, false);
+        assert_eq!(e.period(), None);
+        let mut t = 0.0;
+        let mut push = |e: &mut Estimator, dt: f64| {
+            t += dt;
+            e.push(t, &[0.0], None).unwrap();
+        };
+        push(&mut e, 0.0);
+        push(&mut e, 0.01);
+        push(&mut e, 0.1); // two intervals: the longer
+        assert!((e.period().unwrap() - 0.1).abs() < 1e-9);
+        for _ in 0..3 {
+            push(&mut e, 0.01);
+        }
+        assert!((e.period().unwrap() - 0.01).abs() < 1e-9, "one late state in five: {:?}", e.period());
+        push(&mut e, 0.08);
+        assert!((e.period().unwrap() - 0.08).abs() < 1e-9, "two late states in five: {:?}", e.period());
+        for _ in 0..5 {
+            push(&mut e, 0.002);
+        }
+        assert!((e.period().unwrap() - 0.002).abs() < 1e-9);
+    }
 
     fn pick(v: f64, a: f64, vn: f64, an: f64) -> (f64, f64) {
         let (mut v, mut a) = (v, a);

@@ -83,17 +83,11 @@ impl Guard {
         };
         let prev = std::mem::replace(&mut a.state.prev_class_best, a.scratch.track.class_best);
         if let Some((reason, kind)) = a.scratch.problem {
-            a.state.stopped = true;
-            a.state.clear_since = None;
-            a.state.cause = StopCause::Data;
-            a.state.escaping = false;
+            data_stop(a);
             return stop(kind, reason, a);
         }
         if let Some(other) = unknown.filter(|&o| o as usize != ri) {
-            a.state.stopped = true;
-            a.state.clear_since = None;
-            a.state.cause = StopCause::Data;
-            a.state.escaping = false;
+            data_stop(a);
             return stop(StopKind::Immediate, Reason::OtherRobotUnknown { other }, a);
         }
         // Stopped for proximity (or escaping already: only then does the
@@ -182,6 +176,20 @@ impl Guard {
         }
         Decision::Continue { clearance_m: a.scratch.track.best, pair: a.scratch.track.best_pair, escaping: escape }
     }
+}
+
+/// Stops robot `a` for its data (or another robot's). One already stopped
+/// for proximity keeps that cause: it still stands where the forecast
+/// stopped it, and when the data comes back it is released as that stop
+/// would have been (an escape at once, the hysteresis otherwise), not
+/// after a bare hold time as if nothing had come close.
+fn data_stop(a: &mut Arm) {
+    if !(a.state.stopped && matches!(a.state.cause, StopCause::Proximity(..))) {
+        a.state.cause = StopCause::Data;
+    }
+    a.state.stopped = true;
+    a.state.clear_since = None;
+    a.state.escaping = false;
 }
 
 /// Whether robot `a`'s escape evidence holds and the escape pays off: one

@@ -258,7 +258,7 @@ struct ArmState {
     fixed_best: (f32, u32),
     /// `fixed_best` must be recomputed (field, contacts or margins changed).
     fixed_dirty: bool,
-    /// The joint-state period as it arrives (the two newest stamps), s.
+    /// The joint-state period to expect next ([`forecast::Estimator::period`]), s.
     est_period: f64,
     /// Its plan and where it is on it.
     follow: Follow,

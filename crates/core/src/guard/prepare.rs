@@ -47,7 +47,7 @@ impl Guard {
         if age > settings.watchdog_s && a.scratch.problem.is_none() {
             a.scratch.problem = Some((Reason::StaleJointState { age_s: age as f32 }, StopKind::Immediate));
         }
-        a.state.est_period = a.state.est.last_interval().unwrap_or(0.0).max(0.0);
+        a.state.est_period = a.state.est.period().unwrap_or(0.0).max(0.0);
         let motion = a.state.est.motion();
         if let (None, Ok(mo)) = (a.scratch.problem, &motion)
             && let Some((j, (&v, &lim))) =
