@@ -216,9 +216,6 @@ fn a_stale_state_blip_while_stopped_keeps_the_escape() {
     for _ in 0..400 {
         t += DT;
         let d = feed(&mut g, &qs, t);
-        if std::env::var("DBG").is_ok() {
-            println!("{:.3} {:?}", t - t_back, d[0]);
-        }
         if !d[0].is_stop() {
             assert!(escaping(&d[0]), "released {:.3} s after the blip, but not as an escape: {:?}", t - t_back, d[0]);
             released = Some(t - t_back);

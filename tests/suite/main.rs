@@ -31,6 +31,7 @@ mod platen_alloc;
 mod platen_cells;
 mod platen_paths;
 mod recording;
+mod refine;
 mod ros_files;
 mod ros_integrator;
 mod ros_node;

@@ -340,9 +340,6 @@ impl PlanTracker {
             return Progress::Off { time_s: self.time_s, deviation: f64::INFINITY };
         }
         let last = plan.len() - 1;
-        if self.deviation(q, plan.point(last)) <= 1.0 && self.time_s_reaches_end(plan) {
-            return Progress::Done;
-        }
         let (mut best_t, mut best_l2, mut best_inf) = (self.time_s, f64::INFINITY, f64::INFINITY);
         let horizon = self.time_s + self.window_s;
         let from = (self.time_s - self.back_s).max(0.0);
@@ -396,9 +393,38 @@ impl PlanTracker {
                 return Progress::Done;
             }
             Progress::On { time_s: best_t, deviation: best_inf }
+        } else if self.at_end(q) {
+            Progress::Done // there, by a way the search did not follow
         } else {
             Progress::Off { time_s: best_t, deviation: best_inf }
         }
+    }
+
+    /// True when a robot at `q` moving at `v` would stand, braking now at
+    /// `decel` per joint, farther from the plan's end point than its
+    /// tolerance: it is passing the end, not arriving there.
+    pub fn passes_end(&self, q: &[f64], v: &[f64], decel: &[f64]) -> bool {
+        let Some(plan) = &self.plan else { return false };
+        let end = plan.point(plan.len() - 1);
+        let mut worst = 0.0f64;
+        for j in 0..plan.dof().min(q.len()).min(v.len()).min(decel.len()) {
+            let rest = q[j] + v[j] * v[j].abs() / (2.0 * decel[j].max(1e-9));
+            worst = worst.max((rest - end[j]).abs() / self.tolerance[j]);
+        }
+        worst > 1.0
+    }
+
+    /// True when `q` is within tolerance of the plan's end point and the
+    /// search window from the last progress reaches it. A robot braking to
+    /// its plan's end is there before it stands: it is done when its
+    /// progress reaches the end, or when it stands there
+    /// ([`Progress::Done`] is for the caller, which knows).
+    pub fn at_end(&self, q: &[f64]) -> bool {
+        self.plan.as_ref().is_some_and(|plan| {
+            q.len() == plan.dof()
+                && self.deviation(q, plan.point(plan.len() - 1)) <= 1.0
+                && self.time_s_reaches_end(plan)
+        })
     }
 
     /// True when the search window from the last progress reaches the

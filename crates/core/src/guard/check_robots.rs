@@ -129,6 +129,33 @@ impl PairFinds {
     }
 }
 
+/// The share of the clearance margin a robot on plan may come nearer by
+/// when it leaves its plan between two cycles (its departure bound,
+/// [`forecast::along::departure`], beyond this share still counts): two
+/// robots leaving theirs at once still do not touch.
+pub const DEPARTURE_MARGIN_SHARE: f32 = 0.5;
+
+/// A gap found between link `la` of robot a at its sample `ka` and link
+/// `lb` of b at `kb`, refined: of each robot's inflation, the steps' part
+/// only as far as those samples' own steps need it
+/// ([`ArmScratch::step_share`]), and its departure bound's part only
+/// beyond [`DEPARTURE_MARGIN_SHARE`] of the margin.
+#[inline]
+fn refined(
+    a: &ArmScratch,
+    b: &ArmScratch,
+    gap: f32,
+    (la, ka): (u32, usize),
+    (lb, kb): (u32, usize),
+    margin: f32,
+) -> f32 {
+    let back = |s: &ArmScratch, l: u32, k: usize| {
+        let (e, d) = (s.link_inflation[l as usize] as f32, s.link_departure[l as usize]);
+        (1.0 - s.step_share[k]) * (e - d).max(0.0) + d.min(DEPARTURE_MARGIN_SHARE * margin)
+    };
+    gap + back(a, la, ka) + back(b, lb, kb)
+}
+
 /// True when a sphere reaches within `grow` of a box (min x, y, z, then max).
 #[inline]
 fn near(bx: &[f32; 6], [x, y, z]: [f32; 3], r: f32, grow: f32) -> bool {
@@ -275,6 +302,8 @@ impl Guard {
                                     {
                                         return;
                                     }
+                                    let gap =
+                                        refined(&arms[ia].scratch, &arms[ib].scratch, gap, (la, ka), (lb, kb), margin);
                                     finds.add(
                                         Find { gap_m: gap, link_a: la, link_b: lb, sample_a: ka, sample_b: kb },
                                         margin,
@@ -336,6 +365,8 @@ impl Guard {
                                 if g > reach {
                                     continue;
                                 }
+                                let (la, lb) = (batch_a.link[sa], batch_b.link[sb]);
+                                let g = refined(&a.scratch, &b.scratch, g, (la, ka), (lb, kb), margin);
                                 finds.add(
                                     Find {
                                         gap_m: g,

@@ -9,6 +9,13 @@ use crate::arbiter::GrantState;
 /// a robot braking to a stand on its plan.
 pub const REVERSE_PACE: f64 = 0.05;
 
+/// A robot that came near something last cycle, on a path shorter than
+/// `max_path_samples` steps of the clearance margin, is sampled again with
+/// steps this many times shorter (up to that cap): its spheres are
+/// inflated that much less where a stop is decided, for at most the
+/// samples any path may have.
+pub const NEAR_STEP_DIVISOR: f64 = 4.0;
+
 impl Guard {
     /// Estimates, plans and poses one arm's stopping path.
     pub(super) fn prepare(&mut self, ri: usize, now_s: f64) {
@@ -75,7 +82,7 @@ impl Guard {
                 let seen = period + age.max(0.0);
                 a.scratch.t0 = mo.stamp_s;
                 a.scratch.at_rest = mo.v.iter().all(|v| v.abs() <= increments::REST_SPEED);
-                let on = Self::follow_plan(&mut a.state.follow, mo.q, now_s);
+                let on = Self::follow_plan(&mut a.state.follow, &mo, &a.model.decel, now_s, a.scratch.at_rest);
                 a.scratch.borne_out = on.is_some() || mo.step_follows;
                 let cap = settings.max_path_samples;
                 let follow = (&a.state.follow, backing);
@@ -96,9 +103,16 @@ impl Guard {
                     || within(own, release);
                 // (The cap binds on the path's own intervals: a way back
                 // appended to it has its own.)
-                if near > cap && a.scratch.plan.intervals >= cap && close {
+                // A path under the cap is sampled again at steps
+                // [`NEAR_STEP_DIVISOR`] times shorter, up to the cap.
+                if near > cap && close {
                     let follow = (&a.state.follow, backing);
-                    Self::forecast(&a.model, &mut a.scratch, follow, &mo, on, (react, learned), seen, step_m, near);
+                    let (step, n) = if a.scratch.plan.intervals >= cap {
+                        (step_m, near)
+                    } else {
+                        (step_m / NEAR_STEP_DIVISOR, cap)
+                    };
+                    Self::forecast(&a.model, &mut a.scratch, follow, &mo, on, (react, learned), seen, step, n);
                 }
             }
             other => {
@@ -185,6 +199,8 @@ impl Guard {
         cap: usize,
     ) {
         let (decel_x, react_x) = learned.unwrap_or((&model.decel, react));
+        sc.step_share.fill(1.0);
+        sc.departure.fill(0.0);
         match on {
             Some(s0) if Self::direction(follow, s0, mo.v) == Some(true) => {
                 Self::forecast_reversing(model, sc, follow, mo, s0, (decel_x, react_x, seen, step_m, cap));
@@ -258,6 +274,7 @@ impl Guard {
         if n_f == 0 || room == 0 || s0 <= plan.time(0) {
             return;
         }
+        sc.step_share[n_f - 1] = 1.0; // its neighbour is the way back's first
         // Braking from the plan's pace at its joints' deceleration, in
         // plan time, on the stretch of plan behind it.
         let k = plan.segment(s0 - 1e-9);
@@ -324,10 +341,27 @@ impl Guard {
 
     /// Tracks the robot along its plan from its newest configuration `q`:
     /// the plan time it is at when on plan (`None` off plan or without
-    /// one). A finished plan is dropped; so is one left for longer than
+    /// one). A finished plan (progress at its end; or within tolerance of
+    /// it, standing or passing it) is dropped; so is one left for longer than
     /// [`PLAN_ABANDON_S`].
-    fn follow_plan(st: &mut Follow, q: &[f64], now_s: f64) -> Option<f64> {
-        match st.tracker.track(q) {
+    fn follow_plan(
+        st: &mut Follow,
+        mo: &forecast::Motion<'_>,
+        decel: &[f64],
+        now_s: f64,
+        at_rest: bool,
+    ) -> Option<f64> {
+        let q = mo.q;
+        // Within tolerance of the plan's end, it is done when it stands
+        // there, or when braking now would not: it is passing the end, not
+        // arriving (a robot keeping its speed where its plan brakes).
+        let progress = match st.tracker.track(q) {
+            Progress::On { .. } if st.tracker.at_end(q) && (at_rest || st.tracker.passes_end(q, mo.v, decel)) => {
+                Progress::Done
+            }
+            p => p,
+        };
+        match progress {
             Progress::None => {
                 if matches!(st.state, PlanState::On { .. } | PlanState::Off { .. }) {
                     st.state = PlanState::None;
@@ -483,12 +517,15 @@ impl Guard {
                 for (h, t) in sc.speed.iter_mut().zip(&sc.tv) {
                     *h = h.max(t / 2.0);
                 }
+                sc.step_travel[k * dof..(k + 1) * dof].copy_from_slice(&sc.tv);
             }
             (prev_s, hint) = (s, at);
             sc.plan_s[k] = s;
         }
-        for (h, &a) in sc.speed.iter_mut().zip(&model.accel) {
-            *h += forecast::along::departure(a, seen, model.reaction_s);
+        Self::step_shares(model, sc);
+        for ((h, d), &a) in sc.speed.iter_mut().zip(sc.departure.iter_mut()).zip(&model.accel) {
+            *d = forecast::along::departure(a, seen, model.reaction_s);
+            *h += *d;
         }
         sc.plan = StopPlan {
             react_s: react,
@@ -513,6 +550,29 @@ impl Guard {
         });
     }
 
+    /// Per sample on plan, the share of the path's step inflation its own
+    /// neighbourhood needs: each joint's half step to its neighbours over
+    /// the path's largest (`scratch.speed`, before the departure bound is
+    /// added), the largest over the joints. The inflation is linear in the
+    /// joints' half steps with levers ≥ 0, so that share of it covers every
+    /// position between the sample and half-way to its neighbours.
+    fn step_shares(model: &ArmModel, sc: &mut ArmScratch) {
+        let (dof, n) = (model.decel.len(), sc.n_cfg);
+        for k in 0..n {
+            let mut share = 0.0f64;
+            for j in 0..dof {
+                let before = if k > 0 { sc.step_travel[k * dof + j] } else { 0.0 };
+                let after = if k + 1 < n { sc.step_travel[(k + 1) * dof + j] } else { 0.0 };
+                let local = before.max(after) / 2.0;
+                if sc.speed[j] > 0.0 {
+                    share = share.max(local / sc.speed[j]);
+                }
+            }
+            // (rounded up to f32)
+            sc.step_share[k] = ((share.min(1.0) as f32) * (1.0 + 1e-6)).min(1.0);
+        }
+    }
+
     /// Each link's and self pair's inflation from the joints' half steps
     /// (`scratch.speed`): with levers, it covers every position between
     /// two samples.
@@ -521,6 +581,9 @@ impl Guard {
         for (l, e) in sc.link_inflation.iter_mut().enumerate() {
             *e = model.lever[l * dof..(l + 1) * dof].iter().zip(&sc.speed).map(|(a, b)| a * b).sum();
             largest = largest.max(*e);
+        }
+        for (l, d) in sc.link_departure.iter_mut().enumerate() {
+            *d = model.lever[l * dof..(l + 1) * dof].iter().zip(&sc.departure).map(|(a, b)| a * b).sum::<f64>() as f32;
         }
         for (p, e) in sc.pair_inflation.iter_mut().enumerate() {
             *e = model.pair_lever[p * dof..(p + 1) * dof].iter().zip(&sc.speed).map(|(l, s)| l * s).sum::<f64>() as f32;
