@@ -75,9 +75,12 @@ impl PairFinds {
         }
     }
 
-    /// Takes one sphere pair's gap; `margin_m` is the clearance margin.
+    /// Takes one sphere pair's gap, and the same refined ([`refined`]):
+    /// the refined one alone decides whether it is within the clearance
+    /// margin `margin_m` (a stop); the others compare gaps of one path
+    /// with each other, inflated alike.
     #[inline]
-    fn add(&mut self, f: Find, margin_m: f32) {
+    fn add(&mut self, f: Find, refined: f32, margin_m: f32) {
         let (ia, ib) = (usize::from(f.sample_a > 0), usize::from(f.sample_b > 0));
         self.near_a[ia] = self.near_a[ia].min(f.gap_m);
         self.near_b[ib] = self.near_b[ib].min(f.gap_m);
@@ -91,7 +94,8 @@ impl PairFinds {
             escape_gap(&mut self.escape_a, f.gap_m, f.sample_a, self.last.0);
             escape_gap(&mut self.escape_b, f.gap_m, f.sample_b, self.last.1);
         }
-        if f.gap_m <= margin_m {
+        if refined <= margin_m {
+            let f = Find { gap_m: refined, ..f };
             let (a, b) = (&mut self.first_a, &mut self.first_b);
             if f.sample_a < a.sample_a || (f.sample_a == a.sample_a && f.gap_m < a.gap_m) {
                 *a = f;
@@ -115,9 +119,12 @@ impl PairFinds {
         let (ra, rb) = (Reason::Robot { other: ib as u16 }, Reason::Robot { other: ia as u16 });
         let pair_a = |f: &Find| (link(ia, f.link_a), link(ib, f.link_b));
         let pair_b = |f: &Find| (link(ib, f.link_b), link(ia, f.link_a));
+        // The least gap as found (what the robots' clearances report); only
+        // a refined gap within the margin is a conflict (`first_a`, `first_b`).
         let f = &self.best;
-        Guard::note(&mut arms[ia].scratch.track, f.gap_m, f.sample_a, pair_a(f), ra, margin_m);
-        Guard::note(&mut arms[ib].scratch.track, f.gap_m, f.sample_b, pair_b(f), rb, margin_m);
+        let never = f32::NEG_INFINITY;
+        Guard::note(&mut arms[ia].scratch.track, f.gap_m, f.sample_a, pair_a(f), ra, never);
+        Guard::note(&mut arms[ib].scratch.track, f.gap_m, f.sample_b, pair_b(f), rb, never);
         Guard::note_class(&mut arms[ia].scratch.track, 2, f.gap_m, pair_a(f));
         Guard::note_class(&mut arms[ib].scratch.track, 2, f.gap_m, pair_b(f));
         if self.first_a.sample_a != usize::MAX {
@@ -302,10 +309,11 @@ impl Guard {
                                     {
                                         return;
                                     }
-                                    let gap =
+                                    let fine =
                                         refined(&arms[ia].scratch, &arms[ib].scratch, gap, (la, ka), (lb, kb), margin);
                                     finds.add(
                                         Find { gap_m: gap, link_a: la, link_b: lb, sample_a: ka, sample_b: kb },
+                                        fine,
                                         margin,
                                     );
                                 },
@@ -366,7 +374,7 @@ impl Guard {
                                     continue;
                                 }
                                 let (la, lb) = (batch_a.link[sa], batch_b.link[sb]);
-                                let g = refined(&a.scratch, &b.scratch, g, (la, ka), (lb, kb), margin);
+                                let fine = refined(&a.scratch, &b.scratch, g, (la, ka), (lb, kb), margin);
                                 finds.add(
                                     Find {
                                         gap_m: g,
@@ -375,6 +383,7 @@ impl Guard {
                                         sample_a: ka,
                                         sample_b: kb,
                                     },
+                                    fine,
                                     margin,
                                 );
                             }

@@ -9,8 +9,8 @@ use crate::arbiter::GrantState;
 /// a robot braking to a stand on its plan.
 pub const REVERSE_PACE: f64 = 0.05;
 
-/// A robot that came near something last cycle, on a path shorter than
-/// `max_path_samples` steps of the clearance margin, is sampled again with
+/// A robot on plan that came near something last cycle, on a path shorter
+/// than `max_path_samples` steps of the clearance margin, is sampled again with
 /// steps this many times shorter (up to that cap): its spheres are
 /// inflated that much less where a stop is decided, for at most the
 /// samples any path may have.
@@ -103,15 +103,12 @@ impl Guard {
                     || within(own, release);
                 // (The cap binds on the path's own intervals: a way back
                 // appended to it has its own.)
-                // A path under the cap is sampled again at steps
+                // A path on plan under the cap is sampled again at steps
                 // [`NEAR_STEP_DIVISOR`] times shorter, up to the cap.
-                if near > cap && close {
+                let binds = a.scratch.plan.intervals >= cap;
+                if near > cap && close && (binds || on.is_some()) {
                     let follow = (&a.state.follow, backing);
-                    let (step, n) = if a.scratch.plan.intervals >= cap {
-                        (step_m, near)
-                    } else {
-                        (step_m / NEAR_STEP_DIVISOR, cap)
-                    };
+                    let (step, n) = if binds { (step_m, near) } else { (step_m / NEAR_STEP_DIVISOR, cap) };
                     Self::forecast(&a.model, &mut a.scratch, follow, &mo, on, (react, learned), seen, step, n);
                 }
             }
