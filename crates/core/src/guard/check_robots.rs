@@ -309,8 +309,12 @@ impl Guard {
                                     {
                                         return;
                                     }
-                                    let fine =
-                                        refined(&arms[ia].scratch, &arms[ib].scratch, gap, (la, ka), (lb, kb), margin);
+                                    // (refined ≥ found: only one within the margin needs it)
+                                    let fine = if gap <= margin {
+                                        refined(&arms[ia].scratch, &arms[ib].scratch, gap, (la, ka), (lb, kb), margin)
+                                    } else {
+                                        gap
+                                    };
                                     finds.add(
                                         Find { gap_m: gap, link_a: la, link_b: lb, sample_a: ka, sample_b: kb },
                                         fine,
@@ -374,7 +378,11 @@ impl Guard {
                                     continue;
                                 }
                                 let (la, lb) = (batch_a.link[sa], batch_b.link[sb]);
-                                let fine = refined(&a.scratch, &b.scratch, g, (la, ka), (lb, kb), margin);
+                                let fine = if g <= margin {
+                                    refined(&a.scratch, &b.scratch, g, (la, ka), (lb, kb), margin)
+                                } else {
+                                    g
+                                };
                                 finds.add(
                                     Find {
                                         gap_m: g,
