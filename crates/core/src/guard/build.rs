@@ -162,8 +162,7 @@ fn build_arm(
             }
         }
     }
-    let n_self_pairs = self_pairs.len();
-    let levers = forecast::link_levers(&spec.robot, &spec.spheres);
+    let (n_self_pairs, levers) = (self_pairs.len(), forecast::link_levers(&spec.robot, &spec.spheres));
     let dof = spec.robot.dof();
     let pair_lever = self_pair_levers(&spec.robot, &levers, &self_pairs);
     let mut link_slots = vec![(0, 0); spec.robot.links.len()];

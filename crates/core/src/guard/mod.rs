@@ -179,16 +179,12 @@ struct ArmScratch {
     link_inflation: Vec<f64>,
     /// Per slot, radius plus its link's inflation, this cycle.
     inflated_r: Vec<f32>,
-    /// Per sample, the share of its links' inflation that the joints'
-    /// steps to its neighbours need there (≤ 1; 1 where not worked out):
-    /// the robot check takes back the rest from a gap it finds there.
+    /// Per sample, the share of the steps' inflation its own steps need (≤ 1).
     step_share: Vec<f32>,
     /// Scratch, per interval between samples on plan and joint: its travel.
     step_travel: Vec<f64>,
-    /// On plan, per joint, the departure bound in this cycle's inflation
-    /// (0 off plan: none of it is told apart there).
+    /// On plan, per joint and per link, the departure bound's part of the inflation.
     departure: Vec<f64>,
-    /// Per link, the departure bound's part of its inflation, m.
     link_departure: Vec<f32>,
     /// Per self pair, this cycle's inflation (both links together), m.
     pair_inflation: Vec<f32>,

@@ -27,15 +27,12 @@ impl Guard {
         // What last cycle found decides whether this one samples finer.
         let (last_class, last_robot_near) = (a.scratch.track.class_best, a.scratch.track.robot_near);
         a.scratch.track = Track::NONE;
-        a.scratch.problem = None;
-        a.scratch.n_cfg = 0;
-        a.scratch.inflate = 0.0;
+        (a.scratch.problem, a.scratch.n_cfg, a.scratch.inflate) = (None, 0, 0.0);
         a.scratch.present = a.state.est.count() > 0;
         (a.scratch.borne_out, a.scratch.at_rest, a.scratch.reversing) = (false, false, false);
         let dof = a.model.decel.len();
         // A state refused since the last cycle names the stop; then the
-        // refusal still standing (no state accepted since); then silence
-        // (the watchdog).
+        // refusal still standing (no state accepted since); then silence.
         if let Some(e) = a.state.rejected_since.take() {
             a.scratch.problem = Some((Reason::BadJointState(e), StopKind::Immediate));
         }
@@ -103,8 +100,7 @@ impl Guard {
                     || within(own, release);
                 // (The cap binds on the path's own intervals: a way back
                 // appended to it has its own.)
-                // A path on plan under the cap is sampled again at steps
-                // [`NEAR_STEP_DIVISOR`] times shorter, up to the cap.
+                // On plan under the cap: [`NEAR_STEP_DIVISOR`] times finer.
                 let binds = a.scratch.plan.intervals >= cap;
                 if near > cap && close && (binds || on.is_some()) {
                     let follow = (&a.state.follow, backing);
