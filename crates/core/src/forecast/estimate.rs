@@ -214,12 +214,6 @@ impl Estimator {
         (self.count > 0).then(|| self.stamps[(self.count - 1) % self.cap])
     }
 
-    /// Time between the two newest samples, s (the joint-state period as
-    /// it arrives).
-    pub fn last_interval(&self) -> Option<f64> {
-        (self.count > 1).then(|| self.stamps[(self.count - 1) % self.cap] - self.stamps[(self.count - 2) % self.cap])
-    }
-
     /// The joint-state period to expect next, s: the second longest of
     /// the last [`PERIOD_WINDOW`] intervals (the longest when there are
     /// fewer than three). One late state (a hiccup of the controller or the
