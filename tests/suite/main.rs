@@ -26,6 +26,7 @@ mod guard_twins;
 mod guard_ur10;
 mod model_batch;
 mod model_kinematics;
+mod obstacles;
 mod platen;
 mod platen_alloc;
 mod platen_cells;

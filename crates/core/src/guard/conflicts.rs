@@ -32,9 +32,11 @@ impl Guard {
     }
 
     // The conflict table: which sample of which robot comes within the
-    // clearance margin of which sample of another. Only robots on plans
-    // take turns: one without (or off it) is left to the stop check,
-    // which samples its path finer.
+    // clearance margin of which sample of another, for every pair with a
+    // robot on plan. A robot off plan (trusted) is one place, where it
+    // stands grown by its stopping path: a robot on plan holds short of
+    // it instead of being stopped there; two robots off plans are left to
+    // the stop check, which samples their paths finer.
     with_avx2!(pub(super) fn find_conflicts = find_conflicts_avx2_fma / find_conflicts_impl());
 
     #[inline(always)]
@@ -45,7 +47,8 @@ impl Guard {
         for a in 0..n {
             for b in a + 1..n {
                 let (oa, ob) = (self.arbitration.offers[a], self.arbitration.offers[b]);
-                if !(oa.planned && ob.planned) {
+                let (ia, ib) = (&self.arbitration.inc[a], &self.arbitration.inc[b]);
+                if !(oa.planned || ob.planned) || !(ia.posed && ib.posed) {
                     continue;
                 }
                 let (ua, ub) = (self.arbitration.inc[a].reach, self.arbitration.inc[b].reach);

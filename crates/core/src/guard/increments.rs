@@ -14,9 +14,13 @@
 //! actual stopping path ends.
 //!
 //! Any other robot (no plan, off it, or with a data problem) offers one
-//! sample standing for its whole stopping path, all of it committed, and is
-//! not arbitrated: no conflicts are looked for with it (the stop check
-//! guards every pair with such a robot, on a finer sampling of its path).
+//! sample standing for its whole stopping path, all of it committed, and
+//! takes no grant. Where its joint state is trusted, that sample is where
+//! it stands, its spheres grown by how far its stopping path takes each
+//! joint ([`super::obstacles`]): the robots on plans hold short of it
+//! (a robot parked at its plan's end, or moved by hand, is waited for on
+//! the path, not run into the stop). Two robots off plans are left to the
+//! stop check, on a finer sampling of their paths.
 
 use super::groups::SphereGroups;
 use super::*;
@@ -155,8 +159,11 @@ pub(super) struct Increment {
     pub(super) groups: SphereGroups,
     /// Plan time where its stopping path ends (braking now), s.
     s_stop: f64,
+    /// Posed this cycle: on plan, its increment; off it (and trusted),
+    /// where it stands, grown by its stopping path ([`Increment::stand`]).
+    pub(super) posed: bool,
     /// Scratch per joint: a travel, the plan's velocity.
-    travel: Vec<f64>,
+    pub(super) travel: Vec<f64>,
     pub(super) half_step: Vec<f64>,
 }
 
@@ -223,6 +230,7 @@ impl Arbitration {
                     widest: 0.0,
                     groups: SphereGroups::new(p, m.robot.links.len()),
                     s_stop: 0.0,
+                    posed: false,
                     travel: vec![0.0; dof],
                     half_step: vec![0.0; dof],
                 }
@@ -398,6 +406,7 @@ impl Guard {
             self.offer(ri, now_s);
         }
         self.find_conflicts();
+        self.refine_obstacle_conflicts();
         self.keep_approaching();
         let ar = &mut self.arbitration;
         ar.arbiter.decide(&ar.offers, &ar.conflicts, &mut ar.grants);
@@ -535,14 +544,18 @@ impl Guard {
         let still = sc.at_rest;
         let plan = a.state.follow.tracker.plan();
         let on = matches!(a.state.follow.state, PlanState::On { .. });
+        let dof = a.model.decel.len();
+        let inc = &mut ar.inc[ri];
+        inc.posed = false;
         let (Some(plan), true, None, true) = (plan, on, sc.problem, sc.n_cfg > 0) else {
             let samples = usize::from(sc.n_cfg > 0);
             ar.offers[ri] =
                 Offer { priority, samples, committed: 0, planned: false, still, retreating: false, at_start: false };
+            if sc.problem.is_none() && sc.n_cfg > 0 {
+                self.offer_obstacle(ri);
+            }
             return;
         };
-        let dof = a.model.decel.len();
-        let inc = &mut ar.inc[ri];
         let s0 = sc.plan_s[0];
         let s_stop = sc.plan_s[sc.n_cfg - 1].max(s0);
         inc.s_stop = s_stop;
@@ -574,7 +587,7 @@ impl Guard {
             *h += forecast::along::departure(acc, seen, a.model.reaction_s);
         }
         if sc.reversing {
-            grow_by_retreat(&mut inc.half_step, &sc.path_q[..sc.n_cfg * dof]);
+            super::obstacles::grow_by_retreat(&mut inc.half_step, &sc.path_q[..sc.n_cfg * dof]);
         }
         // Each sample stands for the path half-way to its neighbours (its
         // spheres are inflated by that): the stopping path's end is covered
@@ -592,6 +605,7 @@ impl Guard {
                 Offer { priority, samples: 0, committed: 0, planned: false, still, retreating: false, at_start: false };
             return;
         }
+        inc.posed = true;
         inc.inflate(&a.model.ranges, &a.model.lever);
         // Stopped, for the rule: it cannot brake out of where it stands
         // (joint-state noise keeps a standing robot's estimate from 0).
@@ -682,17 +696,5 @@ impl Increment {
             let sides = self.boxes.iter().map(|b| b[c]);
             if c < 3 { sides.fold(f32::INFINITY, f32::min) } else { sides.fold(f32::NEG_INFINITY, f32::max) }
         });
-    }
-}
-
-/// A robot going back along its plan: where it is stands for its whole
-/// stopping path that way (`path`, its configurations one after another),
-/// so the robots above keep out of that, not only of where it is now: each
-/// joint's half step grows by how far that path takes it.
-fn grow_by_retreat(half_step: &mut [f64], path: &[f64]) {
-    let dof = half_step.len();
-    for (j, h) in half_step.iter_mut().enumerate() {
-        let q0 = path[j];
-        *h += path.iter().skip(j).step_by(dof).map(|q| (q - q0).abs()).fold(0.0, f64::max);
     }
 }

@@ -78,6 +78,7 @@ mod groups;
 mod hysteresis;
 mod increments;
 pub mod matrix;
+mod obstacles;
 mod plans;
 mod platen;
 mod prepare;
