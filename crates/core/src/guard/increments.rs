@@ -405,6 +405,7 @@ impl Guard {
         for ri in 0..self.arms.len() {
             self.offer(ri, now_s);
         }
+        self.offer_obstacles();
         self.find_conflicts();
         self.refine_obstacle_conflicts();
         self.keep_approaching();
@@ -551,9 +552,6 @@ impl Guard {
             let samples = usize::from(sc.n_cfg > 0);
             ar.offers[ri] =
                 Offer { priority, samples, committed: 0, planned: false, still, retreating: false, at_start: false };
-            if sc.problem.is_none() && sc.n_cfg > 0 {
-                self.offer_obstacle(ri);
-            }
             return;
         };
         let s0 = sc.plan_s[0];

@@ -30,9 +30,23 @@ use super::*;
 use crate::arbiter::MAX_SAMPLES;
 
 impl Guard {
+    /// Every robot off plan whose joint state is trusted, as one place
+    /// where it stands, when some robot is on plan (after the offers).
+    pub(super) fn offer_obstacles(&mut self) {
+        if !self.arbitration.offers.iter().any(|o| o.planned) {
+            return;
+        }
+        for ri in 0..self.arms.len() {
+            let (o, sc) = (self.arbitration.offers[ri], &self.arms[ri].scratch);
+            if !o.planned && o.samples > 0 && sc.problem.is_none() {
+                self.offer_obstacle(ri);
+            }
+        }
+    }
+
     /// Robot `ri` (off plan, its joint state trusted, its stopping path
     /// forecast this cycle) as one place where it stands.
-    pub(super) fn offer_obstacle(&mut self, ri: usize) {
+    fn offer_obstacle(&mut self, ri: usize) {
         let a = &self.arms[ri];
         let (sc, dof) = (&a.scratch, a.model.decel.len());
         let inc = &mut self.arbitration.inc[ri];
