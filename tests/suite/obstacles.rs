@@ -8,39 +8,16 @@
 
 use crate::common;
 
+use crate::refine::{LEFT_PAN, Spheres, q_left, q_right};
 use common::cell::{guard, sample_cell};
 use workcell_guard_core::arbiter::GrantState;
 use workcell_guard_core::forecast::track::JointPlan;
 use workcell_guard_core::guard::{Guard, Inputs, JointStateIn, StopSource};
-use workcell_guard_core::model::{PosedSpheres, SpherePoser};
 
 const DT: f64 = 0.002;
-const LEFT_PAN: f64 = 0.3;
-
-fn q_left() -> Vec<f64> {
-    vec![LEFT_PAN, 0.7, 1.1, 0.0, 0.0, 0.0, 0.02]
-}
-fn q_right(j1: f64) -> Vec<f64> {
-    vec![j1, 1.2, 0.0, -0.3, 0.0, 0.0, 0.0, 0.0]
-}
-
-/// The least gap between the two arms' spheres with the right arm at `j1`, m.
-fn gap(posers: &[SpherePoser], posed: &mut [PosedSpheres], j1: f64) -> f64 {
-    posers[0].pose(&q_left(), &mut posed[0]).unwrap();
-    posers[1].pose(&q_right(j1), &mut posed[1]).unwrap();
-    let (a, b) = (&posed[0], &posed[1]);
-    let mut best = f64::INFINITY;
-    for i in 0..a.len() {
-        for j in 0..b.len() {
-            let (dx, dy, dz) = (a.x[i] - b.x[j], a.y[i] - b.y[j], a.z[i] - b.z[j]);
-            best = best.min(((dx * dx + dy * dy + dz * dz).sqrt() - a.r[i] - b.r[j]) as f64);
-        }
-    }
-    best
-}
 
 fn step(g: &mut Guard, t: f64, right_j1: f64) {
-    let (l, r) = (q_left(), q_right(right_j1));
+    let (l, r) = (q_left(LEFT_PAN), q_right(right_j1));
     let inputs = [
         JointStateIn { robot: 0, stamp_s: t, positions: &l, velocities: None },
         JointStateIn { robot: 1, stamp_s: t, positions: &r, velocities: None },
@@ -50,14 +27,11 @@ fn step(g: &mut Guard, t: f64, right_j1: f64) {
 
 #[test]
 fn a_plan_through_a_parked_arm_is_held_short_of_it_on_its_path_not_stopped() {
-    let cell = sample_cell();
-    let margin = cell.margins.clearance_m;
-    let posers: Vec<SpherePoser> =
-        cell.manipulators.iter().map(|m| SpherePoser::new(&m.robot, &m.spheres, m.base)).collect();
-    let mut posed: Vec<PosedSpheres> = posers.iter().map(|p| p.posed()).collect();
+    let margin = sample_cell().margins.clearance_m;
+    let mut sp = Spheres::new();
     // Where the right arm, turning from −1.5 rad, first touches the left arm.
     let mut touch = -1.5;
-    while gap(&posers, &mut posed, touch) > 0.0 {
+    while sp.gap(touch) > 0.0 {
         touch += 0.005;
         assert!(touch < 1.5, "the arms never meet");
     }
@@ -92,13 +66,13 @@ fn a_plan_through_a_parked_arm_is_held_short_of_it_on_its_path_not_stopped() {
         };
         s = (s + DT * c.speed_scaling).min(until);
         j1 = start + s;
-        least = least.min(gap(&posers, &mut posed, j1));
+        least = least.min(sp.gap(j1));
     }
     let c = g.commands()[1];
     println!(
         "touches at j1 {touch:.3}; held at {j1:.3} ({:.4} m apart, least {least:.4} m), {:?} by {:?}; \
          stopped by the check {checks} cycles, stop flag changed {flips} times",
-        gap(&posers, &mut posed, j1),
+        sp.gap(j1),
         c.grant.state,
         c.grant.held_by
     );

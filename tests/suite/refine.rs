@@ -18,23 +18,23 @@ const DT: f64 = 0.002;
 /// its configured figure in the sample cell).
 const SPEED: f64 = 1.0;
 const DECEL: f64 = 5.0;
-const LEFT_PAN: f64 = 0.3;
+pub(crate) const LEFT_PAN: f64 = 0.3;
 
-fn q_left(pan: f64) -> Vec<f64> {
+pub(crate) fn q_left(pan: f64) -> Vec<f64> {
     vec![pan, 0.7, 1.1, 0.0, 0.0, 0.0, 0.02]
 }
-fn q_right(j1: f64) -> Vec<f64> {
+pub(crate) fn q_right(j1: f64) -> Vec<f64> {
     vec![j1, 1.2, 0.0, -0.3, 0.0, 0.0, 0.0, 0.0]
 }
 
 /// Least gap between the two arms' spheres, m.
-struct Spheres {
+pub(crate) struct Spheres {
     posers: Vec<SpherePoser>,
     posed: Vec<PosedSpheres>,
 }
 
 impl Spheres {
-    fn new() -> Spheres {
+    pub(crate) fn new() -> Spheres {
         let cell = sample_cell();
         let posers: Vec<SpherePoser> =
             cell.manipulators.iter().map(|m| SpherePoser::new(&m.robot, &m.spheres, m.base)).collect();
@@ -42,7 +42,7 @@ impl Spheres {
         Spheres { posers, posed }
     }
 
-    fn gap(&mut self, right_j1: f64) -> f64 {
+    pub(crate) fn gap(&mut self, right_j1: f64) -> f64 {
         self.posers[0].pose(&q_left(LEFT_PAN), &mut self.posed[0]).unwrap();
         self.posers[1].pose(&q_right(right_j1), &mut self.posed[1]).unwrap();
         let (a, b) = (&self.posed[0], &self.posed[1]);
