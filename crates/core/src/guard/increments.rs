@@ -160,10 +160,10 @@ pub(super) struct Increment {
     /// Plan time where its stopping path ends (braking now), s.
     s_stop: f64,
     /// Posed this cycle: on plan, its increment; off it (and trusted),
-    /// where it stands, grown by its stopping path ([`Increment::stand`]).
+    /// where it stands, grown by its stopping path ([`super::obstacles`]).
     pub(super) posed: bool,
     /// Scratch per joint: a travel, the plan's velocity.
-    pub(super) travel: Vec<f64>,
+    travel: Vec<f64>,
     pub(super) half_step: Vec<f64>,
 }
 
