@@ -15,11 +15,8 @@
 //!
 //! Any other robot (no plan, off it, or with a data problem) offers one
 //! sample standing for its whole stopping path, all of it committed, and
-//! takes no grant. Where its joint state is trusted, that sample is where
-//! it stands, its spheres grown by how far its stopping path takes each
-//! joint ([`super::obstacles`]): the robots on plans hold short of it
-//! (a robot parked at its plan's end, or moved by hand, is waited for on
-//! the path, not run into the stop). Two robots off plans are left to the
+//! takes no grant; trusted, the robots on plans hold short of where it
+//! stands ([`super::obstacles`]). Two robots off plans are left to the
 //! stop check, on a finer sampling of their paths.
 
 use super::groups::SphereGroups;
@@ -159,8 +156,7 @@ pub(super) struct Increment {
     pub(super) groups: SphereGroups,
     /// Plan time where its stopping path ends (braking now), s.
     s_stop: f64,
-    /// Posed this cycle: on plan, its increment; off it (and trusted),
-    /// where it stands, grown by its stopping path ([`super::obstacles`]).
+    /// Posed this cycle (on plan, or as an obstacle: [`super::obstacles`]).
     pub(super) posed: bool,
     /// Scratch per joint: a travel, the plan's velocity.
     travel: Vec<f64>,
@@ -545,8 +541,7 @@ impl Guard {
         let still = sc.at_rest;
         let plan = a.state.follow.tracker.plan();
         let on = matches!(a.state.follow.state, PlanState::On { .. });
-        let dof = a.model.decel.len();
-        let inc = &mut ar.inc[ri];
+        let (dof, inc) = (a.model.decel.len(), &mut ar.inc[ri]);
         inc.posed = false;
         let (Some(plan), true, None, true) = (plan, on, sc.problem, sc.n_cfg > 0) else {
             let samples = usize::from(sc.n_cfg > 0);
@@ -597,14 +592,11 @@ impl Guard {
         } else {
             0.0
         };
-        let qs: [&[f64]; BATCH] = std::array::from_fn(|k| &inc.q[k * dof..(k + 1) * dof]);
-        if a.model.poser.pose_batch(&qs, &mut inc.batch).is_err() {
+        if !inc.pose(&a.model) {
             ar.offers[ri] =
                 Offer { priority, samples: 0, committed: 0, planned: false, still, retreating: false, at_start: false };
             return;
         }
-        inc.posed = true;
-        inc.inflate(&a.model.ranges, &a.model.lever);
         // Stopped, for the rule: it cannot brake out of where it stands
         // (joint-state noise keeps a standing robot's estimate from 0).
         let still = still || committed == 0.0;
@@ -631,8 +623,7 @@ impl Increment {
         let dof = self.half_step.len();
         let last = MAX_SAMPLES - 1;
         self.half_step.fill(0.0);
-        // The samples follow one another along the plan: each one's
-        // segment is looked for from the last one's.
+        // Each sample's segment is looked for from the last one's.
         let mut hint = hint;
         for k in 0..MAX_SAMPLES {
             let s = s0 + (end - s0) * k as f64 / last as f64;
@@ -651,6 +642,17 @@ impl Increment {
                 }
             }
         }
+    }
+
+    /// Poses and inflates the samples (`q`): whether the poser took them.
+    pub(super) fn pose(&mut self, model: &ArmModel) -> bool {
+        let dof = self.half_step.len();
+        let qs: [&[f64]; BATCH] = std::array::from_fn(|k| &self.q[k * dof..(k + 1) * dof]);
+        self.posed = model.poser.pose_batch(&qs, &mut self.batch).is_ok();
+        if self.posed {
+            self.inflate(&model.ranges, &model.lever);
+        }
+        self.posed
     }
 
     /// Inflates every sphere of the posed samples by its link's lever on

@@ -57,11 +57,7 @@ impl Guard {
         inc.times = [0.0; MAX_SAMPLES];
         inc.half_step.fill(0.0);
         grow_by_retreat(&mut inc.half_step, path);
-        let qs: [&[f64]; BATCH] = std::array::from_fn(|k| &inc.q[k * dof..(k + 1) * dof]);
-        inc.posed = a.model.poser.pose_batch(&qs, &mut inc.batch).is_ok();
-        if inc.posed {
-            inc.inflate(&a.model.ranges, &a.model.lever);
-        }
+        inc.pose(&a.model);
     }
 
     /// Drops the conflicts between a robot on plan and a robot off plan
@@ -121,12 +117,9 @@ impl Guard {
         let Some(plan) = a.state.follow.tracker.plan() else { return true };
         let fine = &mut self.arbitration.back[p];
         fine.sample(plan, lo, hi, plan.segment(lo), &a.scratch.offset);
-        let dof = fine.half_step.len();
-        let qs: [&[f64]; BATCH] = std::array::from_fn(|k| &fine.q[k * dof..(k + 1) * dof]);
-        if a.model.poser.pose_batch(&qs, &mut fine.batch).is_err() {
+        if !fine.pose(&a.model) {
             return true;
         }
-        fine.inflate(&a.model.ranges, &a.model.lever);
         let margin = self.margins.clearance_m as f32;
         let (fine, other) = (&self.arbitration.back[p], &self.arbitration.inc[o]);
         let t = fine.times;

@@ -90,12 +90,9 @@ impl Guard {
         for (h, &acc) in back.half_step.iter_mut().zip(&a.model.accel) {
             *h += forecast::along::departure(acc, seen, a.model.reaction_s);
         }
-        let dof = back.half_step.len();
-        let qs: [&[f64]; BATCH] = std::array::from_fn(|k| &back.q[k * dof..(k + 1) * dof]);
-        if a.model.poser.pose_batch(&qs, &mut back.batch).is_err() {
+        if !back.pose(&a.model) {
             return false;
         }
-        back.inflate(&a.model.ranges, &a.model.lever);
         let margin = self.margins.clearance_m as f32;
         let ar = &self.arbitration;
         let back = &ar.back[ri];
