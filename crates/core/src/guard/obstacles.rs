@@ -93,7 +93,7 @@ impl Guard {
     /// Whether the stretch of robot `p`'s plan that sample `i` of its
     /// increment stands for, sampled finer, comes within the clearance
     /// margin of robot `o` where it stands (true where it is not refined).
-    fn stretch_meets(&mut self, p: usize, i: usize, o: usize) -> bool {
+    pub(super) fn stretch_meets(&mut self, p: usize, i: usize, o: usize) -> bool {
         let a = &self.arms[p];
         let ar = &self.arbitration;
         let t = ar.inc[p].times;

@@ -18,8 +18,16 @@
 //!   inflated as an increment is, and compared with where every other
 //!   robot on plan is or is committed to go. Where it is blocked and `h`'s
 //!   own way back is free, `h` backs away instead.
+//! - **It stands at its plan's start** (it cannot back away; the arbiter
+//!   holds it there and lets `h` proceed, the stop check guarding the
+//!   pass) and `h`'s grant runs through where it stands, confirmed on the
+//!   stretch of path each granted sample stands for, sampled finer
+//!   ([`Guard::stretch_meets`]): `h` cannot pass, and the stop check
+//!   would halt it short of `r` while `r` waits for it, for ever. So `r`
+//!   goes on where its way on is clear of where `h` is or is committed to
+//!   go, or `h` backs away where its own way back is free.
 //!
-//! In both, `r` is **lifted**: it goes before every robot neither boosted
+//! In all three, `r` is **lifted**: it goes before every robot neither boosted
 //! nor lifted (just above `h` where `h` is raised itself) until its plan
 //! is done or replaced, and the cycle's grants are decided again: `r` goes
 //! on where its increment is clear, and `h` holds, or backs away where it
@@ -44,15 +52,19 @@ impl Guard {
         for r in 0..self.arms.len() {
             let ar = &self.arbitration;
             let g = ar.grants[r];
-            let (GrantState::BackAway, Some(h)) = (g.state, g.held_by) else { continue };
-            let h = h as usize;
+            let Some(h) = g.held_by.map(usize::from) else { continue };
             let above = ar.offers[h];
             if !ar.offers[r].still || ar.lifted_at[r].is_some() || !above.planned || above.at_start {
                 continue;
             }
-            let go_on = self.arbitration.policy.go_on_when_clear
+            let at_start = g.state == GrantState::Hold && ar.offers[r].planned && ar.offers[r].at_start;
+            if g.state != GrantState::BackAway && !(at_start && self.blocks_at_start(r, h)) {
+                continue;
+            }
+            // One at its start cannot back away: it goes on where it can.
+            let go_on = (at_start || self.arbitration.policy.go_on_when_clear)
                 && self.arbitration.conflicts.first_meeting(r, h, above.committed).is_none();
-            if !go_on && (self.way_back_free(r, now_s) || !self.way_back_free(h, now_s)) {
+            if !go_on && ((!at_start && self.way_back_free(r, now_s)) || !self.way_back_free(h, now_s)) {
                 continue;
             }
             let ar = &mut self.arbitration;
@@ -61,6 +73,19 @@ impl Guard {
             any = true;
         }
         any
+    }
+
+    /// Whether robot `h`'s grant runs through where robot `r` stands at
+    /// its plan's start: a granted sample of `h` meets `r`'s first, and
+    /// still does on the stretch of path it stands for, sampled finer
+    /// ([`Guard::stretch_meets`]). The arbiter leaves that pass to the stop
+    /// check; where it is confirmed, the stop check would halt `h` short of
+    /// `r` for as long as `r` waits for `h`.
+    fn blocks_at_start(&mut self, r: usize, h: usize) -> bool {
+        let granted = self.arbitration.grants[h].last_sample;
+        let Some(last) = granted else { return false };
+        (0..=last.min(MAX_SAMPLES - 1))
+            .any(|i| self.arbitration.conflicts.get(h, i, r, 0) && self.stretch_meets(h, i, r))
     }
 
     /// Whether robot `ri` (on plan, its increment built this cycle) can
