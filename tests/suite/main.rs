@@ -10,6 +10,7 @@ mod common;
 
 mod alloc;
 mod arbitration;
+mod at_start;
 
 mod bad_inputs;
 mod calibrate;

@@ -43,7 +43,12 @@ impl Spheres {
     }
 
     pub(crate) fn gap(&mut self, right_j1: f64) -> f64 {
-        self.posers[0].pose(&q_left(LEFT_PAN), &mut self.posed[0]).unwrap();
+        self.gap_at(LEFT_PAN, right_j1)
+    }
+
+    /// The gap with the left arm panned to `left_pan`.
+    pub(crate) fn gap_at(&mut self, left_pan: f64, right_j1: f64) -> f64 {
+        self.posers[0].pose(&q_left(left_pan), &mut self.posed[0]).unwrap();
         self.posers[1].pose(&q_right(right_j1), &mut self.posed[1]).unwrap();
         let (a, b) = (&self.posed[0], &self.posed[1]);
         let mut best = f64::INFINITY;

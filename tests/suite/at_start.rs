@@ -1,0 +1,120 @@
+//! A robot standing at its plan's start, in the way of a higher robot whose
+//! plan runs through it, cannot back away: it goes on first. The left arm
+//! stands parked (no plan) in the right arm's path; the right arm, raised
+//! above it, comes and is held short of it. The left arm then gets a plan
+//! that pans it away: it stands at that plan's start, in the right arm's
+//! claim. Both obey their speed scaling and grants (plan time advances at
+//! the scaling, never past the grant's end). The right arm's grant runs
+//! through where the left one stands, so the left arm is let go on first,
+//! out of the way; the right arm is held on its path meanwhile and then
+//! finishes. Neither is stopped by the robot check, and they stay outside
+//! the clearance margin. (Before, the left arm waited for the right one,
+//! and the right arm crept at it by stops and releases, for ever.)
+
+use crate::common;
+
+use crate::refine::{LEFT_PAN, Spheres, q_left, q_right};
+use common::cell::{guard, sample_cell};
+use workcell_guard_core::arbiter::GrantState;
+use workcell_guard_core::forecast::track::JointPlan;
+use workcell_guard_core::guard::{Command, Guard, Inputs, JointStateIn, StopSource};
+
+const DT: f64 = 0.002;
+
+fn step(g: &mut Guard, t: f64, (left_pan, right_j1): (f64, f64)) {
+    let (l, r) = (q_left(left_pan), q_right(right_j1));
+    let inputs = [
+        JointStateIn { robot: 0, stamp_s: t, positions: &l, velocities: None },
+        JointStateIn { robot: 1, stamp_s: t, positions: &r, velocities: None },
+    ];
+    g.step(t, &Inputs::joints(&inputs));
+}
+
+/// One joint's plan from `a` to `b` at 1 rad/s, waypoints every 10 ms,
+/// as a whole configuration of `q`.
+fn plan(a: f64, b: f64, q: fn(f64) -> Vec<f64>) -> JointPlan {
+    let n = ((b - a).abs() / 0.01).ceil() as usize;
+    let times: Vec<f64> = (0..=n).map(|k| k as f64 * 0.01).collect();
+    let positions: Vec<f64> = (0..=n).flat_map(|k| q(a + (b - a) * k as f64 / n as f64)).collect();
+    let dof = q(a).len();
+    JointPlan::new(dof, times, positions).unwrap()
+}
+
+/// Plan time after one cycle of a robot that obeys its command.
+fn obey(c: &Command, s: f64) -> f64 {
+    if c.stop {
+        return s;
+    }
+    let until = match c.grant.state {
+        GrantState::Proceed | GrantState::Hold => c.grant.until_s,
+        _ => f64::INFINITY,
+    };
+    (s + DT * c.speed_scaling).min(until).max(s)
+}
+
+#[test]
+fn a_robot_at_its_plans_start_in_a_higher_ones_way_goes_on_first() {
+    let margin = sample_cell().margins.clearance_m;
+    let mut sp = Spheres::new();
+    let (start, mut touch) = (-1.5, -1.5);
+    while sp.gap(touch) > 0.0 {
+        touch += 0.005;
+        assert!(touch < 1.5, "the arms never meet");
+    }
+    let end = touch + 0.3;
+    // The left arm pans away, to where the right arm's whole path is clear of it.
+    let clear = |sp: &mut Spheres, pan: f64| {
+        (0..=100).map(|k| sp.gap_at(pan, start + (end - start) * k as f64 / 100.0)).fold(f64::INFINITY, f64::min)
+    };
+    let away =
+        [LEFT_PAN + 1.2, LEFT_PAN - 1.2].into_iter().max_by(|a, b| clear(&mut sp, *a).total_cmp(&clear(&mut sp, *b)));
+    let away = away.unwrap();
+    assert!(clear(&mut sp, away) > margin + 0.02, "no pan of the left arm clears the right arm's path");
+
+    let mut g = guard();
+    assert!(g.set_priority(1, 30), "the right arm raised above the left one");
+    let (mut t, mut q) = (0.0, (LEFT_PAN, start));
+    for _ in 0..400 {
+        t += DT;
+        step(&mut g, t, q);
+    }
+    g.set_plan(1, Some(plan(start, end, q_right))).unwrap();
+    let (mut s_left, mut s_right) = (0.0, 0.0);
+    let (mut checks, mut least, mut lifted, mut left_planned) = ([0usize; 2], f64::INFINITY, false, false);
+    for k in 0..6000 {
+        t += DT;
+        step(&mut g, t, q);
+        let c = g.commands().to_vec();
+        for (r, c) in c.iter().enumerate() {
+            checks[r] += usize::from(c.stop && c.source != StopSource::Grant);
+        }
+        // Held short of the parked arm: now it gets a plan, away.
+        if !left_planned && k > 200 && c[1].grant.state == GrantState::Hold && c[1].grant.held_by == Some(0) {
+            g.set_plan(0, Some(plan(LEFT_PAN, away, q_left))).unwrap();
+            left_planned = true;
+            continue;
+        }
+        lifted |= g.lifted(0).is_some();
+        if left_planned {
+            s_left = obey(&c[0], s_left);
+        }
+        s_right = obey(&c[1], s_right);
+        let pan = LEFT_PAN + (away - LEFT_PAN) * (s_left / (away - LEFT_PAN).abs()).min(1.0);
+        q = (pan, start + s_right.min(end - start));
+        least = least.min(sp.gap_at(q.0, q.1));
+        if c.iter().all(|c| c.grant.state == GrantState::Done) {
+            break;
+        }
+    }
+    let c = g.commands();
+    println!(
+        "left at {:.3} ({:?}), right at {:.3} ({:?}); least gap {least:.4} m; lifted {lifted}; \
+         stopped by the check {checks:?} cycles",
+        q.0, c[0].grant.state, q.1, c[1].grant.state
+    );
+    assert!(left_planned, "the right arm was never held short of the parked left arm");
+    assert!(lifted, "the left arm at its start was not let go on first");
+    assert_eq!(checks, [0, 0], "the robot check stopped an arm that obeyed its grant");
+    assert_eq!((c[0].grant.state, c[1].grant.state), (GrantState::Done, GrantState::Done), "a plan not finished");
+    assert!(least > margin, "came within the margin: {least} m");
+}
