@@ -171,7 +171,7 @@ pub(super) struct Arbitration {
     pub(super) back: Vec<Increment>,
     pub(super) offers: Vec<Offer>,
     pub(super) conflicts: Conflicts,
-    arbiter: Arbiter,
+    pub(super) arbiter: Arbiter,
     pub(super) grants: Vec<Grant>,
     /// Per robot, what its grant tells it.
     pub(super) out: Vec<ArmGrant>,
@@ -407,13 +407,7 @@ impl Guard {
         self.keep_approaching();
         let ar = &mut self.arbitration;
         ar.arbiter.decide(&ar.offers, &ar.conflicts, &mut ar.grants);
-        if self.lift_boxed_in(now_s) {
-            let ar = &mut self.arbitration;
-            for r in 0..ar.offers.len() {
-                ar.offers[r].priority = ar.effective_priority(r);
-            }
-            ar.arbiter.decide_again(&ar.offers, &ar.conflicts, &mut ar.grants);
-        }
+        self.untie_knots(now_s);
         let ar = &mut self.arbitration;
         // A robot backing away goes back along its plan: it is tracked
         // there, not dropped as off plan, and for as long again after (it

@@ -43,6 +43,21 @@ use super::*;
 use crate::arbiter::{GrantState, MAX_SAMPLES};
 
 impl Guard {
+    /// After the arbiter's first decision: robots in the way lifted and
+    /// the grants decided again ([`Guard::lift_boxed_in`]), then robots
+    /// above held short of one at its start that stays there
+    /// ([`Guard::hold_short_of_at_start`]).
+    pub(super) fn untie_knots(&mut self, now_s: f64) {
+        if self.lift_boxed_in(now_s) {
+            let ar = &mut self.arbitration;
+            for r in 0..ar.offers.len() {
+                ar.offers[r].priority = ar.effective_priority(r);
+            }
+            ar.arbiter.decide_again(&ar.offers, &ar.conflicts, &mut ar.grants);
+        }
+        self.hold_short_of_at_start();
+    }
+
     /// Lifts each robot told to back away while standing whose way on is
     /// clear, or whose way back is blocked where the robot it backs away
     /// from can back away itself (the module's text); true if any was
@@ -82,10 +97,43 @@ impl Guard {
     /// check; where it is confirmed, the stop check would halt `h` short of
     /// `r` for as long as `r` waits for `h`.
     fn blocks_at_start(&mut self, r: usize, h: usize) -> bool {
-        let granted = self.arbitration.grants[h].last_sample;
-        let Some(last) = granted else { return false };
+        self.first_block_at_start(r, h).is_some()
+    }
+
+    /// The first granted sample of `h` confirmed to meet where `r` stands
+    /// ([`Guard::blocks_at_start`]).
+    fn first_block_at_start(&mut self, r: usize, h: usize) -> Option<usize> {
+        let last = self.arbitration.grants[h].last_sample?;
         (0..=last.min(MAX_SAMPLES - 1))
-            .any(|i| self.arbitration.conflicts.get(h, i, r, 0) && self.stretch_meets(h, i, r))
+            .find(|&i| self.arbitration.conflicts.get(h, i, r, 0) && self.stretch_meets(h, i, r))
+    }
+
+    /// After the grants are final: a robot at its plan's start held there
+    /// (not let go on: its way on meets where the robot above is or must
+    /// go, and that one's way back is blocked; or it was lifted once
+    /// already) holds that robot short of where it stands, where its grant
+    /// runs through it: a knot that a plan of the cell must undo, held on
+    /// the paths rather than by the stop check halting the robot above
+    /// again and again as it creeps on.
+    pub(super) fn hold_short_of_at_start(&mut self) {
+        for r in 0..self.arms.len() {
+            let ar = &self.arbitration;
+            let (g, me) = (ar.grants[r], ar.offers[r]);
+            let Some(h) = g.held_by.map(usize::from) else { continue };
+            let above = ar.offers[h];
+            let at_start = g.state == GrantState::Hold && me.planned && me.at_start && me.still;
+            if !at_start || !above.planned || above.at_start {
+                continue;
+            }
+            if ar.grants[h].state != GrantState::Proceed && ar.grants[h].state != GrantState::Hold {
+                continue;
+            }
+            let Some(i) = self.first_block_at_start(r, h) else { continue };
+            let gh = &mut self.arbitration.grants[h];
+            gh.state = GrantState::Hold;
+            gh.last_sample = i.checked_sub(1);
+            gh.held_by = Some(r as u16);
+        }
     }
 
     /// Whether robot `ri` (on plan, its increment built this cycle) can
