@@ -9,15 +9,18 @@
 //! out of the way; the right arm is held on its path meanwhile and then
 //! finishes. Neither is stopped by the robot check, and they stay outside
 //! the clearance margin. (Before, the left arm waited for the right one,
-//! and the right arm crept at it by stops and releases, for ever.)
+//! and the right arm crept at it by stops and releases, for ever.) Where
+//! neither can move (a simulated four-arm knot), the robot above is held
+//! on its path short of the one at its start instead.
 
 use crate::common;
 
 use crate::refine::{LEFT_PAN, Spheres, q_left, q_right};
-use common::cell::{guard, sample_cell};
+use common::cell::{cache_dir, guard, sample_cell};
 use workcell_guard_core::arbiter::GrantState;
 use workcell_guard_core::forecast::track::JointPlan;
 use workcell_guard_core::guard::{Command, Guard, Inputs, JointStateIn, StopSource};
+use workcell_guard_sim::arms::{PlanMode, Sim, SimOptions, cell_with_arms};
 
 const DT: f64 = 0.002;
 
@@ -117,4 +120,28 @@ fn a_robot_at_its_plans_start_in_a_higher_ones_way_goes_on_first() {
     assert_eq!(checks, [0, 0], "the robot check stopped an arm that obeyed its grant");
     assert_eq!((c[0].grant.state, c[1].grant.state), (GrantState::Done, GrantState::Done), "a plan not finished");
     assert!(least > margin, "came within the margin: {least} m");
+}
+
+/// Four arms, seed 31 of `simulate --arms 4 --plans always
+/// --obey-scaling`: two arms each stand where the other's plan runs, one
+/// at its plan's start, the other's way back blocked. No grant can move
+/// either (unguarded, they collide: a hazard). The one above is held
+/// short of the one at its start, on its path; before, it was granted
+/// through it and the stop check halted it 24 times as it crept on.
+#[test]
+fn arms_knotted_at_a_plans_start_are_held_on_their_paths_not_stopped() {
+    let opts = SimOptions {
+        obey_scaling: true,
+        obey_grants: true,
+        plans: PlanMode::Always,
+        hazards: true,
+        ..Default::default()
+    };
+    let mut s = Sim::new(cell_with_arms(sample_cell(), 4), opts, Some(cache_dir())).unwrap();
+    let r = s.episode(31);
+    println!("{}", r.summary(4, opts.dt_s));
+    assert_eq!(r.contacts(), 0);
+    assert_eq!((r.hazards, r.hazards_caught), (1, 1), "seed 31 no longer draws the knot");
+    assert_eq!(r.stops, 0, "the robot above was stopped by the check instead of held");
+    assert!(r.holds > 0, "nobody was held");
 }
