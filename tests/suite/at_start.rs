@@ -16,11 +16,12 @@
 use crate::common;
 
 use crate::refine::{LEFT_PAN, Spheres, q_left, q_right};
+use crate::scaling::obeying_every_output;
 use common::cell::{cache_dir, guard, sample_cell};
 use workcell_guard_core::arbiter::GrantState;
 use workcell_guard_core::forecast::track::JointPlan;
 use workcell_guard_core::guard::{Command, Guard, Inputs, JointStateIn, StopSource};
-use workcell_guard_sim::arms::{PlanMode, Sim, SimOptions, cell_with_arms};
+use workcell_guard_sim::arms::{Sim, cell_with_arms};
 
 const DT: f64 = 0.002;
 
@@ -130,13 +131,7 @@ fn a_robot_at_its_plans_start_in_a_higher_ones_way_goes_on_first() {
 /// through it and the stop check halted it 24 times as it crept on.
 #[test]
 fn arms_knotted_at_a_plans_start_are_held_on_their_paths_not_stopped() {
-    let opts = SimOptions {
-        obey_scaling: true,
-        obey_grants: true,
-        plans: PlanMode::Always,
-        hazards: true,
-        ..Default::default()
-    };
+    let opts = obeying_every_output();
     let mut s = Sim::new(cell_with_arms(sample_cell(), 4), opts, Some(cache_dir())).unwrap();
     let r = s.episode(31);
     println!("{}", r.summary(4, opts.dt_s));

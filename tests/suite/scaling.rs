@@ -114,15 +114,15 @@ fn an_arm_swinging_into_something_is_slowed_before_it_is_stopped_at_the_policys_
     assert!(!slowed_for.is_empty(), "no swing ended at the cell or the other arm");
 }
 
+/// `simulate --plans always --obey-scaling`: the arms obey every output,
+/// hand the guard their plans, and each episode is also run unguarded.
+pub(crate) fn obeying_every_output() -> SimOptions {
+    SimOptions { obey_scaling: true, obey_grants: true, plans: PlanMode::Always, hazards: true, ..Default::default() }
+}
+
 #[test]
 fn two_arms_obeying_every_output_finish_at_full_speed_without_a_stall_or_a_contact() {
-    let opts = SimOptions {
-        obey_scaling: true,
-        obey_grants: true,
-        plans: PlanMode::Always,
-        hazards: true,
-        ..Default::default()
-    };
+    let opts = obeying_every_output();
     let sims = (0..2).map(|_| Sim::new(sample_cell().clone(), opts, Some(cache_dir())).unwrap()).collect();
     let r = run_episodes(sims, 1, 8, false);
     println!("{}", r.summary(2, opts.dt_s));
