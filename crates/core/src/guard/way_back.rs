@@ -60,8 +60,10 @@ impl Guard {
 
     /// Lifts each robot told to back away while standing whose way on is
     /// clear, or whose way back is blocked where the robot it backs away
-    /// from can back away itself (the module's text); true if any was
-    /// lifted (the grants need deciding again).
+    /// from can back away itself, and each held at its plan's start where
+    /// the grant of the robot above runs through it and its way on is
+    /// clear or that robot can back away (the module's text); true if any
+    /// was lifted (the grants need deciding again).
     pub(super) fn lift_boxed_in(&mut self, now_s: f64) -> bool {
         let mut any = false;
         for r in 0..self.arms.len() {
