@@ -74,8 +74,8 @@ impl Guard {
             if !ar.offers[r].still || ar.lifted_at[r].is_some() || !above.planned || above.at_start {
                 continue;
             }
-            let at_start = g.state == GrantState::Hold && ar.offers[r].planned && ar.offers[r].at_start;
-            if g.state != GrantState::BackAway && !(at_start && self.blocks_at_start(r, h)) {
+            let at_start = self.held_at_start(r);
+            if g.state != GrantState::BackAway && !(at_start && self.block_at_start(r, h).is_some()) {
                 continue;
             }
             // One at its start cannot back away: it goes on where it can.
@@ -92,19 +92,19 @@ impl Guard {
         any
     }
 
-    /// Whether robot `h`'s grant runs through where robot `r` stands at
-    /// its plan's start: a granted sample of `h` meets `r`'s first, and
-    /// still does on the stretch of path it stands for, sampled finer
-    /// ([`Guard::stretch_meets`]). The arbiter leaves that pass to the stop
-    /// check; where it is confirmed, the stop check would halt `h` short of
-    /// `r` for as long as `r` waits for `h`.
-    fn blocks_at_start(&mut self, r: usize, h: usize) -> bool {
-        self.first_block_at_start(r, h).is_some()
+    /// Whether robot `r` stands at its plan's start, on plan, held there.
+    fn held_at_start(&self, r: usize) -> bool {
+        let (g, me) = (self.arbitration.grants[r], self.arbitration.offers[r]);
+        g.state == GrantState::Hold && me.planned && me.at_start && me.still
     }
 
-    /// The first granted sample of `h` confirmed to meet where `r` stands
-    /// ([`Guard::blocks_at_start`]).
-    fn first_block_at_start(&mut self, r: usize, h: usize) -> Option<usize> {
+    /// Where robot `h`'s grant runs through where robot `r` stands at its
+    /// plan's start: the first granted sample of `h` that meets `r`'s
+    /// first, and still does on the stretch of path it stands for, sampled
+    /// finer ([`Guard::stretch_meets`]). The arbiter leaves that pass to
+    /// the stop check; where it is confirmed, the stop check would halt `h`
+    /// short of `r` for as long as `r` waits for `h`.
+    fn block_at_start(&mut self, r: usize, h: usize) -> Option<usize> {
         let last = self.arbitration.grants[h].last_sample?;
         (0..=last.min(MAX_SAMPLES - 1))
             .find(|&i| self.arbitration.conflicts.get(h, i, r, 0) && self.stretch_meets(h, i, r))
@@ -120,17 +120,15 @@ impl Guard {
     pub(super) fn hold_short_of_at_start(&mut self) {
         for r in 0..self.arms.len() {
             let ar = &self.arbitration;
-            let (g, me) = (ar.grants[r], ar.offers[r]);
-            let Some(h) = g.held_by.map(usize::from) else { continue };
+            let Some(h) = ar.grants[r].held_by.map(usize::from) else { continue };
             let above = ar.offers[h];
-            let at_start = g.state == GrantState::Hold && me.planned && me.at_start && me.still;
-            if !at_start || !above.planned || above.at_start {
+            if !self.held_at_start(r) || !above.planned || above.at_start {
                 continue;
             }
             if ar.grants[h].state != GrantState::Proceed && ar.grants[h].state != GrantState::Hold {
                 continue;
             }
-            let Some(i) = self.first_block_at_start(r, h) else { continue };
+            let Some(i) = self.block_at_start(r, h) else { continue };
             let gh = &mut self.arbitration.grants[h];
             gh.state = GrantState::Hold;
             gh.last_sample = i.checked_sub(1);
