@@ -12,7 +12,9 @@
 //! fitted here to 600 simulated stops per arm). And the step on plans with
 //! the speed scaling's look-ahead narrowed to 1 mm (`slow_down_m`): the
 //! checks then look only as far as they did before the scaling came from
-//! the stopping path.
+//! the stopping path. And two arms swinging where their spheres come
+//! within the clearance margin while their exact shapes stay clear, with
+//! the exact refinement of link pairs and with the spheres alone.
 //!
 //! `cargo bench --bench guard_step`
 
@@ -39,6 +41,17 @@ fn main() {
         m.stopping = Some(learned_model(m));
     }
     let mut learned = learned_bench.scene(false, false);
+    // The first two arms swinging where their spheres come within the
+    // clearance margin of each other while their exact shapes stay clear
+    // (the right arm's first joint at −0.20 rad towards the left arm):
+    // the exact refinement on, and off (the spheres alone) in the same run.
+    let mut near_start = bench.start.clone();
+    near_start[0] = vec![0.0, 0.7, 1.1, 0.0, 0.0, 0.0, 0.02];
+    near_start[1] = vec![-0.20, 1.2, 0.0, -0.3, 0.0, 0.0, 0.0, 0.0];
+    let mut near = bench.scene_from(&near_start, false, false);
+    near.guard.set_exact_refinement(true);
+    let mut near_spheres = bench.scene_from(&near_start, false, false);
+    near_spheres.guard.set_exact_refinement(false);
     let on_plan = (0..4).filter(|&r| matches!(planned.guard.plan_state(r), Some(PlanState::On { .. }))).count();
     if on_plan < 4 {
         let states: Vec<_> = (0..4).map(|r| planned.guard.plan_state(r)).collect();
@@ -58,6 +71,10 @@ fn main() {
     let plan_us = median_us(&mut planned, 4000);
     let learned_us = median_us(&mut learned, 4000);
     let narrow_us = median_us(&mut narrow, 4000);
+    let queries_before = near.guard.exact_queries();
+    let near_us = median_us(&mut near, 4000);
+    let per_cycle = (near.guard.exact_queries() - queries_before) as f64 / 4000.0;
+    let near_spheres_us = median_us(&mut near_spheres, 4000);
     let configs: usize = samples.iter().sum();
     let hash_kb = hashed.guard.hash().memory_bytes() as f64 / 1024.0;
     let g = &cell.voxel_grid;
@@ -88,6 +105,12 @@ fn main() {
         "with learned stopping models (every arm, every joint): {learned_us:.1} µs per cycle = {:.2}x the configured \
          figures' step (same run)",
         learned_us / ours
+    );
+    println!(
+        "two arms within the margin by their spheres (exact shapes clear): {near_us:.1} µs per cycle with the exact \
+         refinement ({per_cycle:.1} link-pair distances per cycle) = {:.2}x the spheres alone ({near_spheres_us:.1} µs, \
+         same run)",
+        near_us / near_spheres_us
     );
     println!(
         "baseline, robot-vs-robot by all sphere pairs, same run: {base_us:.1} µs per cycle -> the hash is {:.1}x faster",

@@ -119,7 +119,7 @@ enum Command {
         resolution_m: Option<f64>,
     },
     /// Closed-loop simulation: random arm motions under the guard, with an
-    /// oracle counting sphere-level contacts and false stops.
+    /// oracle counting sphere-level (or exact) contacts and false stops.
     Simulate(SimulateArgs),
     /// The node and a cell's simulated robots over DDS on this machine: events, recording, report.
     Demo(demo::DemoArgs),
@@ -166,6 +166,14 @@ struct SimulateArgs {
     /// Robot against robot by whole swept volumes (the baseline), not time-matched.
     #[arg(long)]
     swept: bool,
+    /// The guard refines link pairs within the margin by their exact shapes (parry3d; the workcell's
+    /// `guard.exact_links`), and the oracle judges by them too.
+    #[arg(long)]
+    exact_links: bool,
+    /// The oracle judges contacts and stops by the links' exact shapes where their spheres come within the
+    /// margin (implied by --exact-links; alone: the spheres-only guard judged alike, the baseline).
+    #[arg(long)]
+    exact_oracle: bool,
     /// Crossing plans, the arms obeying their grants, beside one arm at a time in the shared zone and the
     /// unguarded run: `--episodes` counts episodes run (seeds without crossing plans skipped, up to 40 each).
     #[arg(long)]
@@ -330,6 +338,7 @@ fn simulate_arms(a: &SimulateArgs, base: &workcell::Workcell) -> Result<(), AnyE
     g.max_path_samples = a.max_path_samples.map_or(g.max_path_samples, |n| n.clamp(1, 1024));
     g.near_path_samples = a.near_path_samples.map_or(g.near_path_samples, |n| n.clamp(1, 1024));
     cell.guard.near_path_samples = cell.guard.near_path_samples.max(cell.guard.max_path_samples);
+    cell.guard.exact_links |= a.exact_links;
     let opts = SimOptions {
         goals: a.goals,
         plans: if a.crossing { sim::PlanMode::Always } else { a.plans },
@@ -343,6 +352,7 @@ fn simulate_arms(a: &SimulateArgs, base: &workcell::Workcell) -> Result<(), AnyE
         physics: a.physics,
         slow_down_m: a.slow_down_m.filter(|m| m.is_finite() && *m > 0.0),
         hazards: a.obey_scaling && !a.crossing,
+        exact_oracle: a.exact_oracle || a.exact_links,
         ..SimOptions::default()
     };
     let cache = a.matrix_cache.clone().or_else(dds::default_cache_dir);

@@ -66,7 +66,8 @@ pub struct Bench {
     /// The cell (4 arms).
     pub cell: Workcell,
     field: DistanceField,
-    start: Vec<Vec<f64>>,
+    /// The arms' clear start.
+    pub start: Vec<Vec<f64>>,
     /// The collision matrix cache.
     pub cache: tempfile::TempDir,
 }
@@ -97,7 +98,12 @@ impl Bench {
     /// A scene after 400 warm-up cycles: robot-vs-robot by all pairs or
     /// the hash; every arm on its plan or none.
     pub fn scene(&self, all_pairs: bool, plans: bool) -> Scene {
-        let (cell, start) = (&self.cell, &self.start);
+        self.scene_from(&self.start, all_pairs, plans)
+    }
+
+    /// [`Bench::scene`] with the arms swinging about `start` instead.
+    pub fn scene_from(&self, start: &[Vec<f64>], all_pairs: bool, plans: bool) -> Scene {
+        let cell = &self.cell;
         let mut guard =
             workcell_guard_description::build_guard(cell, self.field.clone(), Some(self.cache.path())).unwrap().0;
         guard.set_all_pairs(all_pairs);
@@ -112,7 +118,7 @@ impl Bench {
                     .collect()
             })
             .collect();
-        let mut sc = Scene { guard, start: start.clone(), phase, amp, q: start.clone(), t: 0.0 };
+        let mut sc = Scene { guard, start: start.to_vec(), phase, amp, q: start.to_vec(), t: 0.0 };
         if plans {
             // Each arm's motion as the plan it follows: waypoints every 10 ms
             // over ten minutes (what a controller is handed;

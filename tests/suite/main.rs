@@ -19,6 +19,7 @@ mod coverage;
 mod crossing;
 mod escape;
 mod exact;
+mod exact_refine;
 mod field;
 mod fk_oracle;
 mod forecast;

@@ -76,6 +76,10 @@ pub struct SimOptions {
     /// with a real hazard (unguarded, the arms come within the clearance
     /// margin) from the others.
     pub hazards: bool,
+    /// The oracle judges contacts and stops by the links' exact shapes
+    /// where their spheres come within the clearance margin (else by the
+    /// spheres alone).
+    pub exact_oracle: bool,
 }
 
 impl Default for SimOptions {
@@ -95,6 +99,7 @@ impl Default for SimOptions {
             physics: false,
             slow_down_m: None,
             hazards: false,
+            exact_oracle: false,
         }
     }
 }
@@ -251,13 +256,6 @@ impl Sim {
         best
     }
 
-    /// Least sphere-level clearance of arm `r` alone at `q` (cell and
-    /// itself), exact up to `within` (beyond it, `+∞` for link pairs).
-    fn arm_contacts(&mut self, r: usize, q: &[f64], within: f32) -> f64 {
-        let (cell, own) = self.arm_gaps(r, q, within);
-        cell.min(own)
-    }
-
     /// Arm `r` alone at `q`: its least sphere-level clearance to the cell,
     /// and to itself, each exact up to `within`.
     fn arm_gaps(&mut self, r: usize, q: &[f64], within: f32) -> (f64, f64) {
@@ -279,22 +277,23 @@ impl Sim {
         (cell, own)
     }
 
-    /// Sphere-level contacts of the arms at `states` (the oracle); the
-    /// least clearance is exact up to `within`.
+    /// Contacts of the arms at `states` (the oracle): by the spheres, and
+    /// with `exact_oracle`, where the spheres of two links come within the
+    /// clearance margin, by their exact shapes as well ([`Sim::exact_gap`]);
+    /// the least clearance is exact up to `within`.
     pub(crate) fn contacts(&mut self, states: &[SimArm], within: f32) -> Contacts {
         let mut out = Contacts { min: f64::INFINITY, ..Default::default() };
         let n = states.len();
+        let margin = self.cell.margins.clearance_m as f32;
         for (r, s) in states.iter().enumerate() {
-            let c = self.arm_contacts(r, &s.q, within);
+            let (cell, own) = self.arm_gaps(r, &s.q, within);
+            let exact = self.opts.exact_oracle && own <= f64::from(margin);
+            let own = if exact { self.exact_own(r, &s.q, within) } else { own };
+            let c = cell.min(own);
             self.arm_min[r] = c;
             out.min = out.min.min(c);
-            // arm_contacts folds cell and self together; split them for the report.
-            if not_above(c, 0.0) {
-                let p = &self.posed[r];
-                let cell = (0..p.len()).any(|i| not_above(self.cell_gap(r, p, i, within), 0.0));
-                out.cell |= cell;
-                out.selfc |= !cell;
-            }
+            out.cell |= not_above(cell, 0.0);
+            out.selfc |= !not_above(cell, 0.0) && not_above(own, 0.0);
         }
         for ra in 0..n {
             for rb in (ra + 1)..n {
@@ -302,6 +301,11 @@ impl Sim {
                     for lb in 0..self.boxes[rb].len() {
                         if self.guard.pair_matters(ra, la, rb, lb) {
                             let g = self.link_pair_gap(ra, la, rb, lb, within);
+                            let g = if self.opts.exact_oracle && g <= margin {
+                                self.exact_gap(g, (ra, la, &states[ra].q), (rb, lb, &states[rb].q))
+                            } else {
+                                g
+                            };
                             out.min = out.min.min(f64::from(g));
                             self.arm_min[ra] = self.arm_min[ra].min(f64::from(g));
                             self.arm_min[rb] = self.arm_min[rb].min(f64::from(g));
@@ -312,6 +316,34 @@ impl Sim {
             }
         }
         out
+    }
+
+    /// The spheres' gap `g` between two links, raised to the distance
+    /// between their solid exact shapes (meshes as their convex hulls, which
+    /// contain them: [`Guard::exact_link_distance`]) where that is larger:
+    /// both are no more than the true distance.
+    fn exact_gap(&self, g: f32, (ra, la, qa): (usize, usize, &[f64]), (rb, lb, qb): (usize, usize, &[f64])) -> f32 {
+        match self.guard.exact_link_distance((ra, la, qa), (rb, lb, qb)) {
+            Some(d) => g.max(d as f32),
+            None => g,
+        }
+    }
+
+    /// Arm `r`'s least clearance to itself, posed at `q` ([`Sim::arm_gaps`]),
+    /// each pair of links within the clearance margin by their spheres
+    /// refined by their exact shapes ([`Sim::exact_gap`]).
+    fn exact_own(&self, r: usize, q: &[f64], within: f32) -> f64 {
+        let (nl, margin) = (self.boxes[r].len(), self.cell.margins.clearance_m as f32);
+        let mut own = f32::INFINITY;
+        for la in 0..nl {
+            for lb in (la + 1)..nl {
+                if self.guard.pair_matters(r, la, r, lb) {
+                    let g = self.link_pair_gap(r, la, r, lb, within);
+                    own = own.min(if g <= margin { self.exact_gap(g, (r, la, q), (r, lb, q)) } else { g });
+                }
+            }
+        }
+        f64::from(own)
     }
 
     /// Whether arm `r` at `q` is clear of the cell by `cell_m` and of

@@ -42,6 +42,7 @@ impl Guard {
         let grid_hi = std::array::from_fn(|k| g.origin_m[k] + g.dims[k] as f64 * g.resolution_m);
         let hash_base_cell = 2.0 * r_max + cell.margins.release_m as f32;
         let platen = cell.platen.as_ref().map(BitAllocator::new).transpose()?;
+        let max_links = cell.manipulators.iter().map(|m| m.robot.links.len()).max().unwrap_or(0);
         let mut guard = Guard {
             settings,
             margins: cell.margins,
@@ -88,6 +89,7 @@ impl Guard {
             supervision: vec![Supervision::START; cell.manipulators.len()],
             commands: vec![Command::START; cell.manipulators.len()],
             arbitration: increments::Arbitration::new(cell, &[]),
+            exact: exact_pairs::ExactFrames::new(max_links, cell.guard.exact_links),
         };
         let posers: Vec<&SpherePoser> = guard.arms.iter().map(|a| &a.model.poser).collect();
         guard.arbitration = increments::Arbitration::new(cell, &posers);
@@ -140,6 +142,21 @@ fn speed_limits(robot: &crate::model::Robot) -> Vec<f64> {
         .collect()
 }
 
+/// Robot `ri`'s own link pairs (of those with spheres, `ranges`) its self
+/// check looks at: the ones the collision matrix says sometimes meet.
+fn checked_self_pairs(ri: usize, ranges: &[(u32, u32, u32)], matrix: &CollisionMatrix) -> Vec<(u32, u32)> {
+    let mut self_pairs = Vec::new();
+    for (ia, &(la, _, _)) in ranges.iter().enumerate() {
+        for &(lb, _, _) in &ranges[ia + 1..] {
+            let c = matrix.class(matrix.global(ri, la as usize), matrix.global(ri, lb as usize));
+            if c == PairClass::Sometimes {
+                self_pairs.push((la, lb));
+            }
+        }
+    }
+    self_pairs
+}
+
 /// Robot `ri`'s part of the guard: its model, buffers for `max_cfg`
 /// sampled configurations, and its state at start (stopped, no data).
 fn build_arm(
@@ -153,15 +170,7 @@ fn build_arm(
     let ranges = poser.ranges().to_vec();
     let n_ranges = ranges.len();
     let slots = poser.sphere_count();
-    let mut self_pairs = Vec::new();
-    for (ia, &(la, _, _)) in ranges.iter().enumerate() {
-        for &(lb, _, _) in &ranges[ia + 1..] {
-            let c = matrix.class(matrix.global(ri, la as usize), matrix.global(ri, lb as usize));
-            if c == PairClass::Sometimes {
-                self_pairs.push((la, lb));
-            }
-        }
-    }
+    let self_pairs = checked_self_pairs(ri, &ranges, matrix);
     let (n_self_pairs, levers) = (self_pairs.len(), forecast::link_levers(&spec.robot, &spec.spheres));
     let dof = spec.robot.dof();
     let pair_lever = self_pair_levers(&spec.robot, &levers, &self_pairs);
@@ -189,6 +198,7 @@ fn build_arm(
             self_pairs,
             link_slots,
             fixed_link,
+            hulls: spec.robot.links.iter().map(|l| exact::solid_link_shape(&l.collisions)).collect(),
             slots,
             n_links: spec.robot.links.len(),
             ranges,

@@ -2,6 +2,7 @@
 //! spatial hash, the other's looked up there; every sphere pair exactly as
 //! the benchmark's baseline.
 
+use super::exact_pairs::At;
 use super::*;
 
 /// One sphere pair's gap between robots a and b: their links, and the
@@ -63,6 +64,7 @@ impl PairFinds {
             || b.track.escape.target == Some(Target::Robot(ia as u16));
         PairFinds {
             best: Find::NONE,
+
             first_a: Find::NONE,
             first_b: Find::NONE,
             escape_a: [f32::INFINITY; 3],
@@ -75,7 +77,7 @@ impl PairFinds {
         }
     }
 
-    /// Takes one sphere pair's gap, and the same refined ([`refined`]):
+    /// Takes one sphere pair's gap, and the same refined ([`refined_exact`]):
     /// the refined one alone decides whether it is within the clearance
     /// margin `margin_m` (a stop); the others compare gaps of one path
     /// with each other, inflated alike.
@@ -90,6 +92,7 @@ impl PairFinds {
         if f.gap_m < self.best.gap_m {
             self.best = f;
         }
+
         if self.watch {
             escape_gap(&mut self.escape_a, f.gap_m, f.sample_a, self.last.0);
             escape_gap(&mut self.escape_b, f.gap_m, f.sample_b, self.last.1);
@@ -104,6 +107,12 @@ impl PairFinds {
                 *b = f;
             }
         }
+    }
+
+    /// The earliest samples of the two robots within the margin so far.
+    #[inline]
+    fn first(&self) -> Option<(usize, usize)> {
+        (self.first_a.sample_a != usize::MAX).then_some((self.first_a.sample_a, self.first_b.sample_b))
     }
 
     /// Records the finds in both robots' tracks.
@@ -147,6 +156,9 @@ pub const DEPARTURE_MARGIN_SHARE: f32 = 0.5;
 /// only as far as those samples' own steps need it
 /// ([`ArmScratch::step_share`]), and its departure bound's part only
 /// beyond [`DEPARTURE_MARGIN_SHARE`] of the margin.
+///
+/// Also the inflation both still need there (the allowance the exact
+/// refinement keeps: [`super::exact_pairs`]).
 #[inline]
 fn refined(
     a: &ArmScratch,
@@ -155,12 +167,39 @@ fn refined(
     (la, ka): (u32, usize),
     (lb, kb): (u32, usize),
     margin: f32,
-) -> f32 {
+) -> (f32, f32) {
     let back = |s: &ArmScratch, l: u32, k: usize| {
         let (e, d) = (s.link_inflation[l as usize] as f32, s.link_departure[l as usize]);
         (1.0 - s.step_share[k]) * (e - d).max(0.0) + d.min(DEPARTURE_MARGIN_SHARE * margin)
     };
-    gap + back(a, la, ka) + back(b, lb, kb)
+    let (back_a, back_b) = (back(a, la, ka), back(b, lb, kb));
+    let e = a.link_inflation[la as usize] as f32 + b.link_inflation[lb as usize] as f32;
+    (gap + back_a + back_b, (e - back_a - back_b).max(0.0))
+}
+
+/// A sphere pair's gap within the margin, refined ([`refined`]), and where
+/// still within it, by the two links' exact shapes ([`super::exact_pairs`]).
+/// (A stopped robot is still held by the spheres' gap within the release
+/// margin: released by the refined one, it would be stopped again by the
+/// next look as it starts, a flip per approach.)
+#[inline]
+fn refined_exact(
+    exact: &mut super::exact_pairs::ExactFrames,
+    arms: &[Arm],
+    gap: f32,
+    (ia, la, ka): (usize, u32, usize),
+    (ib, lb, kb): (usize, u32, usize),
+    margin: f32,
+    first: Option<(usize, usize)>,
+) -> f32 {
+    let (fine, allowance) = refined(&arms[ia].scratch, &arms[ib].scratch, gap, (la, ka), (lb, kb), margin);
+    if fine > margin || first.is_some_and(|(fa, fb)| ka > fa && kb > fb) {
+        // Clear; or later on both paths than a conflict already found:
+        // it cannot change which sample stops either robot.
+        return fine;
+    }
+    let (a, b) = (At::of(&arms[ia], ia, la, ka), At::of(&arms[ib], ib, lb, kb));
+    exact.refine(a, b, fine, allowance)
 }
 
 /// True when a sphere reaches within `grow` of a box (min x, y, z, then max).
@@ -215,34 +254,14 @@ impl Guard {
     #[inline(always)]
     fn check_robots_impl(&mut self, margin: f32, release: f32, part: Part) {
         let n = self.arms.len();
+        self.exact.forget();
         for ia in 0..n {
             for ib in (ia + 1)..n {
                 let (a, b) = (&self.arms[ia], &self.arms[ib]);
                 if a.scratch.n_cfg == 0 || b.scratch.n_cfg == 0 || !part.pair(ia, ib) {
                     continue;
                 }
-                let stop_reach = release.max(margin);
-                // Gaps are also looked at within the slow-down distance,
-                // for what each robot's stopping path approaches, where the
-                // other may slow either ([`Guard::slowed_by`]).
-                let slows = self.slowed_by(ia)[1] || self.slowed_by(ib)[1];
-                let reach = if slows { stop_reach.max(margin + self.policy.slow_down_m as f32) } else { stop_reach };
-                let grown = |reach: f32| {
-                    let grow = reach + a.scratch.inflate + b.scratch.inflate;
-                    (0..3).all(|c| {
-                        a.scratch.bounds[c] - b.scratch.bounds[3 + c] <= grow
-                            && b.scratch.bounds[c] - a.scratch.bounds[3 + c] <= grow
-                    })
-                };
-                let (near_slow, near_stop) = (grown(reach), grown(stop_reach));
-                let grow = reach + a.scratch.inflate + b.scratch.inflate;
-                if !near_slow {
-                    continue;
-                }
-                if near_stop {
-                    self.arms[ia].scratch.track.robot_near = true;
-                    self.arms[ib].scratch.track.robot_near = true;
-                }
+                let Some((stop_reach, reach, grow)) = self.pair_reach(ia, ib, margin, release) else { continue };
                 let (a, b) = (&self.arms[ia], &self.arms[ib]);
                 if self.all_pairs {
                     self.robots_all_pairs(ia, ib, (stop_reach, reach), margin);
@@ -285,6 +304,7 @@ impl Guard {
                                 continue;
                             }
                             let (arms, matrix, allowed) = (&self.arms, &self.matrix, &self.allowed);
+                            let exact = &mut self.exact;
                             self.hash.for_each_near(
                                 at[0],
                                 at[1],
@@ -311,7 +331,15 @@ impl Guard {
                                     }
                                     // (refined ≥ found: only one within the margin needs it)
                                     let fine = if gap <= margin {
-                                        refined(&arms[ia].scratch, &arms[ib].scratch, gap, (la, ka), (lb, kb), margin)
+                                        refined_exact(
+                                            exact,
+                                            arms,
+                                            gap,
+                                            (ia, la, ka),
+                                            (ib, lb, kb),
+                                            margin,
+                                            finds.first(),
+                                        )
                                     } else {
                                         gap
                                     };
@@ -328,6 +356,34 @@ impl Guard {
                 finds.apply(&mut self.arms, ia, ib, margin);
             }
         }
+    }
+
+    /// How far robots `ia` and `ib` are looked at: gaps within the stop's
+    /// reach (the release margin, or the clearance margin if larger), and
+    /// within the slow-down distance for what each robot's stopping path
+    /// approaches, where the other may slow either ([`Guard::slowed_by`]);
+    /// and how far their boxes are grown for it. `None` where their boxes
+    /// are farther apart than that; where they are within the stop's reach,
+    /// both are marked near a robot.
+    fn pair_reach(&mut self, ia: usize, ib: usize, margin: f32, release: f32) -> Option<(f32, f32, f32)> {
+        let stop_reach = release.max(margin);
+        let slows = self.slowed_by(ia)[1] || self.slowed_by(ib)[1];
+        let reach = if slows { stop_reach.max(margin + self.policy.slow_down_m as f32) } else { stop_reach };
+        let (a, b) = (&self.arms[ia].scratch, &self.arms[ib].scratch);
+        let grown = |reach: f32| {
+            let grow = reach + a.inflate + b.inflate;
+            (0..3).all(|c| a.bounds[c] - b.bounds[3 + c] <= grow && b.bounds[c] - a.bounds[3 + c] <= grow)
+        };
+        let (near_slow, near_stop) = (grown(reach), grown(stop_reach));
+        let grow = reach + a.inflate + b.inflate;
+        if !near_slow {
+            return None;
+        }
+        if near_stop {
+            self.arms[ia].scratch.track.robot_near = true;
+            self.arms[ib].scratch.track.robot_near = true;
+        }
+        Some((stop_reach, reach, grow))
     }
 
     /// The baseline: every sphere of `ia`'s samples against every sphere of `ib`'s.
@@ -379,7 +435,15 @@ impl Guard {
                                 }
                                 let (la, lb) = (batch_a.link[sa], batch_b.link[sb]);
                                 let fine = if g <= margin {
-                                    refined(&a.scratch, &b.scratch, g, (la, ka), (lb, kb), margin)
+                                    refined_exact(
+                                        &mut self.exact,
+                                        &self.arms,
+                                        g,
+                                        (ia, la, ka),
+                                        (ib, lb, kb),
+                                        margin,
+                                        finds.first(),
+                                    )
                                 } else {
                                     g
                                 };

@@ -1,6 +1,8 @@
 //! The self check: a robot's sampled spheres against its own links that
-//! the collision matrix keeps.
+//! the collision matrix keeps; a pair within the margin is refined by the
+//! links' exact shapes ([`super::exact_pairs`]).
 
+use super::exact_pairs::At;
 use super::*;
 
 impl Guard {
@@ -9,6 +11,7 @@ impl Guard {
     #[inline(always)]
     fn check_self_impl(&mut self, margin: f32, release: f32, part: Part) {
         let nl = self.matrix.total_links();
+        self.exact.forget();
         for ri in 0..self.arms.len() {
             let a = &mut self.arms[ri];
             if a.scratch.n_cfg == 0 || a.model.self_pairs.is_empty() || !part.arm(ri) {
@@ -16,8 +19,9 @@ impl Guard {
             }
             let e2 = 2.0 * a.scratch.inflate;
             let reach = release.max(margin) + e2;
-            let ArmModel { self_pairs, link_slots, .. } = &a.model;
-            let ArmScratch { batches, track, n_cfg, pair_inflation, candidates, .. } = &mut a.scratch;
+            let model = &a.model;
+            let ArmModel { self_pairs, link_slots, .. } = model;
+            let ArmScratch { batches, track, n_cfg, pair_inflation, candidates, path_q, .. } = &mut a.scratch;
             let n_cfg = *n_cfg;
             for (bi, batch) in batches.iter().enumerate().take(n_cfg.div_ceil(BATCH)) {
                 let lbox = &batch.boxes;
@@ -78,6 +82,13 @@ impl Guard {
                     for (lane, &g) in lane_min.iter().enumerate() {
                         let k = bi * BATCH + lane;
                         if k < n_cfg {
+                            // Within the margin: the links' exact shapes decide as well.
+                            let g = if g <= margin {
+                                let at = |link: usize| At { model, path_q, robot: ri, link, sample: k };
+                                self.exact.refine(at(la), at(lb), g, pair_inflation[pi])
+                            } else {
+                                g
+                            };
                             Self::note(track, g, k, pair, Reason::SelfCollision, margin);
                             least = if g.is_nan() { g } else { least.min(g) };
                         }

@@ -74,17 +74,21 @@ pub mod command;
 mod conflicts;
 mod contacts;
 mod decision;
+mod exact_pairs;
 mod groups;
 mod hysteresis;
 mod increments;
 pub mod matrix;
 mod obstacles;
+mod part;
 mod plans;
 mod platen;
 mod prepare;
 mod separating;
 mod track;
 mod way_back;
+
+use part::Part;
 
 pub use clock::{CLOCK_BACK_TOLERANCE_S, CLOCK_FORWARD_JUMP_S, ClockJump};
 use command::Supervision;
@@ -160,6 +164,8 @@ struct ArmModel {
     link_slots: Vec<(usize, usize)>,
     /// Links whose pose no joint moves (checked against the cell once).
     fixed_link: Vec<bool>,
+    /// Per link, its solid exact shape ([`exact::solid_link_shape`]).
+    hulls: Vec<Option<exact::LinkShape>>,
     slots: usize,
     n_links: usize,
 }
@@ -333,34 +339,8 @@ pub struct Guard {
     commands: Vec<Command>,
     /// Increments, conflicts and grants.
     arbitration: increments::Arbitration,
-}
-
-/// Which arms, and which pairs of arms, a check covers.
-#[derive(Clone, Copy, Debug)]
-enum Part {
-    All,
-    /// This arm, and the pairs that include it.
-    Only(usize),
-    /// The other arms, and the pairs without this one.
-    Except(usize),
-}
-
-impl Part {
-    fn arm(self, r: usize) -> bool {
-        match self {
-            Part::All => true,
-            Part::Only(x) => r == x,
-            Part::Except(x) => r != x,
-        }
-    }
-
-    fn pair(self, a: usize, b: usize) -> bool {
-        match self {
-            Part::All => true,
-            Part::Only(x) => a == x || b == x,
-            Part::Except(x) => a != x && b != x,
-        }
-    }
+    /// Link frames for the exact refinement ([`exact_pairs`]).
+    exact: exact_pairs::ExactFrames,
 }
 
 /// What the second half of a split evaluation needs from the first.

@@ -63,6 +63,32 @@ pub fn link_shape(collisions: &[Collision]) -> Result<Option<LinkShape>, ExactEr
     Ok(Some(LinkShape { parts }))
 }
 
+impl std::fmt::Debug for LinkShape {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "LinkShape({} parts)", self.parts.len())
+    }
+}
+
+/// A link's solid exact shape, for distances between robots' links: its
+/// primitives as they are, each mesh as its convex hull (a solid that
+/// contains the mesh: a distance to it is never more than to the mesh, and
+/// one link inside another reads 0, not the gap between their surfaces).
+/// `None` without geometry, or where a mesh has no hull (flat, too few
+/// points): that link's spheres answer alone.
+pub fn solid_link_shape(collisions: &[Collision]) -> Option<LinkShape> {
+    let mut parts = Vec::with_capacity(collisions.len());
+    for c in collisions {
+        if let Shape::Mesh(m) = &c.shape {
+            let points: Vec<Vec3> = m.vertices.iter().map(|v| Vec3::new(v.x as f32, v.y as f32, v.z as f32)).collect();
+            parts.push((c.origin, SharedShape::convex_hull(&points)?));
+        } else {
+            let mut one = link_shape(std::slice::from_ref(c)).ok()??;
+            parts.append(&mut one.parts);
+        }
+    }
+    (!parts.is_empty()).then_some(LinkShape { parts })
+}
+
 /// A [`Frame`] as a parry3d pose (through glamx's nalgebra bridge).
 pub fn pose(f: &Frame) -> Pose {
     Pose::from(f.to_isometry().cast::<f32>())

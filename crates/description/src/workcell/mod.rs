@@ -312,6 +312,9 @@ fn guard_settings(cx: &Ctx, g: Option<&RawGuard>) -> Result<GuardSettings, Confi
     if let Some(v) = g.matrix_never_slack_m {
         s.matrix_never_slack_m = cx.non_negative("guard.matrix_never_slack_m", v)?;
     }
+    if let Some(v) = g.exact_links {
+        s.exact_links = v;
+    }
     Ok(s)
 }
 

@@ -43,6 +43,8 @@ pub(crate) struct RawGuard {
     pub matrix_samples: Option<i64>,
     #[serde(default)]
     pub matrix_never_slack_m: Option<f64>,
+    #[serde(default)]
+    pub exact_links: Option<bool>,
 }
 
 #[derive(Deserialize, Debug)]

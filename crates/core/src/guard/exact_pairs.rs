@@ -1,0 +1,173 @@
+//! Exact refinement before a stop, for link pairs of two robots and of one
+//! robot's own links: where the spheres put a pair of links within the
+//! clearance margin, the distance between the two links' solid exact
+//! shapes decides as well ([`exact::solid_link_shape`]: primitives as they
+//! are, meshes as their convex hulls), posed at the same samples.
+//!
+//! Both the spheres' gap and the shapes' distance are lower bounds of the
+//! true distance between the links (the spheres contain the geometry, the
+//! hulls contain the meshes), so the larger of the two is one as well: the
+//! refinement never reads a pair farther apart than it is. The shapes'
+//! distance loses the same motion allowance the spheres' gap did (the
+//! inflation each sample still needs for the path between samples and for
+//! a departure from the plan), so a path that sweeps into the other link
+//! between two samples is still within the margin.
+//!
+//! Only a pair the spheres put within the margin is looked at, so a cycle
+//! without a conflict does no more work than before; the link frames of a
+//! sample are computed once per check and reused while the next query asks
+//! for the same sample.
+
+use super::*;
+
+/// Link frames of a robot at one sample of its stopping path, computed on
+/// demand: two slots, one per robot of a pair.
+#[derive(Clone, Debug)]
+pub(super) struct ExactFrames {
+    frames: [Vec<Frame>; 2],
+    /// (robot, sample) whose frames each slot holds (`usize::MAX`: none).
+    at: [(usize, usize); 2],
+    /// Exact distances computed since the guard was built (for measuring).
+    queries: u64,
+    /// The distances computed in this check, direct-mapped by link pair
+    /// and samples (many sphere pairs share them).
+    keys: [u64; CACHE],
+    dists: [f32; CACHE],
+    /// The refinement is on ([`Guard::set_exact_refinement`]).
+    on: bool,
+}
+
+const NONE: (usize, usize) = (usize::MAX, usize::MAX);
+
+/// Entries of the distance cache.
+const CACHE: usize = 128;
+
+/// The cache's key for a pair of links at their samples.
+fn key(a: &At<'_>, b: &At<'_>) -> u64 {
+    let part =
+        |x: &At<'_>| ((x.robot as u64 & 0xFF) << 20) | ((x.link as u64 & 0xFF) << 12) | (x.sample as u64 & 0xFFF);
+    (part(a) << 28) | part(b)
+}
+
+impl ExactFrames {
+    /// Buffers for robots of up to `max_links` links; the refinement on
+    /// with `on`.
+    pub(super) fn new(max_links: usize, on: bool) -> ExactFrames {
+        ExactFrames {
+            frames: [Vec::with_capacity(max_links), Vec::with_capacity(max_links)],
+            at: [NONE; 2],
+            queries: 0,
+            keys: [u64::MAX; CACHE],
+            dists: [0.0; CACHE],
+            on,
+        }
+    }
+
+    /// Forgets the frames (the samples were posed again).
+    pub(super) fn forget(&mut self) {
+        self.at = [NONE; 2];
+        self.keys.fill(u64::MAX);
+    }
+
+    /// Poses the links of `at`'s robot at its sample into slot `slot`
+    /// (kept if already there); false where the kinematics refuse.
+    fn pose(&mut self, slot: usize, at: &At<'_>) -> bool {
+        let key = (at.robot, at.sample);
+        if self.at[slot] == key {
+            return true;
+        }
+        let kin = at.model.poser.kinematics();
+        let dof = kin.dof();
+        let out = &mut self.frames[slot];
+        out.clear();
+        out.resize(kin.link_count(), Frame::IDENTITY);
+        let Some(q) = at.path_q.get(at.sample * dof..(at.sample + 1) * dof) else { return false };
+        let ok = kin.forward(q, out).is_ok();
+        self.at[slot] = if ok { key } else { NONE };
+        ok
+    }
+
+    /// The gap between the links `a` and `b` name (a robot's own pair: the
+    /// same robot and sample), refined by their exact shapes: `gap` (the
+    /// spheres'), raised to the shapes' distance less `allowance` (the
+    /// motion the spheres' inflation still covers there) where that is
+    /// larger; `gap` as it is where a link has no exact shape.
+    pub(super) fn refine(&mut self, a: At<'_>, b: At<'_>, gap: f32, allowance: f32) -> f32 {
+        if !self.on {
+            return gap;
+        }
+        let (Some(Some(sa)), Some(Some(sb))) = (a.model.hulls.get(a.link), b.model.hulls.get(b.link)) else {
+            return gap;
+        };
+        let k = key(&a, &b);
+        let slot = (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 57) as usize % CACHE;
+        if self.keys[slot] == k {
+            return gap.max(self.dists[slot] - allowance);
+        }
+        let slot_b = usize::from((a.robot, a.sample) != (b.robot, b.sample));
+        if !self.pose(0, &a) || !self.pose(slot_b, &b) {
+            return gap;
+        }
+        let (Some(pa), Some(pb)) = (self.frames[0].get(a.link), self.frames[slot_b].get(b.link)) else {
+            return gap;
+        };
+        self.queries += 1;
+        // No distance (a pair parry3d does not support): the spheres' gap.
+        let d = exact::distance(sa, pa, sb, pb).map_or(f32::NEG_INFINITY, |d| d as f32);
+        (self.keys[slot], self.dists[slot]) = (k, d);
+        gap.max(d - allowance)
+    }
+}
+
+/// One link of a robot at one sample of its stopping path.
+pub(super) struct At<'a> {
+    pub(super) model: &'a ArmModel,
+    /// The robot's path configurations (sample `k` at `k * dof`).
+    pub(super) path_q: &'a [f64],
+    pub(super) robot: usize,
+    pub(super) link: usize,
+    pub(super) sample: usize,
+}
+
+impl<'a> At<'a> {
+    /// Link `link` of robot `robot` (`arm`) at sample `sample`.
+    pub(super) fn of(arm: &'a Arm, robot: usize, link: u32, sample: usize) -> At<'a> {
+        At { model: &arm.model, path_q: &arm.scratch.path_q, robot, link: link as usize, sample }
+    }
+}
+
+impl Guard {
+    /// Refines link pairs within the margin by their exact shapes (from
+    /// the workcell's `guard.exact_links`, off by default); off, the
+    /// spheres alone decide.
+    pub fn set_exact_refinement(&mut self, on: bool) {
+        self.exact.on = on;
+    }
+
+    /// How many exact link–link distances the checks have computed since
+    /// the guard was built (pairs the spheres put within the margin).
+    pub fn exact_queries(&self) -> u64 {
+        self.exact.queries
+    }
+
+    /// The distance between robot `ra`'s link `la` at configuration `qa`
+    /// and robot `rb`'s link `lb` at `qb`, by their solid exact shapes
+    /// (meshes as convex hulls), m; `None` where a link has no exact shape
+    /// or a configuration does not fit. For oracles; not on the per-cycle
+    /// path (it allocates).
+    pub fn exact_link_distance(
+        &self,
+        (ra, la, qa): (usize, usize, &[f64]),
+        (rb, lb, qb): (usize, usize, &[f64]),
+    ) -> Option<f64> {
+        let shape = |r: usize, l: usize| self.arms.get(r)?.model.hulls.get(l)?.as_ref();
+        let frames = |r: usize, q: &[f64]| {
+            let kin = self.arms.get(r)?.model.poser.kinematics();
+            let mut out = vec![Frame::IDENTITY; kin.link_count()];
+            kin.forward(q, &mut out).ok()?;
+            Some(out)
+        };
+        let (fa, fb) = (frames(ra, qa)?, frames(rb, qb)?);
+        exact::distance(shape(ra, la)?, fa.get(la)?, shape(rb, lb)?, fb.get(lb)?)
+    }
+}
