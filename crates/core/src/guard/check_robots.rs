@@ -64,7 +64,6 @@ impl PairFinds {
             || b.track.escape.target == Some(Target::Robot(ia as u16));
         PairFinds {
             best: Find::NONE,
-
             first_a: Find::NONE,
             first_b: Find::NONE,
             escape_a: [f32::INFINITY; 3],
@@ -92,7 +91,6 @@ impl PairFinds {
         if f.gap_m < self.best.gap_m {
             self.best = f;
         }
-
         if self.watch {
             escape_gap(&mut self.escape_a, f.gap_m, f.sample_a, self.last.0);
             escape_gap(&mut self.escape_b, f.gap_m, f.sample_b, self.last.1);
