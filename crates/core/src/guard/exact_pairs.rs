@@ -99,7 +99,10 @@ impl ExactFrames {
         let (Some(Some(sa)), Some(Some(sb))) = (a.model.hulls.get(a.link), b.model.hulls.get(b.link)) else {
             return gap;
         };
-        let k = key(&a, &b);
+        // Indices beyond the key's fields (a robot of more than 255 links,
+        // say) are not cached: two pairs must never share a key.
+        let fits = |x: &At<'_>| x.robot < 256 && x.link < 256 && x.sample < 4096;
+        let k = if fits(&a) && fits(&b) { key(&a, &b) } else { u64::MAX - 1 };
         let slot = (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 57) as usize % CACHE;
         if self.keys[slot] == k {
             return gap.max(self.dists[slot] - allowance);
@@ -114,7 +117,9 @@ impl ExactFrames {
         self.queries += 1;
         // No distance (a pair parry3d does not support): the spheres' gap.
         let d = exact::distance(sa, pa, sb, pb).map_or(f32::NEG_INFINITY, |d| d as f32);
-        (self.keys[slot], self.dists[slot]) = (k, d);
+        if k != u64::MAX - 1 {
+            (self.keys[slot], self.dists[slot]) = (k, d);
+        }
         gap.max(d - allowance)
     }
 }
