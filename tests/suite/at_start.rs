@@ -23,9 +23,9 @@ use workcell_guard_core::forecast::track::JointPlan;
 use workcell_guard_core::guard::{Command, Guard, Inputs, JointStateIn, StopSource};
 use workcell_guard_sim::arms::{Sim, cell_with_arms};
 
-const DT: f64 = 0.002;
+pub(crate) const DT: f64 = 0.002;
 
-fn step(g: &mut Guard, t: f64, (left_pan, right_j1): (f64, f64)) {
+pub(crate) fn step(g: &mut Guard, t: f64, (left_pan, right_j1): (f64, f64)) {
     let (l, r) = (q_left(left_pan), q_right(right_j1));
     let inputs = [
         JointStateIn { robot: 0, stamp_s: t, positions: &l, velocities: None },
@@ -36,7 +36,7 @@ fn step(g: &mut Guard, t: f64, (left_pan, right_j1): (f64, f64)) {
 
 /// One joint's plan from `a` to `b` at 1 rad/s, waypoints every 10 ms,
 /// as a whole configuration of `q`.
-fn plan(a: f64, b: f64, q: fn(f64) -> Vec<f64>) -> JointPlan {
+pub(crate) fn plan(a: f64, b: f64, q: fn(f64) -> Vec<f64>) -> JointPlan {
     let n = ((b - a).abs() / 0.01).ceil() as usize;
     let times: Vec<f64> = (0..=n).map(|k| k as f64 * 0.01).collect();
     let positions: Vec<f64> = (0..=n).flat_map(|k| q(a + (b - a) * k as f64 / n as f64)).collect();
@@ -45,7 +45,7 @@ fn plan(a: f64, b: f64, q: fn(f64) -> Vec<f64>) -> JointPlan {
 }
 
 /// Plan time after one cycle of a robot that obeys its command.
-fn obey(c: &Command, s: f64) -> f64 {
+pub(crate) fn obey(c: &Command, s: f64) -> f64 {
     if c.stop {
         return s;
     }

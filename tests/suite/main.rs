@@ -17,6 +17,7 @@ mod calibrate;
 mod cli;
 mod coverage;
 mod crossing;
+mod ends;
 mod escape;
 mod exact;
 mod exact_refine;

@@ -199,6 +199,8 @@ pub(super) struct Arbitration {
     /// (fixed until it gets there, then a further one).
     pub(super) retreat_end: Vec<Option<f64>>,
     pub(super) policy: ArbitrationPolicy,
+    /// Where plans end in others' way ([`super::ends`]).
+    pub(super) ends: super::ends::Ends,
     /// The last cycle's time, s.
     now_s: f64,
 }
@@ -262,6 +264,7 @@ impl Arbitration {
             backed_at: vec![f64::NEG_INFINITY; n],
             retreat_end: vec![None; n],
             policy: ArbitrationPolicy::default(),
+            ends: super::ends::Ends::new(posers),
             now_s: f64::NEG_INFINITY,
         }
     }
@@ -291,6 +294,7 @@ impl Arbitration {
         self.wait_since[r] = None;
         self.boosted_at[r] = None;
         self.lifted_at[r] = None;
+        self.ends.replanned(r);
     }
 
     /// Forgets every robot's waits and retreats (the guard starts over).

@@ -74,6 +74,7 @@ pub mod command;
 mod conflicts;
 mod contacts;
 mod decision;
+mod ends;
 mod exact_pairs;
 mod groups;
 mod hysteresis;

@@ -48,7 +48,8 @@ impl Guard {
     /// above held short of one at its start that stays there
     /// ([`Guard::hold_short_of_at_start`]).
     pub(super) fn untie_knots(&mut self, now_s: f64) {
-        if self.lift_boxed_in(now_s) {
+        let lifted = self.lift_boxed_in(now_s);
+        if self.lift_past_ends(now_s) || lifted {
             let ar = &mut self.arbitration;
             for r in 0..ar.offers.len() {
                 ar.offers[r].priority = ar.effective_priority(r);

@@ -1,0 +1,74 @@
+//! A plan that ends in a lower robot's way: the lower robot goes first.
+//! The right arm, raised above the left one, swings to a goal where it
+//! parks in the left arm's way; the left arm pans across that place from
+//! one side to the other. Both obey their speed scaling and grants. The
+//! left arm is lifted over the right one as soon as both are on their
+//! plans, passes first, and both finish; neither is stopped by the robot
+//! check. (Before, the right arm went first and parked there, and the left
+//! one was held short of it for good.)
+
+use crate::at_start::{DT, obey, plan, step};
+use crate::common;
+use crate::refine::{LEFT_PAN, Spheres, q_left, q_right};
+use common::cell::{guard, sample_cell};
+use workcell_guard_core::arbiter::GrantState;
+use workcell_guard_core::guard::StopSource;
+
+#[test]
+fn a_robot_whose_plan_ends_in_a_lower_ones_way_lets_it_pass_first() {
+    let margin = sample_cell().margins.clearance_m;
+    let mut sp = Spheres::new();
+    let (start, mut touch) = (-1.5, -1.5);
+    while sp.gap(touch) > 0.0 {
+        touch += 0.005;
+        assert!(touch < 1.5, "the arms never meet");
+    }
+    // The right arm parks past where it meets the left arm at LEFT_PAN.
+    let park = touch + 0.15;
+    let clear = |sp: &mut Spheres, pan: f64| {
+        (0..=100).map(|k| sp.gap_at(pan, start + (park - start) * k as f64 / 100.0)).fold(f64::INFINITY, f64::min)
+    };
+    let (from, to) = (LEFT_PAN + 1.2, LEFT_PAN - 1.2);
+    for pan in [from, to] {
+        assert!(clear(&mut sp, pan) > margin + 0.02, "pan {pan} is in the right arm's way");
+    }
+    assert!(sp.gap_at(LEFT_PAN, park) < margin, "the right arm's goal is not in the left arm's way");
+
+    let mut g = guard();
+    assert!(g.set_priority(1, 30), "the right arm raised above the left one");
+    let (mut t, mut q) = (0.0, (from, start));
+    for _ in 0..400 {
+        t += DT;
+        step(&mut g, t, q);
+    }
+    g.set_plan(0, Some(plan(from, to, q_left))).unwrap();
+    g.set_plan(1, Some(plan(start, park, q_right))).unwrap();
+    let (mut s_left, mut s_right) = (0.0, 0.0);
+    let (mut checks, mut least, mut lifted) = ([0usize; 2], f64::INFINITY, false);
+    for _ in 0..8000 {
+        t += DT;
+        step(&mut g, t, q);
+        let c = g.commands().to_vec();
+        for (r, c) in c.iter().enumerate() {
+            checks[r] += usize::from(c.stop && c.source != StopSource::Grant);
+        }
+        lifted |= g.lifted(0).is_some();
+        s_left = obey(&c[0], s_left);
+        s_right = obey(&c[1], s_right);
+        q = (from + (to - from) * (s_left / (to - from).abs()).min(1.0), start + s_right.min(park - start));
+        least = least.min(sp.gap_at(q.0, q.1));
+        if c.iter().all(|c| c.grant.state == GrantState::Done) {
+            break;
+        }
+    }
+    let c = g.commands();
+    println!(
+        "left at {:.3} ({:?}), right at {:.3} ({:?}); least gap {least:.4} m; lifted {lifted}; \
+         stopped by the check {checks:?} cycles",
+        q.0, c[0].grant.state, q.1, c[1].grant.state
+    );
+    assert!(lifted, "the left arm was not let pass first");
+    assert_eq!((c[0].grant.state, c[1].grant.state), (GrantState::Done, GrantState::Done), "a plan not finished");
+    assert_eq!(checks, [0, 0], "the robot check stopped an arm that obeyed its grant");
+    assert!(least > margin, "came within the margin: {least} m");
+}
