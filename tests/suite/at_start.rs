@@ -34,6 +34,17 @@ pub(crate) fn step(g: &mut Guard, t: f64, (left_pan, right_j1): (f64, f64)) {
     g.step(t, &Inputs::joints(&inputs));
 }
 
+/// The first right-arm `j1` from `start` up (5 mm steps) where its spheres
+/// touch the left arm's at [`LEFT_PAN`].
+pub(crate) fn first_touch(sp: &mut Spheres, start: f64) -> f64 {
+    let mut touch = start;
+    while sp.gap(touch) > 0.0 {
+        touch += 0.005;
+        assert!(touch < 1.5, "the arms never meet");
+    }
+    touch
+}
+
 /// One joint's plan from `a` to `b` at 1 rad/s, waypoints every 10 ms,
 /// as a whole configuration of `q`.
 pub(crate) fn plan(a: f64, b: f64, q: fn(f64) -> Vec<f64>) -> JointPlan {
@@ -60,11 +71,7 @@ pub(crate) fn obey(c: &Command, s: f64) -> f64 {
 fn a_robot_at_its_plans_start_in_a_higher_ones_way_goes_on_first() {
     let margin = sample_cell().margins.clearance_m;
     let mut sp = Spheres::new();
-    let (start, mut touch) = (-1.5, -1.5);
-    while sp.gap(touch) > 0.0 {
-        touch += 0.005;
-        assert!(touch < 1.5, "the arms never meet");
-    }
+    let (start, touch) = (-1.5, first_touch(&mut sp, -1.5));
     let end = touch + 0.3;
     // The left arm pans away, to where the right arm's whole path is clear of it.
     let clear = |sp: &mut Spheres, pan: f64| {

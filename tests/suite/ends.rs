@@ -7,7 +7,7 @@
 //! check. (Before, the right arm went first and parked there, and the left
 //! one was held short of it for good.)
 
-use crate::at_start::{DT, obey, plan, step};
+use crate::at_start::{DT, first_touch, obey, plan, step};
 use crate::common;
 use crate::refine::{LEFT_PAN, Spheres, q_left, q_right};
 use common::cell::{guard, sample_cell};
@@ -18,11 +18,7 @@ use workcell_guard_core::guard::StopSource;
 fn a_robot_whose_plan_ends_in_a_lower_ones_way_lets_it_pass_first() {
     let margin = sample_cell().margins.clearance_m;
     let mut sp = Spheres::new();
-    let (start, mut touch) = (-1.5, -1.5);
-    while sp.gap(touch) > 0.0 {
-        touch += 0.005;
-        assert!(touch < 1.5, "the arms never meet");
-    }
+    let (start, touch) = (-1.5, first_touch(&mut sp, -1.5));
     // The right arm parks past where it meets the left arm at LEFT_PAN.
     let park = touch + 0.15;
     let clear = |sp: &mut Spheres, pan: f64| {
