@@ -67,6 +67,79 @@ pub(crate) fn obey(c: &Command, s: f64) -> f64 {
     (s + DT * c.speed_scaling).min(until).max(s)
 }
 
+/// The two arms obeying their commands: their plan times (left, right),
+/// where they stand, the cycles the robot check stopped each, the least
+/// gap between their spheres, and whether the left arm was ever lifted.
+pub(crate) struct Obeying {
+    t: f64,
+    pub(crate) q: (f64, f64),
+    s: (f64, f64),
+    checks: [usize; 2],
+    least: f64,
+    pub(crate) lifted: bool,
+}
+
+impl Obeying {
+    /// The arms standing at `q` (left pan, right j1) at time `t`.
+    pub(crate) fn new(t: f64, q: (f64, f64)) -> Obeying {
+        Obeying { t, q, s: (0.0, 0.0), checks: [0; 2], least: f64::INFINITY, lifted: false }
+    }
+
+    /// `cycles` cycles of `g` with the arms standing, before any plan (a
+    /// stop while the guard warms up is not counted).
+    pub(crate) fn stand(&mut self, g: &mut Guard, cycles: usize) {
+        for _ in 0..cycles {
+            self.t += DT;
+            step(g, self.t, self.q);
+        }
+    }
+
+    /// One cycle of `g` on where the arms stand: its commands.
+    pub(crate) fn look(&mut self, g: &mut Guard) -> Vec<Command> {
+        self.t += DT;
+        step(g, self.t, self.q);
+        let c = g.commands().to_vec();
+        for (r, c) in c.iter().enumerate() {
+            self.checks[r] += usize::from(c.stop && c.source != StopSource::Grant);
+        }
+        c
+    }
+
+    /// The arms obey `c` (the left one only if `left_moves`) and stand
+    /// where `at` puts their plan times; true once both plans are done.
+    pub(crate) fn obey(
+        &mut self,
+        g: &Guard,
+        c: &[Command],
+        left_moves: bool,
+        (sp, at): (&mut Spheres, impl Fn(f64, f64) -> (f64, f64)),
+    ) -> bool {
+        self.lifted |= g.lifted(0).is_some();
+        if left_moves {
+            self.s.0 = obey(&c[0], self.s.0);
+        }
+        self.s.1 = obey(&c[1], self.s.1);
+        self.q = at(self.s.0, self.s.1);
+        self.least = self.least.min(sp.gap_at(self.q.0, self.q.1));
+        c.iter().all(|c| c.grant.state == GrantState::Done)
+    }
+
+    /// Prints the run; asserts both plans done, no stop by the robot
+    /// check, and the arms outside `margin` throughout.
+    pub(crate) fn finish(&self, g: &Guard, margin: f64) {
+        let c = g.commands();
+        let (q, least, checks) = (self.q, self.least, self.checks);
+        println!(
+            "left at {:.3} ({:?}), right at {:.3} ({:?}); least gap {least:.4} m; lifted {}; \
+             stopped by the check {checks:?} cycles",
+            q.0, c[0].grant.state, q.1, c[1].grant.state, self.lifted
+        );
+        assert_eq!((c[0].grant.state, c[1].grant.state), (GrantState::Done, GrantState::Done), "a plan not finished");
+        assert_eq!(checks, [0, 0], "the robot check stopped an arm that obeyed its grant");
+        assert!(least > margin, "came within the margin: {least} m");
+    }
+}
+
 #[test]
 fn a_robot_at_its_plans_start_in_a_higher_ones_way_goes_on_first() {
     let margin = sample_cell().margins.clearance_m;
@@ -84,50 +157,28 @@ fn a_robot_at_its_plans_start_in_a_higher_ones_way_goes_on_first() {
 
     let mut g = guard();
     assert!(g.set_priority(1, 30), "the right arm raised above the left one");
-    let (mut t, mut q) = (0.0, (LEFT_PAN, start));
-    for _ in 0..400 {
-        t += DT;
-        step(&mut g, t, q);
-    }
+    let mut run = Obeying::new(0.0, (LEFT_PAN, start));
+    run.stand(&mut g, 400);
     g.set_plan(1, Some(plan(start, end, q_right))).unwrap();
-    let (mut s_left, mut s_right) = (0.0, 0.0);
-    let (mut checks, mut least, mut lifted, mut left_planned) = ([0usize; 2], f64::INFINITY, false, false);
+    let mut left_planned = false;
+    let at = |s_left: f64, s_right: f64| {
+        (LEFT_PAN + (away - LEFT_PAN) * (s_left / (away - LEFT_PAN).abs()).min(1.0), start + s_right.min(end - start))
+    };
     for k in 0..6000 {
-        t += DT;
-        step(&mut g, t, q);
-        let c = g.commands().to_vec();
-        for (r, c) in c.iter().enumerate() {
-            checks[r] += usize::from(c.stop && c.source != StopSource::Grant);
-        }
+        let c = run.look(&mut g);
         // Held short of the parked arm: now it gets a plan, away.
         if !left_planned && k > 200 && c[1].grant.state == GrantState::Hold && c[1].grant.held_by == Some(0) {
             g.set_plan(0, Some(plan(LEFT_PAN, away, q_left))).unwrap();
             left_planned = true;
             continue;
         }
-        lifted |= g.lifted(0).is_some();
-        if left_planned {
-            s_left = obey(&c[0], s_left);
-        }
-        s_right = obey(&c[1], s_right);
-        let pan = LEFT_PAN + (away - LEFT_PAN) * (s_left / (away - LEFT_PAN).abs()).min(1.0);
-        q = (pan, start + s_right.min(end - start));
-        least = least.min(sp.gap_at(q.0, q.1));
-        if c.iter().all(|c| c.grant.state == GrantState::Done) {
+        if run.obey(&g, &c, left_planned, (&mut sp, at)) {
             break;
         }
     }
-    let c = g.commands();
-    println!(
-        "left at {:.3} ({:?}), right at {:.3} ({:?}); least gap {least:.4} m; lifted {lifted}; \
-         stopped by the check {checks:?} cycles",
-        q.0, c[0].grant.state, q.1, c[1].grant.state
-    );
+    run.finish(&g, margin);
     assert!(left_planned, "the right arm was never held short of the parked left arm");
-    assert!(lifted, "the left arm at its start was not let go on first");
-    assert_eq!(checks, [0, 0], "the robot check stopped an arm that obeyed its grant");
-    assert_eq!((c[0].grant.state, c[1].grant.state), (GrantState::Done, GrantState::Done), "a plan not finished");
-    assert!(least > margin, "came within the margin: {least} m");
+    assert!(run.lifted, "the left arm at its start was not let go on first");
 }
 
 /// Four arms, seed 31 of `simulate --arms 4 --plans always

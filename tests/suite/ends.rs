@@ -7,12 +7,10 @@
 //! check. (Before, the right arm went first and parked there, and the left
 //! one was held short of it for good.)
 
-use crate::at_start::{DT, first_touch, obey, plan, step};
+use crate::at_start::{Obeying, first_touch, plan};
 use crate::common;
 use crate::refine::{LEFT_PAN, Spheres, q_left, q_right};
 use common::cell::{guard, sample_cell};
-use workcell_guard_core::arbiter::GrantState;
-use workcell_guard_core::guard::StopSource;
 
 #[test]
 fn a_robot_whose_plan_ends_in_a_lower_ones_way_lets_it_pass_first() {
@@ -32,39 +30,19 @@ fn a_robot_whose_plan_ends_in_a_lower_ones_way_lets_it_pass_first() {
 
     let mut g = guard();
     assert!(g.set_priority(1, 30), "the right arm raised above the left one");
-    let (mut t, mut q) = (0.0, (from, start));
-    for _ in 0..400 {
-        t += DT;
-        step(&mut g, t, q);
-    }
+    let mut run = Obeying::new(0.0, (from, start));
+    run.stand(&mut g, 400);
     g.set_plan(0, Some(plan(from, to, q_left))).unwrap();
     g.set_plan(1, Some(plan(start, park, q_right))).unwrap();
-    let (mut s_left, mut s_right) = (0.0, 0.0);
-    let (mut checks, mut least, mut lifted) = ([0usize; 2], f64::INFINITY, false);
+    let at = |s_left: f64, s_right: f64| {
+        (from + (to - from) * (s_left / (to - from).abs()).min(1.0), start + s_right.min(park - start))
+    };
     for _ in 0..8000 {
-        t += DT;
-        step(&mut g, t, q);
-        let c = g.commands().to_vec();
-        for (r, c) in c.iter().enumerate() {
-            checks[r] += usize::from(c.stop && c.source != StopSource::Grant);
-        }
-        lifted |= g.lifted(0).is_some();
-        s_left = obey(&c[0], s_left);
-        s_right = obey(&c[1], s_right);
-        q = (from + (to - from) * (s_left / (to - from).abs()).min(1.0), start + s_right.min(park - start));
-        least = least.min(sp.gap_at(q.0, q.1));
-        if c.iter().all(|c| c.grant.state == GrantState::Done) {
+        let c = run.look(&mut g);
+        if run.obey(&g, &c, true, (&mut sp, at)) {
             break;
         }
     }
-    let c = g.commands();
-    println!(
-        "left at {:.3} ({:?}), right at {:.3} ({:?}); least gap {least:.4} m; lifted {lifted}; \
-         stopped by the check {checks:?} cycles",
-        q.0, c[0].grant.state, q.1, c[1].grant.state
-    );
-    assert!(lifted, "the left arm was not let pass first");
-    assert_eq!((c[0].grant.state, c[1].grant.state), (GrantState::Done, GrantState::Done), "a plan not finished");
-    assert_eq!(checks, [0, 0], "the robot check stopped an arm that obeyed its grant");
-    assert!(least > margin, "came within the margin: {least} m");
+    run.finish(&g, margin);
+    assert!(run.lifted, "the left arm was not let pass first");
 }
