@@ -147,9 +147,7 @@ fn a_robot_at_its_plans_start_in_a_higher_ones_way_goes_on_first() {
     let (start, touch) = (-1.5, first_touch(&mut sp, -1.5));
     let end = touch + 0.3;
     // The left arm pans away, to where the right arm's whole path is clear of it.
-    let clear = |sp: &mut Spheres, pan: f64| {
-        (0..=100).map(|k| sp.gap_at(pan, start + (end - start) * k as f64 / 100.0)).fold(f64::INFINITY, f64::min)
-    };
+    let clear = |sp: &mut Spheres, pan: f64| sp.least_on_path(pan, (start, end));
     let away =
         [LEFT_PAN + 1.2, LEFT_PAN - 1.2].into_iter().max_by(|a, b| clear(&mut sp, *a).total_cmp(&clear(&mut sp, *b)));
     let away = away.unwrap();

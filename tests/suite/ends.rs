@@ -19,9 +19,7 @@ fn a_robot_whose_plan_ends_in_a_lower_ones_way_lets_it_pass_first() {
     let (start, touch) = (-1.5, first_touch(&mut sp, -1.5));
     // The right arm parks past where it meets the left arm at LEFT_PAN.
     let park = touch + 0.15;
-    let clear = |sp: &mut Spheres, pan: f64| {
-        (0..=100).map(|k| sp.gap_at(pan, start + (park - start) * k as f64 / 100.0)).fold(f64::INFINITY, f64::min)
-    };
+    let clear = |sp: &mut Spheres, pan: f64| sp.least_on_path(pan, (start, park));
     let (from, to) = (LEFT_PAN + 1.2, LEFT_PAN - 1.2);
     for pan in [from, to] {
         assert!(clear(&mut sp, pan) > margin + 0.02, "pan {pan} is in the right arm's way");

@@ -46,6 +46,12 @@ impl Spheres {
         self.gap_at(LEFT_PAN, right_j1)
     }
 
+    /// The least gap with the left arm panned to `left_pan` and the right
+    /// arm anywhere on its path from `from` to `to` (101 samples).
+    pub(crate) fn least_on_path(&mut self, left_pan: f64, (from, to): (f64, f64)) -> f64 {
+        (0..=100).map(|k| self.gap_at(left_pan, from + (to - from) * k as f64 / 100.0)).fold(f64::INFINITY, f64::min)
+    }
+
     /// The gap with the left arm panned to `left_pan`.
     pub(crate) fn gap_at(&mut self, left_pan: f64, right_j1: f64) -> f64 {
         self.posers[0].pose(&q_left(left_pan), &mut self.posed[0]).unwrap();
