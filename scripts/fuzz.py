@@ -10,11 +10,19 @@ hangs (--timeout) or runs out of memory is written under
 target/fuzz/artifacts/<target>/; put it in crates/fuzz/regressions/<target>/
 once fixed. Exits non-zero when any target found one.
 
-    python3 scripts/fuzz.py --seconds 600          # the README's figures
-    python3 scripts/fuzz.py --seconds 10 --jobs 2  # what CI runs
+    python3 scripts/fuzz.py --seconds 600                 # the README's figures
+    python3 scripts/fuzz.py --seconds 10 --jobs 2 --quick  # what CI runs
+
+--quick instruments this workspace's crates only (cargo's
+RUSTC_WORKSPACE_WRAPPER adds the flags), in the test profile, so that the
+dependencies the tests' build left in target/debug are reused: a build of
+a minute or two, not seven. Coverage then guides through our code only,
+not inside the parsers we call (YAML, URDF, meshes, MCAP): enough for a
+smoke run, not for the long runs whose figures the README gives.
 """
 import argparse
 import concurrent.futures
+import json
 import os
 import re
 import shutil
@@ -40,6 +48,27 @@ FLAGS = [
 def host_triple():
     out = subprocess.run(["rustc", "-vV"], capture_output=True, text=True, check=True).stdout
     return re.search(r"^host: (\S+)", out, re.M).group(1)
+
+
+def build_quick():
+    """The driver with only the workspace's crates instrumented, built
+    beside the tests' build (see the module's text): `cargo test --no-run`
+    of the driver, so that the test profile and the tests' resolution of
+    features (dev-dependencies on) reuse every dependency they built. The
+    driver has no main of its own (libFuzzer's), so the test harness
+    cargo asks for is not made and the executable is the fuzzer."""
+    wrapper = ROOT / "scripts" / "fuzz_rustc.sh"
+    env = dict(os.environ, RUSTC_WORKSPACE_WRAPPER=str(wrapper), WG_FUZZ_RUSTFLAGS=" ".join(FLAGS))
+    env.pop("RUSTFLAGS", None)
+    cmd = ["cargo", "test", "--workspace", "--features", "workcell_guard_fuzz/libfuzzer", "--bin", "wg_fuzz",
+           "--no-run", "--message-format=json-render-diagnostics"]
+    out = subprocess.run(cmd, cwd=ROOT, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout
+    for line in out.splitlines():
+        msg = json.loads(line) if line.startswith("{") else {}
+        if msg.get("reason") == "compiler-artifact" and msg.get("target", {}).get("name") == "wg_fuzz" \
+                and msg.get("executable"):
+            return Path(msg["executable"])
+    sys.exit("cargo built no wg_fuzz executable")
 
 
 def build():
@@ -97,12 +126,14 @@ def main():
     ap.add_argument("--jobs", type=int, default=2, help="targets fuzzed at once")
     ap.add_argument("--timeout", type=int, default=10, help="s one input may take before it counts as a hang")
     ap.add_argument("--rss-mb", type=int, default=2048, help="memory one input may take")
+    ap.add_argument("--quick", action="store_true",
+                    help="instrument the workspace's crates only, reusing the tests' dependencies")
     ap.add_argument("targets", nargs="*", default=TARGETS)
     a = ap.parse_args()
     unknown = set(a.targets) - set(TARGETS)
     if unknown:
         sys.exit(f"unknown targets {sorted(unknown)}; the targets are {TARGETS}")
-    binary = build()
+    binary = build_quick() if a.quick else build()
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as pool:
         results = list(pool.map(lambda n: run(binary, n, a.seconds, a.timeout, a.rss_mb), a.targets))
     print(f"{'target':<14}{'seconds':>8}{'executions':>12}{'exec/s':>8}{'coverage':>10}{'corpus':>8}{'rss MiB':>9}{'crashes':>9}")
