@@ -22,8 +22,10 @@ Both arms stand still in a clear pose, arm_left's joint states flowing at
     the old cell keeps running; put back, reloaded: every robot stops, then
     runs again after warm-up;
   - a subscriber of both arms' stops, grants and states suspended
-    (SIGSTOP) for 9 s: the node misses fewer than 25 cycles in those 9 s
-    (a writer that waited 100 ms per sample would miss nearly all), both
+    (SIGSTOP) for 9 s: the node misses fewer than 100 of the 5,000 or more
+    cycles from the suspension to 1.5 s after it ends (a writer that
+    waited 100 ms per sample would miss nearly all; a busy two-core machine
+    makes a few dozen late on its own), both
     arms keep running, and arm_right's stream frozen meanwhile still stops
     it within the watchdog (grants go out on change and at the heartbeat,
     so no writer's window fills in 9 s; a full one drops, counted, rather
@@ -226,6 +228,12 @@ def node_count(cell, key):
     return int(next((kv.value for kv in st.values if kv.key == key), -1)) if st else -1
 
 
+# Cycles the node may miss while a subscriber is suspended: a writer that
+# blocked on it would miss thousands; scheduling on two busy cores alone
+# has cost up to about 50.
+MISSED_MAX = 100
+
+
 def suspended_subscriber(cell, figures, log_path):
     """A subscriber suspended for 9 s (see the module text)."""
     cell.run(5, until=lambda: cell.stop == [False, False], what="both arms running before the suspension")
@@ -256,7 +264,7 @@ def suspended_subscriber(cell, figures, log_path):
     # writers' windows now; had one filled, its samples would be dropped,
     # not waited for, and counted.)
     expect(dropped_n >= 0, "the node's diagnostics do not count the samples dropped")
-    expect(m0 >= 0 and m1 - m0 < 25, f"cycles missed while a subscriber was suspended: {m0} -> {m1}")
+    expect(m0 >= 0 and m1 - m0 < MISSED_MAX, f"cycles missed while a subscriber was suspended: {m0} -> {m1}")
     expect(len(cell.log[0]) == n0, f"arm_left stopped: {cell.log[0][n0:]}")
     delay = t_seen - t0
     expect(delay < WATCHDOG + 0.1, f"arm_right stopped {delay:.3f} s after its stream froze")
