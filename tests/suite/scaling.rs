@@ -131,4 +131,10 @@ fn two_arms_obeying_every_output_finish_at_full_speed_without_a_stall_or_a_conta
     let full = r.full_s / r.busy_s;
     assert!(full > 0.75, "full speed {:.1} % of the time with goals left", 100.0 * full);
     assert!(r.makespan_ratio() < 1.15, "makespan {:.3} × unguarded", r.makespan_ratio());
+    // Over the episodes whose unguarded run keeps clear (the makespan a
+    // guard could match): a subset of the finished ones, timed alike.
+    let (clear, clear_unguarded) = r.makespan_clear_s;
+    assert!(clear <= r.makespan_s && clear_unguarded <= r.makespan_unguarded_s);
+    assert!(clear_unguarded > 0.0, "no finished episode without a hazard among {}", r.finished);
+    assert!(r.makespan_ratio_clear() < 1.15, "makespan {:.3} × unguarded without hazards", r.makespan_ratio_clear());
 }

@@ -453,6 +453,9 @@ impl Sim {
         let unguarded = self.unguarded_makespan(&arms);
         let hazard = self.opts.hazards && self.unguarded_hazard(&arms, 3.0 * unguarded + 1.0);
         self.run(&mut rep, arms, self.opts.plans.publishes(seed), (unguarded, 3.0 * unguarded + 1.0));
+        if !hazard && rep.finished > 0 {
+            rep.makespan_clear_s = (rep.makespan_s, rep.makespan_unguarded_s);
+        }
         if hazard {
             // Nobody can finish such an episode without a contact: it is
             // not a stall but a hazard, caught when nothing touched.
