@@ -95,9 +95,9 @@ fn injected_faults_stop_the_affected_arm_within_the_watchdog_and_it_recovers() {
         // this is not "within the watchdog".
         assert!(s <= 0.15 + 0.1, "{fault}: stopped after {s} s");
     }
-    // A writer blocked on the suspended reader would miss thousands of
-    // cycles; a busy two-core machine alone has made about 50 late.
-    assert!(v["subscriber suspended"]["missed_cycles"].as_i64().unwrap() < 100, "{}", v["subscriber suspended"]);
+    // A writer blocked on the suspended reader would miss nearly every
+    // cycle; on two busy cores the suspension has cost up to 6 %.
+    assert!(v["subscriber suspended"]["missed_share"].as_f64().unwrap() < 0.10, "{}", v["subscriber suspended"]);
     assert_eq!(v["kill and restart"]["first_sample"], true);
 }
 
