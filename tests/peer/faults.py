@@ -223,17 +223,20 @@ def listen():
         time.sleep(0.01)
 
 
+def node_value(cell, key):
+    """A value of the node's own diagnostic status ("" before one)."""
+    st = cell.status.get("workcell_guard: node")
+    return next((kv.value for kv in st.values if kv.key == key), "") if st else ""
+
+
 def node_count(cell, key):
     """A counter of the node's own diagnostic status (-1 before one)."""
-    st = cell.status.get("workcell_guard: node")
-    return int(next((kv.value for kv in st.values if kv.key == key), -1)) if st else -1
+    return int(node_value(cell, key) or -1)
 
 
 def node_cycles(cell):
     """Cycles the node has run, from its diagnostic status (-1 before one)."""
-    st = cell.status.get("workcell_guard: node")
-    times = next((kv.value for kv in st.values if kv.key == "cycle_time_since_start_s"), "") if st else ""
-    m = re.search(r"over (\d+) cycles", times)
+    m = re.search(r"over (\d+) cycles", node_value(cell, "cycle_time_since_start_s"))
     return int(m.group(1)) if m else -1
 
 
