@@ -2,8 +2,10 @@
 """Soak: the node on a cell of eight arms, each sending joint states at
 1 kHz over DDS, for a given time; prints and writes (JSON) the node's
 resident memory after warm-up and at the end, its cycle time since start
-(p50, p99, p99.99, max), the timer cycles it missed, and the joint states
-sent, taken and lost.
+(p50, p99, p99.99, max), the timer cycles it missed (beside what a
+process keeping the same schedule and doing nothing else skipped over the
+same time, scripts/tick_probe.py: the machine's share), and the joint
+states sent, taken and lost.
 
 Run it only inside a network namespace of its own, loopback up, e.g.
   unshare -n sh -c 'ip link set lo up && python3 scripts/soak.py \\
@@ -103,10 +105,35 @@ def main():
     node = subprocess.Popen([a.node, "--ros-args", "--params-file", os.path.join(REPO, "config/workcell_guard.yaml"),
                              "-p", f"workcell_file:={cell}", "-p", "watchdog_s:=0.25", "-p", "markers_hz:=0"],
                             env=env, stdout=open(log, "w"), stderr=subprocess.STDOUT)
+    # The machine's own share of missed ticks, beside the node's: a process
+    # keeping the node's schedule and doing nothing else.
+    probe_file = os.path.join(tmp, "probe.txt")
+    probe = subprocess.Popen([sys.executable, os.path.join(REPO, "scripts", "tick_probe.py"), probe_file])
+    # The joint states stand for other machines' controllers: this harness
+    # (one Python process writing 8000 samples a second) must not take the
+    # node's core on a small machine, so it yields to the node when both
+    # want the CPU (the node was started before, at the default priority).
+    os.nice(10)
     dp, writer, reader = t.endpoints(DOMAIN)
     js = [writer(f"rt/{n}/joint_states", t.JointState, t.QOS_SENSOR) for n, _ in arms]
     diag = reader("rt/diagnostics", t.DiagnosticArray, t.QOS_RELIABLE)
     node_status = {}
+
+    def cycle_counts():
+        """(cycles, missed cycles) since the node's start, from its last
+        diagnostic; (None, None) before one."""
+        parts = node_status.get("cycle_time_since_start_s", "").split()
+        cycles = int(parts[-2]) if len(parts) >= 10 else None
+        missed = int(node_status["missed_cycles"]) if "missed_cycles" in node_status else None
+        return cycles, missed
+
+    def probe_counts():
+        """(ticks, skipped) of the probe so far; (None, None) before its first report."""
+        try:
+            ticks, skipped = open(probe_file).read().split()
+            return int(ticks), int(skipped)
+        except (OSError, ValueError):
+            return None, None
 
     def poll():
         for d in diag.take(N=100):
@@ -135,6 +162,9 @@ def main():
     t0 = time.time()
     nxt = t0
     rss_start = None
+    at_warmup = None  # (cycles, missed) when the warm-up ended
+    probe_at_warmup = (None, None)  # the probe's (ticks, skipped) then
+    late_ticks = 0  # this harness's own 1 ms ticks it was late for by a tick or more
     samples = []
     end = t0 + a.warmup + a.duration
     next_poll = t0
@@ -156,12 +186,16 @@ def main():
             samples.append((round(now - t0, 1), rss))
             if rss_start is None and now - t0 >= a.warmup:
                 rss_start = rss
+                at_warmup = cycle_counts()
+                probe_at_warmup = probe_counts()
         nxt += period
         pause = nxt - time.time()
         if pause > 0:
             time.sleep(pause)
-        elif pause < -0.05:
-            nxt = time.time()  # fell behind: do not burst to catch up
+        elif pause < -period:
+            late_ticks += 1
+            if pause < -0.05:
+                nxt = time.time()  # fell behind: do not burst to catch up
     time.sleep(1.0)
     poll()
     time.sleep(0.3)
@@ -171,14 +205,30 @@ def main():
     cyc = node_status.get("cycle_time_since_start_s", "")
     parts = cyc.split()
     q = {parts[i]: float(parts[i + 1]) for i in range(0, 8, 2)} if len(parts) >= 8 else {}
+    cycles_end, missed_end = cycle_counts()
+    probe_end = probe_counts()
+    probe.kill()
+    probe.wait()
+
+    def diff(end, start):
+        return end - start if end is not None and start is not None else None
+
     result = {
         "robots": len(arms), "rate_hz_per_robot": a.rate, "seconds": a.duration, "warmup_s": a.warmup,
         "rss_after_warmup_kib": rss_start, "rss_end_kib": rss_end,
         "rss_growth_kib": (rss_end - rss_start) if rss_start and rss_end else None,
         "cycle_p50_us": q.get("p50", 0) * 1e6, "cycle_p99_us": q.get("p99", 0) * 1e6,
         "cycle_p9999_us": q.get("p99.99", 0) * 1e6, "cycle_max_us": q.get("max", 0) * 1e6,
-        "cycles": int(parts[-2]) if len(parts) >= 10 else None,
-        "missed_cycles": int(node_status.get("missed_cycles", "-1")),
+        "cycles": cycles_end,
+        "missed_cycles": missed_end,
+        # The soak proper: from the end of the warm-up on.
+        "cycles_after_warmup": diff(cycles_end, at_warmup[0] if at_warmup else None),
+        "missed_cycles_after_warmup": diff(missed_end, at_warmup[1] if at_warmup else None),
+        "harness_late_ticks": late_ticks,
+        # The baseline (scripts/tick_probe.py): what the machine skipped of
+        # a schedule like the node's, over the same time.
+        "probe_ticks_after_warmup": diff(probe_end[0], probe_at_warmup[0]),
+        "probe_skipped_after_warmup": diff(probe_end[1], probe_at_warmup[1]),
         "joint_states_sent": sent, "joint_states_taken": taken, "lost": sent - taken,
         "lost_fraction": (sent - taken) / sent if sent else None,
         "send_rate_achieved_hz": sent / (a.warmup + a.duration) / len(arms),

@@ -79,7 +79,8 @@ fn the_node_fails_safe_over_dds_as_a_user_sees_it() {
 /// DDS hop), with the fault named, the other arm running on, and it runs
 /// again once good states return; a corrupt workcell on reload is refused
 /// and the old cell runs on; a subscriber suspended (SIGSTOP) for 9 s
-/// costs no cycles and a frozen stream meanwhile still stops its arm; a
+/// costs no more cycles than the machine takes from a process keeping
+/// the same schedule (plus 2 %), and a frozen stream meanwhile still stops its arm; a
 /// node killed and restarted sends a late reader `true` first and runs
 /// again after warm-up.
 #[test]
@@ -96,8 +97,11 @@ fn injected_faults_stop_the_affected_arm_within_the_watchdog_and_it_recovers() {
         assert!(s <= 0.15 + 0.1, "{fault}: stopped after {s} s");
     }
     // A writer blocked on the suspended reader would miss nearly every
-    // cycle; on two busy cores the suspension has cost up to 6 %.
-    assert!(v["subscriber suspended"]["missed_share"].as_f64().unwrap() < 0.10, "{}", v["subscriber suspended"]);
+    // cycle; 0.1 % measured. Beside the machine's share over the same time
+    // (a process keeping the same schedule, scripts/tick_probe.py).
+    let s = &v["subscriber suspended"];
+    let (missed, machine) = (s["missed_share"].as_f64().unwrap(), s["probe_skipped_share"].as_f64().unwrap());
+    assert!(missed < machine + 0.02, "{s}");
     assert_eq!(v["kill and restart"]["first_sample"], true);
 }
 
@@ -131,8 +135,9 @@ fn jumps_of_the_simulated_and_the_wall_clock_stop_every_arm_and_name_the_jump() 
 /// The soak, short (scripts/soak.py; the README's reliability section has
 /// a 10-minute run): eight arms at 1 kHz each over DDS for 60 s after a
 /// 30 s warm-up. The node lives, takes every joint state but a few, misses
-/// few cycles, keeps its cycles well inside the 2 ms period, and its memory
-/// stays flat.
+/// no more cycles than the machine takes from a process keeping the same
+/// schedule (plus 1 %), keeps its cycles well inside the 2 ms period, and
+/// its memory stays flat.
 #[test]
 fn eight_arms_at_one_kilohertz_for_a_minute_lose_nothing_and_keep_the_cycle() {
     let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -142,7 +147,18 @@ fn eight_arms_at_one_kilohertz_for_a_minute_lose_nothing_and_keep_the_cycle() {
     let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     assert!(f("joint_states_sent") > 8.0 * 1000.0 * 60.0 * 0.9, "the publisher kept its rate: {v}");
     assert!(f("lost_fraction") < 0.01, "joint states lost: {v}");
-    assert!(f("missed_cycles") < 0.02 * f("cycles"), "missed cycles: {v}");
+    // Counted from the end of the warm-up, as ticks the timer's schedule
+    // skipped, beside a baseline from the same run: a process keeping the
+    // same schedule and doing nothing else (scripts/tick_probe.py). What it
+    // skips the machine took (this VM's steal, other processes): 0.6 to
+    // 19 % here from run to run, the node's count within a few ticks of it.
+    // The node may skip 1 % more of its ticks than the probe did. The
+    // harness yields the CPU to the node (nice 10), as controllers on
+    // other machines would.
+    assert!(f("probe_ticks_after_warmup") > 0.5 * 500.0 * 60.0, "the probe kept its schedule: {v}");
+    assert!(f("cycles_after_warmup") > 0.99 * f("probe_ticks_after_warmup"), "the node cycled as the probe: {v}");
+    let allowed = f("probe_skipped_after_warmup") + 0.01 * f("cycles_after_warmup");
+    assert!(f("missed_cycles_after_warmup") < allowed, "missed cycles (the probe's + 1 %: {allowed}): {v}");
     assert!(f("cycle_p99_us") < 2000.0, "cycle p99 beyond the 2 ms period: {v}");
     // Flat after warm-up (the README's reliability section: +0.4 MiB in
     // 10 minutes); before every latched writer had a bound, 3.6 MiB a minute.

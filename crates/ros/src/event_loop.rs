@@ -16,6 +16,7 @@
 //! the core asks for them.
 
 use crate::convert::to_time;
+use crate::cycle_timer::CycleTimer;
 use crate::msg::{
     Bool, DiagnosticArray, DisplayTrajectory, Float64, GuardState, JointState, JointTrajectory, ManipulatorGrant,
     MarkerArray, PlatenGrant, PlatenMoveRequest, PlatenPathRequest, PointCloud2, PoseStamped, SetContactRequest,
@@ -179,7 +180,7 @@ fn interval(hz: f64) -> tokio::time::Interval {
 /// The loop's timers, each with the rate it was made for.
 struct Timers {
     rate_hz: f64,
-    cycle: tokio::time::Interval,
+    cycle: CycleTimer,
     diagnostics_hz: f64,
     diagnostics: tokio::time::Interval,
     markers_hz: f64,
@@ -195,7 +196,7 @@ impl Timers {
         let p = core.params();
         Timers {
             rate_hz: p.rate_hz,
-            cycle: interval(p.rate_hz),
+            cycle: CycleTimer::new(p.rate_hz),
             diagnostics_hz: p.diagnostics_hz,
             diagnostics: interval(p.diagnostics_hz),
             markers_hz: p.markers_hz,
@@ -226,7 +227,7 @@ impl Timers {
         let p = core.params();
         if p.rate_hz != self.rate_hz {
             self.rate_hz = p.rate_hz;
-            self.cycle = interval(p.rate_hz);
+            self.cycle = CycleTimer::new(p.rate_hz);
         }
         if p.diagnostics_hz != self.diagnostics_hz {
             self.diagnostics_hz = p.diagnostics_hz;
@@ -305,12 +306,14 @@ pub async fn serve<T: Transport>(
     let (reloaded_tx, reloaded_rx) = mpsc::channel::<Reloaded>();
     let mut reload_pending: Option<T::Request> = None;
     loop {
-        // Shutdown, the cycle timer, then what arrived (joint states first,
-        // so a state's stop waits for no other stream's poll).
+        // Shutdown, the cycle timer (a due tick lets up to 64 arrivals in
+        // first: cycle_timer), then what arrived (joint states first, so a
+        // state's stop waits for no other stream's poll).
         tokio::select! {
             biased;
             _ = &mut shutdown => break,
-            _ = timers.cycle.tick() => {
+            scheduled = timers.cycle.tick() => {
+                core.timer_tick(timers.cycle.seconds(scheduled));
                 if cx.panicked.load(Ordering::SeqCst) {
                     tracing::error!("a thread of the node panicked: stopping every robot");
                     break;

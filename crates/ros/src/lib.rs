@@ -18,6 +18,7 @@
 pub mod args;
 pub mod bag;
 pub mod convert;
+mod cycle_timer;
 pub mod dds;
 pub mod event_loop;
 pub mod msg;

@@ -510,13 +510,21 @@ impl GuardNode {
     /// the core's commands.
     pub fn cycle(&mut self, now_s: f64) -> &[Bool] {
         let start = std::time::Instant::now();
-        if !self.params.cycle_on_joint_state {
-            // (With cycles on joint states the timer skips ticks on purpose.)
-            self.times.timer_cycle(now_s, self.params.rate_hz);
-        }
         self.take_sensed_field();
         self.guard.cycle(now_s, Scope::All);
         self.finish_cycle(now_s, None, start)
+    }
+
+    /// A tick of the cycle timer, scheduled for `scheduled_s` (monotonic,
+    /// s): the ticks its schedule skipped since the last one count as
+    /// missed cycles. The schedule, not the instant the tick ran: a tick
+    /// that runs late within its period (the timer's 1 ms resolution, a
+    /// busy core) is late, not missed. With `cycle_on_joint_state` nothing
+    /// is counted (the timer skips ticks on purpose).
+    pub fn timer_tick(&mut self, scheduled_s: f64) {
+        if !self.params.cycle_on_joint_state {
+            self.times.timer_cycle(scheduled_s, self.params.rate_hz);
+        }
     }
 
     /// Every cycle's duration since start, and the timer cycles missed.

@@ -1,6 +1,6 @@
 //! The node's cycle budget since start: every cycle's duration in
 //! log-spaced buckets (20 a decade from 100 ns to 10 s, allocation-free),
-//! its quantiles, and the timer cycles that came late by a period or more
+//! its quantiles, and the timer cycles whose schedule was skipped
 //! (missed).
 
 /// Buckets per decade.
@@ -35,9 +35,9 @@ impl CycleTimes {
         self.max_s = self.max_s.max(dur_s);
     }
 
-    /// A timer cycle at node time `now_s`, the timer running at `rate_hz`:
-    /// the periods skipped since the last one count as missed cycles (a
-    /// clock that jumps back starts the count afresh).
+    /// A timer tick scheduled for `now_s`, the timer running at `rate_hz`:
+    /// the periods its schedule skipped since the last one count as missed
+    /// cycles (a clock that jumps back starts the count afresh).
     pub fn timer_cycle(&mut self, now_s: f64, rate_hz: f64) {
         if let Some(last) = self.last_timer_s {
             let periods = (now_s - last) * rate_hz;
