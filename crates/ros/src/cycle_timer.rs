@@ -1,5 +1,5 @@
 //! The cycle's timer: ticks on a fixed schedule, skipping the ticks it
-//! fell behind on, and on time to a tenth of a millisecond.
+//! fell behind on, and on time to well under a millisecond.
 //!
 //! A tokio interval was not. Its wheel counts whole milliseconds and
 //! parks in `epoll_wait` with a millisecond timeout, so a 2 ms tick came
@@ -34,18 +34,18 @@ pub(crate) struct CycleTimer {
     period: Duration,
     epoch: Instant,
     next: Instant,
-    wake: Option<Waker>,
+    wake: Option<WakeThread>,
     /// Times a due tick stood back since the last tick.
     deferred: u32,
 }
 
 /// The waking thread's handle; dropping it ends the thread.
-struct Waker {
+struct WakeThread {
     notify: Arc<Notify>,
     done: Arc<AtomicBool>,
 }
 
-impl Drop for Waker {
+impl Drop for WakeThread {
     fn drop(&mut self) {
         self.done.store(true, Ordering::Relaxed);
     }
@@ -56,7 +56,7 @@ impl CycleTimer {
     pub(crate) fn new(hz: f64) -> CycleTimer {
         let period = if hz > 0.0 { Duration::from_secs_f64(1.0 / hz) } else { Duration::from_secs(3600) };
         let epoch = Instant::now();
-        CycleTimer { period, epoch, next: epoch, wake: Waker::start(epoch.into_std(), period), deferred: 0 }
+        CycleTimer { period, epoch, next: epoch, wake: WakeThread::start(epoch.into_std(), period), deferred: 0 }
     }
 
     /// The next tick: when it is due (at once, or when the waking thread
@@ -97,10 +97,10 @@ impl CycleTimer {
     }
 }
 
-impl Waker {
+impl WakeThread {
     /// The thread that wakes the loop at `epoch + k·period`; `None` (the
     /// wheel alone) where it cannot be started.
-    fn start(epoch: std::time::Instant, period: Duration) -> Option<Waker> {
+    fn start(epoch: std::time::Instant, period: Duration) -> Option<WakeThread> {
         let notify = Arc::new(Notify::new());
         let done = Arc::new(AtomicBool::new(false));
         let (n, d) = (notify.clone(), done.clone());
@@ -120,7 +120,7 @@ impl Waker {
             }
         });
         match spawned {
-            Ok(_) => Some(Waker { notify, done }),
+            Ok(_) => Some(WakeThread { notify, done }),
             Err(e) => {
                 tracing::warn!("no timer thread ({e}): the cycle's ticks may come up to 2 ms late");
                 None
