@@ -88,6 +88,7 @@ def rss_kib(pid):
 
 def main():
     import ros_types as t
+    import tick_probe
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--node", required=True)
@@ -108,7 +109,7 @@ def main():
     # The machine's own share of missed ticks, beside the node's: a process
     # keeping the node's schedule and doing nothing else.
     probe_file = os.path.join(tmp, "probe.txt")
-    probe = subprocess.Popen([sys.executable, os.path.join(REPO, "scripts", "tick_probe.py"), probe_file])
+    probe = tick_probe.start(probe_file)
     # The joint states stand for other machines' controllers: this harness
     # (one Python process writing 8000 samples a second) must not take the
     # node's core on a small machine, so it yields to the node when both
@@ -126,14 +127,6 @@ def main():
         cycles = int(parts[-2]) if len(parts) >= 10 else None
         missed = int(node_status["missed_cycles"]) if "missed_cycles" in node_status else None
         return cycles, missed
-
-    def probe_counts():
-        """(ticks, skipped) of the probe so far; (None, None) before its first report."""
-        try:
-            ticks, skipped = open(probe_file).read().split()
-            return int(ticks), int(skipped)
-        except (OSError, ValueError):
-            return None, None
 
     def poll():
         for d in diag.take(N=100):
@@ -187,7 +180,7 @@ def main():
             if rss_start is None and now - t0 >= a.warmup:
                 rss_start = rss
                 at_warmup = cycle_counts()
-                probe_at_warmup = probe_counts()
+                probe_at_warmup = tick_probe.counts(probe_file)
         nxt += period
         pause = nxt - time.time()
         if pause > 0:
@@ -206,7 +199,7 @@ def main():
     parts = cyc.split()
     q = {parts[i]: float(parts[i + 1]) for i in range(0, 8, 2)} if len(parts) >= 8 else {}
     cycles_end, missed_end = cycle_counts()
-    probe_end = probe_counts()
+    probe_end = tick_probe.counts(probe_file)
     probe.kill()
     probe.wait()
 

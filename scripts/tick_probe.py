@@ -8,12 +8,30 @@ to the file it is given, five times a second, until killed.
 
   python3 scripts/tick_probe.py OUT [--hz 500]
 
-scripts/soak.py runs it beside the node and reports both counts.
+scripts/soak.py and tests/peer/faults.py run it beside the node
+(`start`, `counts`) and report both counts.
 """
 
 import argparse
 import os
+import subprocess
+import sys
 import time
+
+
+def start(out, hz=500.0):
+    """The probe as a child process, writing to `out`."""
+    return subprocess.Popen([sys.executable, os.path.abspath(__file__), out, "--hz", str(hz)])
+
+
+def counts(out):
+    """(ticks, skipped) the probe writing to `out` reported last; (None,
+    None) before its first report."""
+    try:
+        ticks, skipped = open(out).read().split()
+        return int(ticks), int(skipped)
+    except (OSError, ValueError):
+        return None, None
 
 
 def main():

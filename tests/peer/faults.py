@@ -256,23 +256,19 @@ def suspended_subscriber(cell, figures, log_path):
     sub = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--listen"], stdout=subprocess.PIPE, text=True)
     # The baseline: what the machine skips of the node's schedule over the
     # same time, in a process doing nothing else (scripts/tick_probe.py).
-    probe_file = os.path.join(os.path.dirname(log_path), "probe.txt")
     repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    probe = subprocess.Popen([sys.executable, os.path.join(repo, "scripts", "tick_probe.py"), probe_file])
+    sys.path.insert(0, os.path.join(repo, "scripts"))
+    import tick_probe
 
-    def probe_counts():
-        try:
-            ticks, skipped = open(probe_file).read().split()
-            return int(ticks), int(skipped)
-        except (OSError, ValueError):
-            return 0, 0
+    probe_file = os.path.join(os.path.dirname(log_path), "probe.txt")
+    probe = tick_probe.start(probe_file)
 
     try:
         expect(sub.stdout.readline().strip() == "listening", "the subscriber did not start")
         cell.run(3)  # matched, and taking
         n0, n1, m0 = len(cell.log[0]), len(cell.log[1]), node_count(cell, "missed_cycles")
         c0 = node_cycles(cell)
-        p0 = probe_counts()
+        p0 = tick_probe.counts(probe_file)
         sub.send_signal(signal.SIGSTOP)
         t_stop = time.time()
         cell.run(6)
@@ -288,7 +284,7 @@ def suspended_subscriber(cell, figures, log_path):
         cell.run(1.5)
         m1, dropped_n = node_count(cell, "missed_cycles"), node_count(cell, "published_samples_dropped")
         c1 = node_cycles(cell)
-        p1 = probe_counts()
+        p1 = tick_probe.counts(probe_file)
     finally:
         sub.kill()
         sub.wait(5)
@@ -301,7 +297,8 @@ def suspended_subscriber(cell, figures, log_path):
     expect(dropped_n >= 0, "the node's diagnostics do not count the samples dropped")
     missed, ran = m1 - m0, c1 - c0
     share = missed / max(missed + ran, 1)
-    probe_ticks, probe_skipped = p1[0] - p0[0], p1[1] - p0[1]
+    reported = None not in p0 + p1
+    probe_ticks, probe_skipped = (p1[0] - p0[0], p1[1] - p0[1]) if reported else (0, 0)
     probe_share = probe_skipped / max(probe_ticks + probe_skipped, 1)
     expect(m0 >= 0 and c0 >= 0 and ran > 0 and probe_ticks > 0 and share < probe_share + MISSED_SHARE_MAX,
            f"cycles missed while a subscriber was suspended: {m0} -> {m1}, {ran} run ({100 * share:.1f} %; "
