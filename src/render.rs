@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use workcell_guard_core::model::PosedSpheres;
 use workcell_guard_ros::args::RosArgs;
 use workcell_guard_ros::bag::Msg;
-use workcell_guard_ros::bag::topics::Role;
 use workcell_guard_ros::replay::replay_observed;
+use workcell_guard_ros::topics::Role;
 
 /// `render`'s arguments.
 #[derive(clap::Args)]

@@ -19,10 +19,10 @@ use crate::replay::Loaded;
 use std::fmt::Write;
 use svg::esc;
 use workcell_guard_core::model::PosedSpheres;
-use workcell_guard_ros::bag::topics::Role;
 use workcell_guard_ros::bag::{Entry, Msg};
 use workcell_guard_ros::node::GuardNode;
 use workcell_guard_ros::replay::{self, Observed, Replayed};
+use workcell_guard_ros::topics::Role;
 
 /// Clearance samples are taken this often (recorded time), s.
 const SAMPLE_S: f64 = 0.02;
@@ -185,6 +185,7 @@ pub fn replay_traced(l: &mut Loaded) -> (Replayed, Trace) {
 /// The report of replay `r` of `l`, watched as `trace`; `title` heads it,
 /// `verdict` says how the replay compared, `settings` are shown beside
 /// the recording's own.
+// long: the report's sections in page order
 pub fn html(
     l: &Loaded,
     r: &Replayed,

@@ -4,9 +4,9 @@
 use super::svg::{self, Axes, Svg};
 use super::{Trace, at};
 use std::fmt::Write;
-use workcell_guard_ros::bag::topics::Role;
 use workcell_guard_ros::bag::{Entry, Msg};
 use workcell_guard_ros::msg::{ManipulatorGrant, PlatenGrant};
+use workcell_guard_ros::topics::Role;
 
 /// A robot's intervals of one kind: (from, to), s.
 type Intervals = Vec<(f64, f64)>;

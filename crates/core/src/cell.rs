@@ -75,6 +75,35 @@ pub enum ScalingMessage {
     Float64,
 }
 
+/// The topics and actions of a manipulator (the workcell's `*_topic`
+/// keys), resolved.
+#[derive(Clone, Debug)]
+pub struct ManipulatorTopics {
+    /// Topic of its `sensor_msgs/JointState`.
+    pub joint_states: String,
+    /// Topic of its planned `trajectory_msgs/JointTrajectory`.
+    pub trajectory: String,
+    /// Optional: its joint_trajectory_controller's command topic; on each
+    /// stop the node publishes an empty `trajectory_msgs/JointTrajectory`
+    /// there (the controller then holds position).
+    pub controller_command: Option<String>,
+    /// Optional: its controller's `control_msgs/FollowJointTrajectory`
+    /// action; on each stop the node cancels all its goals.
+    pub controller_action: Option<String>,
+    /// MoveIt's own actions for this robot (`execute_trajectory`,
+    /// `move_action`, as the user names them): on each stop their goals
+    /// are cancelled too, as the controller's are.
+    pub moveit_actions: Vec<String>,
+    /// Optional: where to publish the speed scaling, 0..1.
+    pub speed_scaling: Option<String>,
+    /// The message type of the speed scaling.
+    pub speed_scaling_type: ScalingMessage,
+    /// Optional: a `moveit_msgs/DisplayTrajectory` topic (MoveIt's
+    /// `display_planned_path`) whose trajectories, for this robot's joints,
+    /// count as its planned trajectory.
+    pub display_trajectory: Option<String>,
+}
+
 /// A manipulator of the cell.
 #[derive(Clone, Debug)]
 pub struct Manipulator {
@@ -86,29 +115,8 @@ pub struct Manipulator {
     pub robot: Robot,
     /// Pose of the robot's root link in the cell frame.
     pub base: Frame,
-    /// Topic of its `sensor_msgs/JointState`.
-    pub joint_state_topic: String,
-    /// Topic of its planned `trajectory_msgs/JointTrajectory`.
-    pub trajectory_topic: String,
-    /// Optional: its joint_trajectory_controller's command topic; on each
-    /// stop the node publishes an empty `trajectory_msgs/JointTrajectory`
-    /// there (the controller then holds position).
-    pub controller_command_topic: Option<String>,
-    /// Optional: its controller's `control_msgs/FollowJointTrajectory`
-    /// action; on each stop the node cancels all its goals.
-    pub controller_action: Option<String>,
-    /// MoveIt's own actions for this robot (`execute_trajectory`,
-    /// `move_action`, as the user names them): on each stop their goals
-    /// are cancelled too, as the controller's are.
-    pub moveit_actions: Vec<String>,
-    /// Optional: where to publish the speed scaling, 0..1.
-    pub speed_scaling_topic: Option<String>,
-    /// The message type of the speed scaling.
-    pub speed_scaling_type: ScalingMessage,
-    /// Optional: a `moveit_msgs/DisplayTrajectory` topic (MoveIt's
-    /// `display_planned_path`) whose trajectories, for this robot's joints,
-    /// count as its planned trajectory.
-    pub display_trajectory_topic: Option<String>,
+    /// The topics and actions it is guarded through.
+    pub topics: ManipulatorTopics,
     /// Higher proceeds first; unique in the cell.
     pub priority: i64,
     /// Time from a stop decision to braking, s.

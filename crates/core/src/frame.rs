@@ -6,7 +6,7 @@
 //! rotation as a `Matrix3` (column-major, nine `f64` inline) and the
 //! translation as a `Vector3`: fixed-size, `Copy`, never on the heap.
 
-use nalgebra::{Isometry3, Matrix3, Matrix4, Point3, Rotation3, Translation3, UnitQuaternion, Vector3};
+use nalgebra::{Isometry3, Matrix3, Point3, Rotation3, Translation3, UnitQuaternion, Vector3};
 
 /// A rigid transform `p ↦ rot · p + trans`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -79,20 +79,10 @@ impl Frame {
         ]
     }
 
-    /// Homogeneous 4×4 matrix.
-    pub fn to_matrix4(&self) -> Matrix4<f64> {
-        Matrix4::from_row_slice(&self.to_row_major())
-    }
-
     /// As a nalgebra isometry (for callers that want quaternions).
     pub fn to_isometry(&self) -> Isometry3<f64> {
         let q = UnitQuaternion::from_matrix(&self.rot);
         Isometry3::from_parts(Translation3::from(self.trans), q)
-    }
-
-    /// From a nalgebra isometry.
-    pub fn from_isometry(iso: &Isometry3<f64>) -> Frame {
-        Frame { rot: *iso.rotation.to_rotation_matrix().matrix(), trans: iso.translation.vector }
     }
 
     /// True when every entry is finite.
@@ -121,9 +111,6 @@ mod tests {
         let b = a.compose(&a.inverse());
         assert!((b.rot - Matrix3::identity()).norm() < 1e-14);
         assert!(b.trans.norm() < 1e-14);
-        let iso = a.to_isometry();
-        let back = Frame::from_isometry(&iso);
-        assert!((back.rot - a.rot).norm() < 1e-12);
     }
 }
 

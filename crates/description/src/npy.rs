@@ -95,11 +95,6 @@ pub fn write_f32(path: &Path, dims: [usize; 3], values: &[f32]) -> Result<(), Np
     write_items(path, dims, Dtype::F32, values.iter().map(|v| v.to_le_bytes()))
 }
 
-/// Writes `u32` values.
-pub fn write_u32(path: &Path, dims: [usize; 3], values: &[u32]) -> Result<(), NpyError> {
-    write_items(path, dims, Dtype::U32, values.iter().map(|v| v.to_le_bytes()))
-}
-
 /// Writes an occupancy grid as `uint8` 0/1.
 pub fn write_bool(path: &Path, dims: [usize; 3], values: &[bool]) -> Result<(), NpyError> {
     write_items(path, dims, Dtype::U8, values.iter().map(|&b| [b as u8]))
@@ -309,6 +304,7 @@ impl Elem {
 /// Reads a `.npy` file of `size` bytes from `r`: the header, then the
 /// payload in fixed chunks, calling `put(voxel, value)` for every element on
 /// a grid (`x` fastest) that starts as `init`. Returns the shape and grid.
+// long: the header's fields read and checked in the order the format lays them out, then the payload
 fn stream<T: Copy>(
     r: &mut impl std::io::Read,
     size: usize,

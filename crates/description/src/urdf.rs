@@ -162,6 +162,7 @@ fn pose(path: &Path, what: &str, p: &urdf_rs::Pose) -> Result<Frame, ModelError>
     Ok(Frame::from_xyz_rpy(xyz, rpy))
 }
 
+// long: one pass over the URDF's links and joints, converted field by field
 fn convert(urdf: &urdf_rs::Robot, path: &Path) -> Result<Robot, ModelError> {
     if urdf.links.is_empty() {
         return Err(ModelError::NoLinks { path: path.to_path_buf() });

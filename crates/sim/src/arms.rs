@@ -470,6 +470,9 @@ impl Sim {
         if rep.contacts() > 0 {
             rep.contact_seeds.push(seed);
         }
+        if rep.false_stops > 0 {
+            rep.false_stop_seeds.push(seed);
+        }
         rep
     }
 
@@ -478,6 +481,7 @@ impl Sim {
     /// guard has their plans when `publish`; `unguarded` is their
     /// makespan without the guard ([`Sim::unguarded_makespan`]). Adds to
     /// `rep`.
+    // long: the closed loop's cycle: guard, oracle and motion, in order
     pub(crate) fn run(
         &mut self,
         rep: &mut SimReport,
@@ -524,6 +528,7 @@ impl Sim {
             // The node's cycle: the arms obey the published stop flags.
             let out = self.guard.cycle(t, Scope::All);
             let commands: Vec<Command> = out.commands.to_vec();
+            let decisions: Vec<Decision> = if trace.is_some() { out.manipulators.to_vec() } else { Vec::new() };
             let escaping: Vec<bool> =
                 out.manipulators.iter().map(|d| matches!(d, Decision::Continue { escaping: true, .. })).collect();
             rep.guard_time_s += started.elapsed().as_secs_f64();
@@ -570,7 +575,7 @@ impl Sim {
                 continue;
             }
             if trace.is_some_and(|every| k % every == 0) {
-                crate::report::trace_cycle(t, &arms, &commands);
+                crate::report::trace_cycle(t, &arms, &commands, &decisions);
             }
             self.advance(&mut arms, t);
             let c = self.contacts(&arms, 0.0);

@@ -422,6 +422,9 @@ impl Sim {
         if rep.contacts() > 0 {
             rep.contact_seeds.push(seed);
         }
+        if rep.false_stops > 0 {
+            rep.false_stop_seeds.push(seed);
+        }
         if rep.finished > 0 {
             rep.makespan_one_at_a_time_s = reference;
             rep.makespan_one_at_a_time_tight_s = reference_tight;

@@ -148,6 +148,7 @@ pub fn convex_overlap(a: &[[f64; 2]], b: &[[f64; 2]]) -> bool {
 }
 
 /// Runs one episode of `duration_s` at `dt_s` cycles.
+// long: one episode's loop: requests, moves and the oracle, in order
 pub fn episode(platen: &Platen, seed: u64, duration_s: f64, dt_s: f64) -> Result<PlatenSimReport, PlatenError> {
     let mut a = BitAllocator::new(platen)?;
     let mut rng = Rng::new(seed);

@@ -64,6 +64,8 @@ pub struct SimReport {
     pub stalled_seeds: Vec<u64>,
     /// The seeds of the episodes with a contact, lowest first.
     pub contact_seeds: Vec<u64>,
+    /// The seeds of the episodes with a false stop, lowest first.
+    pub false_stop_seeds: Vec<u64>,
     /// Sum over finished episodes of the time until the last arm reached
     /// its last goal, s.
     pub makespan_s: f64,
@@ -138,6 +140,8 @@ impl SimReport {
         self.stalled_seeds.sort_unstable();
         self.contact_seeds.extend_from_slice(&o.contact_seeds);
         self.contact_seeds.sort_unstable();
+        self.false_stop_seeds.extend_from_slice(&o.false_stop_seeds);
+        self.false_stop_seeds.sort_unstable();
         self.makespan_s += o.makespan_s;
         self.makespan_unguarded_s += o.makespan_unguarded_s;
         self.makespan_clear_s.0 += o.makespan_clear_s.0;
@@ -193,6 +197,7 @@ impl SimReport {
     /// (with and without plans, by cause and by what they were for), time
     /// stopped or slowed, makespan against the unguarded run. `arms` and
     /// the cycle `dt_s` as simulated.
+    // long: the summary's lines, one statement each
     pub fn summary(&self, arms: usize, dt_s: f64) -> String {
         let mut o = String::new();
         let _ = writeln!(
@@ -284,6 +289,7 @@ impl SimReport {
         }
         seed_list(&mut o, "stalled episodes' seeds", &self.stalled_seeds);
         seed_list(&mut o, "seeds with a contact", &self.contact_seeds);
+        seed_list(&mut o, "seeds with a false stop", &self.false_stop_seeds);
         if self.makespan_one_at_a_time_s > 0.0 {
             let u = self.makespan_unguarded_s;
             let _ = writeln!(
@@ -306,11 +312,23 @@ impl SimReport {
 }
 
 /// One cycle of arms and their commands, to stderr (`WG_SIM_TRACE`).
-pub(crate) fn trace_cycle(t: f64, arms: &[crate::motion::SimArm], commands: &[workcell_guard_core::guard::Command]) {
+pub(crate) fn trace_cycle(
+    t: f64,
+    arms: &[crate::motion::SimArm],
+    commands: &[workcell_guard_core::guard::Command],
+    decisions: &[workcell_guard_core::guard::Decision],
+) {
+    use workcell_guard_core::guard::Decision;
     for (r, (a, c)) in arms.iter().zip(commands).enumerate() {
         let g = &c.grant;
+        let clearance = match decisions.get(r) {
+            Some(Decision::Continue { clearance_m, .. }) => *clearance_m,
+            Some(Decision::Stop(s)) => s.clearance_m,
+            None => f32::NAN,
+        };
+        let speed = a.v.iter().map(|v| v * v).sum::<f64>().sqrt();
         eprintln!(
-            "t {t:7.3} arm {r} goals left {} plan s {:6.3} stop {} ({:?} {:?}) scaling {:.2} grant {:?} until {:.3} held by {:?} back to {:?}",
+            "t {t:7.3} arm {r} clearance {clearance:.4} |qdot| {speed:.3} goals left {} plan s {:6.3} stop {} ({:?} {:?}) scaling {:.2} grant {:?} until {:.3} held by {:?} back to {:?}",
             a.goals.len(),
             a.s,
             c.stop,

@@ -33,6 +33,7 @@ pub struct StopLog {
 pub const PERIOD_S: f64 = 0.002;
 
 /// `stops` recorded stops of `m` under `physics`, starting at `t0_s`.
+// long: one stop's phases (run-up, command, braking, release) in order
 pub fn record_stops(m: &Manipulator, physics: &BrakePhysics, stops: usize, seed: u64, t0_s: f64) -> StopLog {
     let dof = m.robot.dof();
     let mut rng = Rng::new(seed);

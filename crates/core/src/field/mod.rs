@@ -226,12 +226,6 @@ impl DistanceField {
         self.occ.iter().map(|w| w.count_ones() as usize).sum()
     }
 
-    /// Distance from a voxel's centre to the nearest occupied voxel's centre,
-    /// metres (saturated at the cap).
-    pub fn distance_m(&self, v: [usize; 3]) -> f32 {
-        self.dist[self.index(v)] * self.res
-    }
-
     /// The method text's integer layer value of a voxel: `0` for an occupied
     /// voxel, otherwise the `n` with `n − 1 ≤ d < n`, `d` in voxels.
     pub fn layer(&self, v: [usize; 3]) -> u32 {
@@ -406,29 +400,6 @@ impl DistanceField {
             }
         }
         (best, at)
-    }
-
-    /// Direction in which the distance grows fastest at a point (central
-    /// differences of the voxel values, one-sided at the grid's faces),
-    /// as `∂d/∂x, ∂d/∂y, ∂d/∂z` (unitless, length ≤ about 1). Zero outside
-    /// the grid and where the field is saturated or flat.
-    pub fn gradient(&self, p: [f32; 3]) -> [f32; 3] {
-        let Some(v) = self.voxel_of(p) else { return [0.0; 3] };
-        let mut g = [0.0f32; 3];
-        for (a, ga) in g.iter_mut().enumerate() {
-            let (mut lo, mut hi) = (v, v);
-            if v[a] > 0 {
-                lo[a] -= 1;
-            }
-            if v[a] + 1 < self.dims[a] {
-                hi[a] += 1;
-            }
-            let span = (hi[a] - lo[a]) as f32;
-            if span > 0.0 {
-                *ga = (self.dist[self.index(hi)] - self.dist[self.index(lo)]) / span;
-            }
-        }
-        g
     }
 }
 

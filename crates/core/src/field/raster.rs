@@ -52,12 +52,6 @@ impl Placed {
         Placed { pose, inv: pose.inverse(), shape, voxels, tris, closed }
     }
 
-    /// Whether a mesh obstacle's interior is filled (false for open meshes
-    /// and for primitives, whose interior is always filled).
-    pub fn mesh_is_closed(&self) -> bool {
-        self.closed
-    }
-
     /// Marks (`x` fastest over `region`) every voxel of `region` whose centre
     /// lies within half a voxel diagonal of the solid obstacle.
     pub fn raster(&self, grid: &VoxelGrid, region: &Region, marks: &mut [bool]) {

@@ -106,11 +106,6 @@ impl DistanceField {
         true
     }
 
-    /// The obstacles held, with their ids.
-    pub fn obstacle_ids(&self) -> impl Iterator<Item = ObstacleId> + '_ {
-        self.obstacles.iter().map(|(id, _)| *id)
-    }
-
     /// Replaces the sensed points (cell frame; e.g. from a
     /// `sensor_msgs/PointCloud2`) and rebuilds the field. Each point occupies
     /// the voxel holding it, unless it lies within `filter_margin_m` of one

@@ -266,6 +266,7 @@ impl Estimator {
     /// unchanged. The newest sample again (its stamp and every position the
     /// same: delivered twice) is taken and ignored; the same stamp with
     /// other positions is refused.
+    // long: each refusal (length, NaN, order, duplicate, jump) checked in turn before the buffer changes
     pub fn push(&mut self, stamp_s: f64, q: &[f64], v: Option<&[f64]>) -> Result<(), SampleError> {
         if !stamp_s.is_finite() {
             return Err(SampleError::BadStamp { stamp_s });

@@ -10,43 +10,28 @@ impl Guard {
         let posers: Vec<SpherePoser> =
             cell.manipulators.iter().map(|spec| SpherePoser::new(&spec.robot, &spec.spheres, spec.base)).collect();
         let settings = cell.guard;
-        // Room for a standing robot's way back beside its path on ([`Guard::append_way_back`]).
-        let longest = settings.max_path_samples.max(settings.near_path_samples) + 1 + Guard::BACK_SAMPLES;
+        // Room for a standing robot's way back beside its path on (`path::append_way_back`).
+        let longest = settings.max_path_samples.max(settings.near_path_samples) + 1 + path::BACK_SAMPLES;
         let max_cfg = longest.div_ceil(BATCH) * BATCH;
         let mut arms = Vec::new();
         let mut r_max = 0.0f32;
         let mut max_items = 0;
         for (ri, (spec, poser)) in cell.manipulators.iter().zip(posers).enumerate() {
             let arm = build_arm(ri, spec, poser, &matrix, &settings, max_cfg);
-            r_max = r_max.max(arm.scratch.batches[0].r.iter().copied().fold(0.0, f32::max));
+            r_max = r_max.max(arm.scratch.posed.batches[0].r.iter().copied().fold(0.0, f32::max));
             max_items = max_items.max(arm.model.slots * max_cfg);
             arms.push(arm);
         }
         let n = matrix.total_links();
-        let obstacle_words = cell.obstacles.len().div_ceil(64).max(1);
-        let mut obstacles = Vec::new();
-        let mut obstacle_bounds = Vec::new();
-        for o in &cell.obstacles {
-            let t = o.pose.trans;
-            obstacle_bounds.push((
-                [t.x as f32, t.y as f32, t.z as f32],
-                crate::model::spheres::bounding_radius(&o.shape) as f32 + 1e-4,
-            ));
-            let shape = exact::link_shape(&[Collision { origin: Frame::IDENTITY, shape: o.shape.clone() }])
-                .map_err(|source| GuardError::Obstacle { name: o.name.clone(), source })?
-                // invariant: one primitive collision element always gives one shape
-                .expect("one collision element gives a shape");
-            obstacles.push(PlacedShape::new(&shape, &o.pose));
-        }
-        let g = *field.grid();
-        let grid_hi = std::array::from_fn(|k| g.origin_m[k] + g.dims[k] as f64 * g.resolution_m);
         let hash_base_cell = 2.0 * r_max + cell.margins.release_m as f32;
-        let platen = cell.platen.as_ref().map(BitAllocator::new).transpose()?;
         let max_links = cell.manipulators.iter().map(|m| m.robot.links.len()).max().unwrap_or(0);
+        let posers: Vec<&SpherePoser> = arms.iter().map(|a| &a.model.poser).collect();
+        let arbitration = arbitrate::Arbitration::new(cell, &posers);
         let mut guard = Guard {
             settings,
             margins: cell.margins,
-            field,
+            cell: check_cell::CellCheck::new(cell, field, n)?,
+            robots: check_robots::RobotCheck::new(&arms, &matrix, max_items, hash_base_cell),
             decisions: vec![
                 Decision::Stop(Stop {
                     kind: StopKind::Immediate,
@@ -59,63 +44,18 @@ impl Guard {
             ],
             arms,
             allowed: vec![0; (n * n).div_ceil(64)],
-            allowed_obstacles: vec![0; n * obstacle_words],
-            obstacle_words,
-            obstacles,
-            obstacle_bounds,
-            hash: SpatialHash::new(max_items.max(1), hash_base_cell.max(1e-3)),
-            meets: Vec::new(),
-            meet_r: Vec::new(),
             matrix,
             unknown_inputs: 0,
-            grid_lo: g.origin_m,
-            grid_hi,
             pending: None,
-            all_pairs: false,
-            every_sphere: false,
-            time_matched: true,
-            platen_status: Vec::with_capacity(platen.as_ref().map_or(0, |p| p.units())),
-            answers: Vec::with_capacity(64),
-            early_answers: Vec::with_capacity(64),
-            platen,
-            platen_poses: Vec::with_capacity(64),
-            platen_refused: Vec::with_capacity(8),
-            move_requests: Vec::with_capacity(64),
-            path_requests: Vec::new(),
+            platen: platen::PlatenPart::new(cell.platen.as_ref())?,
             policy: CommandPolicy::default(),
             last_cloud_s: None,
-            clock_s: None,
-            clock_jump: None,
+            clock: clock::Clock::default(),
             supervision: vec![Supervision::START; cell.manipulators.len()],
             commands: vec![Command::START; cell.manipulators.len()],
-            arbitration: increments::Arbitration::new(cell, &[]),
+            arbitration,
             exact: exact_pairs::ExactFrames::new(max_links, cell.guard.exact_links),
         };
-        let posers: Vec<&SpherePoser> = guard.arms.iter().map(|a| &a.model.poser).collect();
-        guard.arbitration = increments::Arbitration::new(cell, &posers);
-        let n_arms = guard.arms.len();
-        for ia in 0..n_arms {
-            for ib in 0..n_arms {
-                let links = guard.arms[ia].model.n_links;
-                let other = guard.arms[ib].model.n_links;
-                let meets: Vec<bool> = (0..links)
-                    .map(|la| {
-                        ia != ib
-                            && (0..other).any(|lb| {
-                                guard.matrix.class(guard.matrix.global(ia, la), guard.matrix.global(ib, lb))
-                                    == PairClass::Sometimes
-                            })
-                    })
-                    .collect();
-                let batch = &guard.arms[ia].scratch.batches[0];
-                let r = (0..guard.arms[ia].model.slots)
-                    .filter(|&s| meets[batch.link[s] as usize])
-                    .map(|s| batch.r[s])
-                    .fold(0.0, f32::max);
-                guard.meets.push(meets);
-                guard.meet_r.push(r);
-            }
-        }
         for &(a, b) in &cell.allowed_contacts {
             match guard.allow_contact(a, b) {
                 Ok(()) | Err(ContactError::PlatenUnit) => {}
@@ -167,12 +107,18 @@ fn build_arm(
     settings: &GuardSettings,
     max_cfg: usize,
 ) -> Arm {
+    let (posed, ahead) = (poser.posed_batch(), poser.posed());
+    let model = arm_model(ri, spec, poser, matrix);
+    let scratch = arm_scratch(spec, &model, (posed, ahead), max_cfg);
+    Arm { state: arm_state(spec, settings), scratch, model }
+}
+
+/// What robot `ri`'s checks need that never changes.
+fn arm_model(ri: usize, spec: &crate::cell::Manipulator, poser: SpherePoser, matrix: &CollisionMatrix) -> ArmModel {
     let ranges = poser.ranges().to_vec();
-    let n_ranges = ranges.len();
     let slots = poser.sphere_count();
     let self_pairs = checked_self_pairs(ri, &ranges, matrix);
-    let (n_self_pairs, levers) = (self_pairs.len(), forecast::link_levers(&spec.robot, &spec.spheres));
-    let dof = spec.robot.dof();
+    let levers = forecast::link_levers(&spec.robot, &spec.spheres);
     let pair_lever = self_pair_levers(&spec.robot, &levers, &self_pairs);
     let mut link_slots = vec![(0, 0); spec.robot.links.len()];
     for &(l, s, e) in &ranges {
@@ -184,91 +130,107 @@ fn build_arm(
         let j = &spec.robot.joints[spec.robot.links[l].parent_joint.expect("non-root")]; // invariant: non-root links
         fixed_link[l] = fixed_link[j.parent] && j.kind == crate::model::JointKind::Fixed;
     }
-    let (posed, ahead) = (poser.posed_batch(), poser.posed());
-    Arm {
-        model: ArmModel {
-            decel: spec.max_decel.clone(),
-            accel: spec.max_accel.clone(),
-            stop_mode: spec.stop_mode,
-            speed_limit: speed_limits(&spec.robot),
-            lever: levers,
-            reaction_s: spec.reaction_time_s,
-            stopping: spec.stopping.clone(),
-            pair_lever,
-            self_pairs,
-            link_slots,
-            fixed_link,
-            hulls: spec.robot.links.iter().map(|l| exact::solid_link_shape(&l.collisions)).collect(),
-            slots,
-            n_links: spec.robot.links.len(),
-            ranges,
-            poser,
-        },
-        scratch: ArmScratch {
+    ArmModel {
+        decel: spec.max_decel.clone(),
+        accel: spec.max_accel.clone(),
+        stop_mode: spec.stop_mode,
+        speed_limit: speed_limits(&spec.robot),
+        lever: levers,
+        reaction_s: spec.reaction_time_s,
+        stopping: spec.stopping.clone(),
+        pair_lever,
+        self_pairs,
+        link_slots,
+        fixed_link,
+        hulls: spec.robot.links.iter().map(|l| exact::solid_link_shape(&l.collisions)).collect(),
+        slots,
+        n_links: spec.robot.links.len(),
+        ranges,
+        poser,
+    }
+}
+
+/// A robot's per-cycle buffers, sized for `max_cfg` configurations.
+fn arm_scratch(
+    spec: &crate::cell::Manipulator,
+    model: &ArmModel,
+    (posed, ahead): (PosedBatch, PosedSpheres),
+    max_cfg: usize,
+) -> ArmScratch {
+    let dof = spec.robot.dof();
+    let (slots, n_ranges, n_self_pairs) = (model.slots, model.ranges.len(), model.self_pairs.len());
+    ArmScratch {
+        forecast: ArmForecast {
             brake: spec.max_decel.clone(),
             beyond: None,
-            ahead,
-            ahead_q: vec![0.0; dof],
-            link_inflation: vec![0.0; spec.robot.links.len()],
-            inflated_r: vec![0.0; slots],
-            step_share: vec![1.0; max_cfg],
-            departure: vec![0.0; dof],
-            link_departure: vec![0.0; spec.robot.links.len()],
-            step_travel: vec![0.0; max_cfg * spec.robot.dof()],
-            pair_inflation: vec![0.0; n_self_pairs],
-            candidates: Vec::with_capacity(slots),
-            now_c: vec![f32::INFINITY; slots],
             speed: vec![0.0; dof],
-            path_q: vec![0.0; max_cfg * spec.robot.dof()],
-            offset: vec![0.0; dof],
-            tv: vec![0.0; dof],
+            plan: StopPlan::STILL,
             plan_s: vec![0.0; max_cfg],
             windows: vec![(f64::NEG_INFINITY, f64::INFINITY); max_cfg],
             t0: 0.0,
-            posed_q: vec![0.0; max_cfg * spec.robot.dof()],
-            posed_n: 0,
-            batches: vec![posed; max_cfg / BATCH],
-            order: Vec::with_capacity(n_ranges),
-            anchors: vec![[[0.0; BATCH]; 4]; n_ranges],
             n_cfg: 0,
-            plan: StopPlan::STILL,
-            inflate: 0.0,
-            bounds: [0.0; 6],
             present: false,
             borne_out: false,
             at_rest: false,
             reversing: false,
             problem: None,
-            track: Track::NONE,
+            path_q: vec![0.0; max_cfg * spec.robot.dof()],
+            offset: vec![0.0; dof],
+            tv: vec![0.0; dof],
+            step_travel: vec![0.0; max_cfg * spec.robot.dof()],
+            departure: vec![0.0; dof],
         },
-        state: ArmState {
-            learned_decel: spec.max_decel.clone(),
-            est: {
-                let mut e =
-                    Estimator::new(spec.robot.dof(), settings.velocity_filter_window, spec.trust_reported_velocity)
-                        .with_fit_window(settings.velocity_fit_window_s);
-                e.set_accel_limits(&spec.max_accel);
-                e
-            },
-            fixed_best: (f32::INFINITY, 0),
-            fixed_dirty: true,
-            rejected: None,
-            rejected_since: None,
-            stopped: true,
-            clear_since: None,
-            cause: StopCause::Data,
-            escaping: false,
-            escape_floor: None,
-            prev_class_best: [f32::INFINITY; 3],
-            est_period: 0.0,
-            ahead_released_s: f64::NEG_INFINITY,
-            follow: Follow {
-                tracker: PlanTracker::new(&spec.plan_tolerance, PLAN_WINDOW_S),
-                rates: Vec::new(),
-                rise: Vec::new(),
-                state: PlanState::None,
-                off_since: None,
-            },
+        posed: ArmPoses {
+            batches: vec![posed; max_cfg / BATCH],
+            posed_q: vec![0.0; max_cfg * spec.robot.dof()],
+            posed_n: 0,
+            inflate: 0.0,
+            bounds: [0.0; 6],
+            inflated_r: vec![0.0; slots],
+            link_inflation: vec![0.0; spec.robot.links.len()],
+            step_share: vec![1.0; max_cfg],
+            link_departure: vec![0.0; spec.robot.links.len()],
+            pair_inflation: vec![0.0; n_self_pairs],
+            ahead,
+            ahead_q: vec![0.0; dof],
+        },
+        look: CheckScratch {
+            candidates: Vec::with_capacity(slots),
+            now_c: vec![f32::INFINITY; slots],
+            order: Vec::with_capacity(n_ranges),
+            anchors: vec![[[0.0; BATCH]; 4]; n_ranges],
+            slowed: [false; 2],
+        },
+        track: Track::NONE,
+    }
+}
+
+/// A robot's state at start: stopped, no data.
+fn arm_state(spec: &crate::cell::Manipulator, settings: &GuardSettings) -> ArmState {
+    ArmState {
+        learned_decel: spec.max_decel.clone(),
+        est: {
+            let mut e = Estimator::new(spec.robot.dof(), settings.velocity_filter_window, spec.trust_reported_velocity)
+                .with_fit_window(settings.velocity_fit_window_s);
+            e.set_accel_limits(&spec.max_accel);
+            e
+        },
+        fixed_best: (f32::INFINITY, 0),
+        fixed_dirty: true,
+        rejected: None,
+        rejected_since: None,
+        phase: hysteresis::Phase::STOPPED,
+        cause: StopCause::Data,
+        escape_floor: None,
+        prev_class_best: [f32::INFINITY; 3],
+        est_period: 0.0,
+        ahead_released_s: f64::NEG_INFINITY,
+        follow: Follow {
+            tracker: PlanTracker::new(&spec.plan_tolerance, PLAN_WINDOW_S),
+            rates: Vec::new(),
+            rise: Vec::new(),
+            state: PlanState::None,
+            off_since: None,
         },
     }
 }

@@ -8,34 +8,54 @@
 
 use super::*;
 
-impl Guard {
-    /// Clearance of a sphere of robot `robot`'s link `link` to the cell, as
-    /// a stopped robot's check judges it: the field, and where that is
-    /// within the release margin, the exact distance to the obstacles the
-    /// link may not touch (no refinement with sensed points in the field).
-    pub fn cell_clearance(&self, robot: usize, link: usize, c: [f32; 3], r: f32) -> f32 {
-        let global_link = self.matrix.global(robot, link);
-        let field = self.field.clearance(c[0], c[1], c[2], r);
-        if !self.field.has_sensed() && field <= self.margins.release_m as f32 {
-            self.exact_cell_clearance(global_link, c, r)
-        } else {
-            field
+/// What the cell check reads besides the arms: the distance field, the
+/// obstacles' exact shapes, which links may touch which obstacle, and the
+/// grid's bounds.
+pub(super) struct CellCheck {
+    pub(super) field: DistanceField,
+    pub(super) obstacles: Vec<PlacedShape>,
+    /// Bounding sphere (centre, radius) of each obstacle.
+    pub(super) obstacle_bounds: Vec<([f32; 3], f32)>,
+    /// Per global link: bitset of obstacles it may touch.
+    pub(super) allowed_obstacles: Vec<u64>,
+    pub(super) obstacle_words: usize,
+    pub(super) grid_lo: [f64; 3],
+    pub(super) grid_hi: [f64; 3],
+    /// The cell check looks every moving sphere up, skipping nothing
+    /// (the reference twin of its bound-and-anchor skipping).
+    pub(super) every_sphere: bool,
+}
+
+impl CellCheck {
+    /// The check of `cell`'s obstacles over `field`, for `links` global links.
+    pub(super) fn new(cell: &Workcell, field: DistanceField, links: usize) -> Result<CellCheck, GuardError> {
+        let obstacle_words = cell.obstacles.len().div_ceil(64).max(1);
+        let mut obstacles = Vec::new();
+        let mut obstacle_bounds = Vec::new();
+        for o in &cell.obstacles {
+            let t = o.pose.trans;
+            obstacle_bounds.push((
+                [t.x as f32, t.y as f32, t.z as f32],
+                crate::model::spheres::bounding_radius(&o.shape) as f32 + 1e-4,
+            ));
+            let shape = exact::link_shape(&[Collision { origin: Frame::IDENTITY, shape: o.shape.clone() }])
+                .map_err(|source| GuardError::Obstacle { name: o.name.clone(), source })?
+                // invariant: one primitive collision element always gives one shape
+                .expect("one collision element gives a shape");
+            obstacles.push(PlacedShape::new(&shape, &o.pose));
         }
-    }
-
-    /// Exact clearance of a sphere of robot `robot`'s link `link` to the
-    /// obstacles it may not touch and (under `outside: collision`) the
-    /// grid's faces: parry3d distances, no field. Sensed points are not
-    /// included. For oracles and diagnostics; not on the per-cycle path.
-    pub fn exact_cell_clearance_of(&self, robot: usize, link: usize, c: [f32; 3], r: f32) -> f32 {
-        self.exact_cell_clearance(self.matrix.global(robot, link), c, r)
-    }
-
-    /// True when the link pair (robot `ra` link `la`, robot `rb` link `lb`)
-    /// is checked: not adjacent, not always touching, not allowed to touch.
-    /// `never` pairs count as checked here (an oracle should look at them).
-    pub fn pair_matters(&self, ra: usize, la: usize, rb: usize, lb: usize) -> bool {
-        link_pair_checked(&self.matrix, &self.allowed, self.matrix.global(ra, la), self.matrix.global(rb, lb))
+        let g = *field.grid();
+        let grid_hi = std::array::from_fn(|k| g.origin_m[k] + g.dims[k] as f64 * g.resolution_m);
+        Ok(CellCheck {
+            field,
+            obstacles,
+            obstacle_bounds,
+            allowed_obstacles: vec![0; links * obstacle_words],
+            obstacle_words,
+            grid_lo: g.origin_m,
+            grid_hi,
+            every_sphere: false,
+        })
     }
 
     /// Global link `global_link`'s allowed-contact bits, one per obstacle.
@@ -70,186 +90,36 @@ impl Guard {
         }
         best
     }
+}
 
-    with_avx2!(pub(super) fn check_field = check_field_avx2_fma / check_field_impl(margin: f32, release: f32, part: Part));
-
-    #[inline(always)]
-    fn check_field_impl(&mut self, margin: f32, release: f32, part: Part) {
-        // Read once: the reference mode looks every sphere up.
-        let every = self.every_sphere;
-        let refine_ok = !self.field.has_sensed();
-        for ri in 0..self.arms.len() {
-            let (refine_below, look) = self.cell_look(ri, margin, release);
-            let n_cfg = self.arms[ri].scratch.n_cfg;
-            if n_cfg == 0 || !part.arm(ri) {
-                continue;
-            }
-            self.arms[ri].scratch.now_c.fill(f32::INFINITY);
-            self.note_fixed_links(ri, margin, release);
-            for bi in 0..n_cfg.div_ceil(BATCH) {
-                // One lookup per moving link and lane bounds all of the
-                // link's spheres there (DistanceField::clearance_bound).
-                // Links are then looked at nearest first; once a link's
-                // bound exceeds both the margin and the least clearance
-                // found so far, neither it nor any after it can change
-                // the result.
-                //
-                // The lookup at a link's centre is also an anchor: a sphere
-                // of the link whose bound from it
-                // (DistanceField::clearance_from, arithmetic only) exceeds
-                // the margin and the least clearance so far is not looked
-                // up, for it cannot change the result either.
-                let lanes_here = (n_cfg - bi * BATCH).min(BATCH);
-                let mut order = std::mem::take(&mut self.arms[ri].scratch.order);
-                let mut anchors = std::mem::take(&mut self.arms[ri].scratch.anchors);
-                order.clear();
-                let a = &self.arms[ri];
-                for (ki, &(l, _, _)) in a.model.ranges.iter().enumerate() {
-                    if a.model.fixed_link[l as usize] {
-                        continue;
-                    }
-                    let bx = &a.scratch.batches[bi].boxes[l as usize];
-                    let e = a.scratch.link_inflation[l as usize] as f32;
-                    let mut lo = f32::INFINITY;
-                    // Lanes index six arrays at once.
-                    #[allow(clippy::needless_range_loop)]
-                    for lane in 0..lanes_here {
-                        let lo_c: [f32; 3] = std::array::from_fn(|c| bx[c][lane]);
-                        let h: [f32; 3] = std::array::from_fn(|c| 0.5 * (bx[3 + c][lane] - lo_c[c]));
-                        let rad = (h[0] * h[0] + h[1] * h[1] + h[2] * h[2]).sqrt() + e;
-                        let (cx, cy, cz) = (lo_c[0] + h[0], lo_c[1] + h[1], lo_c[2] + h[2]);
-                        let (b, an) = self.field.bound_and_anchor(cx, cy, cz, rad);
-                        lo = if b.is_nan() { f32::NEG_INFINITY } else { lo.min(b) };
-                        for (row, v) in anchors[ki].iter_mut().zip(an) {
-                            row[lane] = v;
-                        }
-                    }
-                    order.push((lo, ki as u32));
-                }
-                order.sort_unstable_by(|x, y| x.0.total_cmp(&y.0));
-                for &(bound, ki) in &order {
-                    if !every && bound > look && bound >= self.arms[ri].scratch.track.best {
-                        break;
-                    }
-                    let (l, s, en) = self.arms[ri].model.ranges[ki as usize];
-                    let global_link = self.matrix.global(ri, l as usize);
-                    for sl in s as usize..en as usize {
-                        let batch = &self.arms[ri].scratch.batches[bi];
-                        let r = self.arms[ri].scratch.inflated_r[sl];
-                        // Lanes past the last configuration repeat it.
-                        let skip_above = if every { f32::INFINITY } else { look.max(self.arms[ri].scratch.track.best) };
-                        let (x, y, z) = (lanes(&batch.x, sl), lanes(&batch.y, sl), lanes(&batch.z, sl));
-                        let lb = self.field.clearance_from(&anchors[ki as usize], [x, y, z], r);
-                        // (A NaN bound would fail `>` and be looked up.)
-                        if lb.iter().take(lanes_here).all(|&b| b > skip_above) {
-                            continue;
-                        }
-                        let mut lane_c = [f32::INFINITY; BATCH];
-                        for (lane, c) in lane_c.iter_mut().enumerate().take(lanes_here) {
-                            *c = if lb[lane] > skip_above {
-                                lb[lane]
-                            } else {
-                                self.field.clearance(x[lane], y[lane], z[lane], r)
-                            };
-                        }
-                        let lo = lane_c.iter().copied().fold(f32::INFINITY, f32::min);
-                        if !every && lo > look && lo >= self.arms[ri].scratch.track.best {
-                            continue;
-                        }
-                        let pair = (Body::Link { robot: ri as u16, link: l as u16 }, Body::Cell);
-                        let mut least = f32::INFINITY;
-                        for (lane, &c0) in lane_c.iter().enumerate().take(lanes_here) {
-                            let k = bi * BATCH + lane;
-                            let mut c = c0;
-                            if refine_ok && c <= refine_below {
-                                // Within reach of a verdict: the obstacles' exact shapes
-                                // decide, not the field's voxel bound.
-                                let i = sl * BATCH + lane;
-                                let batch = &self.arms[ri].scratch.batches[bi];
-                                let at = [batch.x[i], batch.y[i], batch.z[i]];
-                                c = self.exact_cell_clearance(global_link, at, r);
-                            }
-                            least = if c.is_nan() { c } else { least.min(c) };
-                            let scratch = &mut self.arms[ri].scratch;
-                            if k == 0 {
-                                scratch.now_c[sl] = c;
-                            } else {
-                                scratch.track.approach(0, scratch.now_c[sl], c);
-                            }
-                            Self::note(&mut scratch.track, c, k, pair, Reason::Cell, margin);
-                        }
-                        Self::note_class(&mut self.arms[ri].scratch.track, 0, least, pair);
-                    }
-                }
-                self.arms[ri].scratch.order = order;
-                self.arms[ri].scratch.anchors = anchors;
-            }
+impl Guard {
+    /// Clearance of a sphere of robot `robot`'s link `link` to the cell, as
+    /// a stopped robot's check judges it: the field, and where that is
+    /// within the release margin, the exact distance to the obstacles the
+    /// link may not touch (no refinement with sensed points in the field).
+    pub fn cell_clearance(&self, robot: usize, link: usize, c: [f32; 3], r: f32) -> f32 {
+        let global_link = self.matrix.global(robot, link);
+        let field = self.cell.field.clearance(c[0], c[1], c[2], r);
+        if !self.cell.field.has_sensed() && field <= self.margins.release_m as f32 {
+            self.cell.exact_cell_clearance(global_link, c, r)
+        } else {
+            field
         }
     }
 
-    /// Where robot `ri`'s cell check refines with exact shapes, and how far
-    /// it looks (records clearances): exact where the field could decide,
-    /// within the margin for a moving robot (its stop), the release margin
-    /// for a stopped or escaping one. Escaping from the cell, everything
-    /// within the release margin is recorded, not only the margin; a robot
-    /// the cell may slow ([`Guard::slowed_by`]) is also looked at within the
-    /// slow-down distance, for what its stopping path approaches (its speed
-    /// scaling, [`Track::approach`]).
-    fn cell_look(&self, ri: usize, margin: f32, release: f32) -> (f32, f32) {
-        let a = &self.arms[ri];
-        let escape = a.scratch.track.escape.target;
-        let refine_below = if a.state.stopped || escape.is_some() { release } else { margin };
-        let look = if escape == Some(Target::Cell) { release.max(margin) } else { margin };
-        let look = if self.slowed_by(ri)[0] { look.max(margin + self.policy.slow_down_m as f32) } else { look };
-        (refine_below, look)
+    /// Exact clearance of a sphere of robot `robot`'s link `link` to the
+    /// obstacles it may not touch and (under `outside: collision`) the
+    /// grid's faces: parry3d distances, no field. Sensed points are not
+    /// included. For oracles and diagnostics; not on the per-cycle path.
+    pub fn exact_cell_clearance_of(&self, robot: usize, link: usize, c: [f32; 3], r: f32) -> f32 {
+        self.cell.exact_cell_clearance(self.matrix.global(robot, link), c, r)
     }
 
-    /// Notes robot `ri`'s links that no joint moves: their clearance to the
-    /// cell, recomputed once per change of the field or contacts, holds at
-    /// every sample.
-    fn note_fixed_links(&mut self, ri: usize, margin: f32, release: f32) {
-        if self.arms[ri].state.fixed_dirty || self.arms[ri].state.fixed_best.0.is_infinite() {
-            self.fixed_links_to_cell(ri, release);
-        }
-        let (fc, fl) = self.arms[ri].state.fixed_best;
-        if fc.is_finite() || fc.is_nan() || fc == f32::NEG_INFINITY {
-            let pair = (Body::Link { robot: ri as u16, link: fl as u16 }, Body::Cell);
-            let track = &mut self.arms[ri].scratch.track;
-            Self::note(track, fc, 0, pair, Reason::Cell, margin);
-            Self::note_class(track, 0, fc, pair);
-            if track.escape.target == Some(Target::Cell) {
-                // They stand there at every sample.
-                track.escape.take_samples(fc, 1, usize::MAX);
-            }
-        }
-    }
-
-    /// The least clearance to the cell of robot `ri`'s links that no joint
-    /// moves (their spheres stand where the first sample put them), and
-    /// which link has it: once per change of the field, contacts or margins.
-    fn fixed_links_to_cell(&mut self, ri: usize, release: f32) {
-        let refine_ok = !self.field.has_sensed();
-        let mut best = (f32::INFINITY, 0u32);
-        for &(l, s, en) in &self.arms[ri].model.ranges {
-            if !self.arms[ri].model.fixed_link[l as usize] {
-                continue;
-            }
-            let global_link = self.matrix.global(ri, l as usize);
-            let batch = &self.arms[ri].scratch.batches[0];
-            for sl in s as usize..en as usize {
-                let i = sl * BATCH;
-                let mut c = self.field.clearance(batch.x[i], batch.y[i], batch.z[i], batch.r[sl]);
-                let at = [batch.x[i], batch.y[i], batch.z[i]];
-                if refine_ok && c <= release {
-                    c = self.exact_cell_clearance(global_link, at, batch.r[sl]);
-                }
-                if c < best.0 || c.is_nan() {
-                    best = (c, l);
-                }
-            }
-        }
-        self.arms[ri].state.fixed_best = best;
-        self.arms[ri].state.fixed_dirty = false;
+    /// True when the link pair (robot `ra` link `la`, robot `rb` link `lb`)
+    /// is checked: not adjacent, not always touching, not allowed to touch.
+    /// `never` pairs count as checked here (an oracle should look at them).
+    pub fn pair_matters(&self, ra: usize, la: usize, rb: usize, lb: usize) -> bool {
+        link_pair_checked(&self.matrix, &self.allowed, self.matrix.global(ra, la), self.matrix.global(rb, lb))
     }
 }
 
@@ -261,4 +131,208 @@ pub(super) fn link_pair_checked(matrix: &CollisionMatrix, allowed: &[u64], ga: u
     let bit = ga * matrix.total_links() + gb;
     let allowed = allowed[bit / 64] >> (bit % 64) & 1 == 1;
     !allowed && ga != gb && matches!(matrix.class(ga, gb), PairClass::Sometimes | PairClass::Never)
+}
+
+with_avx2!(pub(super) stage fn check_cell = check_cell_avx2_fma / check_cell_impl(
+    cell: &CellCheck,
+    arms: &mut [Arm],
+    matrix: &CollisionMatrix,
+    lim: Limits,
+    part: Part
+));
+
+/// Every arm `part` covers: its sampled spheres against the cell (the
+/// field, and where it reads close, the obstacles' exact shapes), noted in
+/// its track; its fixed links' clearance once per change.
+#[inline(always)]
+fn check_cell_impl(cell: &CellCheck, arms: &mut [Arm], matrix: &CollisionMatrix, lim: Limits, part: Part) {
+    for (ri, arm) in arms.iter_mut().enumerate() {
+        if arm.scratch.forecast.n_cfg > 0 && part.arm(ri) {
+            check_arm(cell, arm, ri, matrix, lim);
+        }
+    }
+}
+
+/// Robot `ri`'s sampled spheres against the cell, batch by batch.
+#[inline(always)]
+fn check_arm(cell: &CellCheck, arm: &mut Arm, ri: usize, matrix: &CollisionMatrix, lim: Limits) {
+    let margin = lim.margin;
+    // Read once: the reference mode looks every sphere up.
+    let every = cell.every_sphere;
+    let refine_ok = !cell.field.has_sensed();
+    let (refine_below, look) = cell_look(arm, lim);
+    let n_cfg = arm.scratch.forecast.n_cfg;
+    arm.scratch.look.now_c.fill(f32::INFINITY);
+    note_fixed_links(cell, arm, ri, matrix, lim);
+    for bi in 0..n_cfg.div_ceil(BATCH) {
+        let lanes_here = (n_cfg - bi * BATCH).min(BATCH);
+        let mut order = std::mem::take(&mut arm.scratch.look.order);
+        let mut anchors = std::mem::take(&mut arm.scratch.look.anchors);
+        order_links(cell, arm, bi, lanes_here, &mut order, &mut anchors);
+        order.sort_unstable_by(|x, y| x.0.total_cmp(&y.0));
+        for &(bound, ki) in &order {
+            if !every && bound > look && bound >= arm.scratch.track.best {
+                break;
+            }
+            let (l, s, en) = arm.model.ranges[ki as usize];
+            let global_link = matrix.global(ri, l as usize);
+            for sl in s as usize..en as usize {
+                let batch = &arm.scratch.posed.batches[bi];
+                let r = arm.scratch.posed.inflated_r[sl];
+                // Lanes past the last configuration repeat it.
+                let skip_above = if every { f32::INFINITY } else { look.max(arm.scratch.track.best) };
+                let (x, y, z) = (lanes(&batch.x, sl), lanes(&batch.y, sl), lanes(&batch.z, sl));
+                let lb = cell.field.clearance_from(&anchors[ki as usize], [x, y, z], r);
+                // (A NaN bound would fail `>` and be looked up.)
+                if lb.iter().take(lanes_here).all(|&b| b > skip_above) {
+                    continue;
+                }
+                let mut lane_c = [f32::INFINITY; BATCH];
+                for (lane, c) in lane_c.iter_mut().enumerate().take(lanes_here) {
+                    *c = if lb[lane] > skip_above {
+                        lb[lane]
+                    } else {
+                        cell.field.clearance(x[lane], y[lane], z[lane], r)
+                    };
+                }
+                let lo = lane_c.iter().copied().fold(f32::INFINITY, f32::min);
+                if !every && lo > look && lo >= arm.scratch.track.best {
+                    continue;
+                }
+                let pair = (Body::Link { robot: ri as u16, link: l as u16 }, Body::Cell);
+                let mut least = f32::INFINITY;
+                for (lane, &c0) in lane_c.iter().enumerate().take(lanes_here) {
+                    let k = bi * BATCH + lane;
+                    let mut c = c0;
+                    if refine_ok && c <= refine_below {
+                        // Within reach of a verdict: the obstacles' exact shapes
+                        // decide, not the field's voxel bound.
+                        let i = sl * BATCH + lane;
+                        let batch = &arm.scratch.posed.batches[bi];
+                        let at = [batch.x[i], batch.y[i], batch.z[i]];
+                        c = cell.exact_cell_clearance(global_link, at, r);
+                    }
+                    least = if c.is_nan() { c } else { least.min(c) };
+                    let scratch = &mut arm.scratch;
+                    if k == 0 {
+                        scratch.look.now_c[sl] = c;
+                    } else {
+                        scratch.track.approach(0, scratch.look.now_c[sl], c);
+                    }
+                    scratch.track.found(c, k, pair, Reason::Cell, margin);
+                }
+                arm.scratch.track.found_class(0, least, pair);
+            }
+        }
+        arm.scratch.look.order = order;
+        arm.scratch.look.anchors = anchors;
+    }
+}
+
+/// Orders robot `a`'s moving links in batch `bi` nearest the cell first:
+/// one lookup per moving link and lane bounds all of the link's spheres
+/// there (`DistanceField::clearance_bound`), so once a link's bound exceeds
+/// both the margin and the least clearance found so far, neither it nor any
+/// after it can change the result. Each lookup is also the link's anchor
+/// (in `anchors`): a sphere whose bound from it
+/// (`DistanceField::clearance_from`, arithmetic only) exceeds the margin
+/// and the least clearance so far is not looked up either.
+#[inline(always)]
+fn order_links(
+    cell: &CellCheck,
+    a: &Arm,
+    bi: usize,
+    lanes_here: usize,
+    order: &mut Vec<(f32, u32)>,
+    anchors: &mut [[[f32; BATCH]; 4]],
+) {
+    order.clear();
+    for (ki, &(l, _, _)) in a.model.ranges.iter().enumerate() {
+        if a.model.fixed_link[l as usize] {
+            continue;
+        }
+        let bx = &a.scratch.posed.batches[bi].boxes[l as usize];
+        let e = a.scratch.posed.link_inflation[l as usize] as f32;
+        let mut lo = f32::INFINITY;
+        // Lanes index six arrays at once.
+        #[allow(clippy::needless_range_loop)]
+        for lane in 0..lanes_here {
+            let lo_c: [f32; 3] = std::array::from_fn(|c| bx[c][lane]);
+            let h: [f32; 3] = std::array::from_fn(|c| 0.5 * (bx[3 + c][lane] - lo_c[c]));
+            let rad = (h[0] * h[0] + h[1] * h[1] + h[2] * h[2]).sqrt() + e;
+            let (cx, cy, cz) = (lo_c[0] + h[0], lo_c[1] + h[1], lo_c[2] + h[2]);
+            let (b, an) = cell.field.bound_and_anchor(cx, cy, cz, rad);
+            lo = if b.is_nan() { f32::NEG_INFINITY } else { lo.min(b) };
+            for (row, v) in anchors[ki].iter_mut().zip(an) {
+                row[lane] = v;
+            }
+        }
+        order.push((lo, ki as u32));
+    }
+}
+
+/// Where robot `ri`'s cell check refines with exact shapes, and how far
+/// it looks (records clearances): exact where the field could decide,
+/// within the margin for a moving robot (its stop), the release margin
+/// for a stopped or escaping one. Escaping from the cell, everything
+/// within the release margin is recorded, not only the margin; a robot
+/// the cell may slow ([`Guard::slowed_by`]) is also looked at within the
+/// slow-down distance, for what its stopping path approaches (its speed
+/// scaling, [`Track::approach`]).
+fn cell_look(a: &Arm, lim: Limits) -> (f32, f32) {
+    let (margin, release) = (lim.margin, lim.release);
+    let escape = a.scratch.track.escape.target;
+    let refine_below = if a.state.phase.stopped() || escape.is_some() { release } else { margin };
+    let look = if escape == Some(Target::Cell) { release.max(margin) } else { margin };
+    let look = if a.scratch.look.slowed[0] { look.max(margin + lim.slow_down) } else { look };
+    (refine_below, look)
+}
+
+/// Notes robot `ri`'s links that no joint moves: their clearance to the
+/// cell, recomputed once per change of the field or contacts, holds at
+/// every sample.
+fn note_fixed_links(cell: &CellCheck, a: &mut Arm, ri: usize, matrix: &CollisionMatrix, lim: Limits) {
+    let margin = lim.margin;
+    if a.state.fixed_dirty || a.state.fixed_best.0.is_infinite() {
+        fixed_links_to_cell(cell, a, ri, matrix, lim.release);
+    }
+    let (fc, fl) = a.state.fixed_best;
+    if fc.is_finite() || fc.is_nan() || fc == f32::NEG_INFINITY {
+        let pair = (Body::Link { robot: ri as u16, link: fl as u16 }, Body::Cell);
+        let track = &mut a.scratch.track;
+        track.found(fc, 0, pair, Reason::Cell, margin);
+        track.found_class(0, fc, pair);
+        if track.escape.target == Some(Target::Cell) {
+            // They stand there at every sample.
+            track.escape.take_samples(fc, 1, usize::MAX);
+        }
+    }
+}
+
+/// The least clearance to the cell of robot `ri`'s links that no joint
+/// moves (their spheres stand where the first sample put them), and
+/// which link has it: once per change of the field, contacts or margins.
+fn fixed_links_to_cell(cell: &CellCheck, a: &mut Arm, ri: usize, matrix: &CollisionMatrix, release: f32) {
+    let refine_ok = !cell.field.has_sensed();
+    let mut best = (f32::INFINITY, 0u32);
+    for &(l, s, en) in &a.model.ranges {
+        if !a.model.fixed_link[l as usize] {
+            continue;
+        }
+        let global_link = matrix.global(ri, l as usize);
+        let batch = &a.scratch.posed.batches[0];
+        for sl in s as usize..en as usize {
+            let i = sl * BATCH;
+            let mut c = cell.field.clearance(batch.x[i], batch.y[i], batch.z[i], batch.r[sl]);
+            let at = [batch.x[i], batch.y[i], batch.z[i]];
+            if refine_ok && c <= release {
+                c = cell.exact_cell_clearance(global_link, at, batch.r[sl]);
+            }
+            if c < best.0 || c.is_nan() {
+                best = (c, l);
+            }
+        }
+    }
+    a.state.fixed_best = best;
+    a.state.fixed_dirty = false;
 }

@@ -2,7 +2,7 @@
 //! spatial hash, the other's looked up there; every sphere pair exactly as
 //! the benchmark's baseline.
 
-use super::exact_pairs::At;
+use super::exact_pairs::{At, ExactFrames};
 use super::*;
 
 /// One sphere pair's gap between robots a and b: their links, and the
@@ -59,7 +59,7 @@ impl PairFinds {
     /// Nothing found yet, for arms `ia` and `ib`.
     fn new(arms: &[Arm], ia: usize, ib: usize, reach: f32) -> PairFinds {
         let (a, b) = (&arms[ia].scratch, &arms[ib].scratch);
-        let (n_a, n_b) = (a.n_cfg, b.n_cfg);
+        let (n_a, n_b) = (a.forecast.n_cfg, b.forecast.n_cfg);
         let watch = a.track.escape.target == Some(Target::Robot(ib as u16))
             || b.track.escape.target == Some(Target::Robot(ia as u16));
         PairFinds {
@@ -130,15 +130,15 @@ impl PairFinds {
         // a refined gap within the margin is a conflict (`first_a`, `first_b`).
         let f = &self.best;
         let never = f32::NEG_INFINITY;
-        Guard::note(&mut arms[ia].scratch.track, f.gap_m, f.sample_a, pair_a(f), ra, never);
-        Guard::note(&mut arms[ib].scratch.track, f.gap_m, f.sample_b, pair_b(f), rb, never);
-        Guard::note_class(&mut arms[ia].scratch.track, 2, f.gap_m, pair_a(f));
-        Guard::note_class(&mut arms[ib].scratch.track, 2, f.gap_m, pair_b(f));
+        arms[ia].scratch.track.found(f.gap_m, f.sample_a, pair_a(f), ra, never);
+        arms[ib].scratch.track.found(f.gap_m, f.sample_b, pair_b(f), rb, never);
+        arms[ia].scratch.track.found_class(2, f.gap_m, pair_a(f));
+        arms[ib].scratch.track.found_class(2, f.gap_m, pair_b(f));
         if self.first_a.sample_a != usize::MAX {
             let f = &self.first_a;
-            Guard::note(&mut arms[ia].scratch.track, f.gap_m, f.sample_a, pair_a(f), ra, margin_m);
+            arms[ia].scratch.track.found(f.gap_m, f.sample_a, pair_a(f), ra, margin_m);
             let f = &self.first_b;
-            Guard::note(&mut arms[ib].scratch.track, f.gap_m, f.sample_b, pair_b(f), rb, margin_m);
+            arms[ib].scratch.track.found(f.gap_m, f.sample_b, pair_b(f), rb, margin_m);
         }
     }
 }
@@ -167,11 +167,11 @@ fn refined(
     margin: f32,
 ) -> (f32, f32) {
     let back = |s: &ArmScratch, l: u32, k: usize| {
-        let (e, d) = (s.link_inflation[l as usize] as f32, s.link_departure[l as usize]);
-        (1.0 - s.step_share[k]) * (e - d).max(0.0) + d.min(DEPARTURE_MARGIN_SHARE * margin)
+        let (e, d) = (s.posed.link_inflation[l as usize] as f32, s.posed.link_departure[l as usize]);
+        (1.0 - s.posed.step_share[k]) * (e - d).max(0.0) + d.min(DEPARTURE_MARGIN_SHARE * margin)
     };
     let (back_a, back_b) = (back(a, la, ka), back(b, lb, kb));
-    let e = a.link_inflation[la as usize] as f32 + b.link_inflation[lb as usize] as f32;
+    let e = a.posed.link_inflation[la as usize] as f32 + b.posed.link_inflation[lb as usize] as f32;
     (gap + back_a + back_b, (e - back_a - back_b).max(0.0))
 }
 
@@ -182,7 +182,7 @@ fn refined(
 /// next look as it starts, a flip per approach.)
 #[inline]
 fn refined_exact(
-    exact: &mut super::exact_pairs::ExactFrames,
+    exact: &mut ExactFrames,
     arms: &[Arm],
     gap: f32,
     (ia, la, ka): (usize, u32, usize),
@@ -216,17 +216,17 @@ fn near(bx: &[f32; 6], [x, y, z]: [f32; 3], r: f32, grow: f32) -> bool {
 /// place in `a`'s batches.
 fn deposit(hash: &mut SpatialHash, a: &Arm, meets: &[bool], within: &[f32; 6], grow: f32) {
     let slots = a.model.slots;
-    for bi in 0..a.scratch.n_cfg.div_ceil(BATCH) {
-        let batch = &a.scratch.batches[bi];
+    for bi in 0..a.scratch.forecast.n_cfg.div_ceil(BATCH) {
+        let batch = &a.scratch.posed.batches[bi];
         for sl in 0..slots {
             if !meets[batch.link[sl] as usize] {
                 continue;
             }
-            let r = a.scratch.inflated_r[sl];
+            let r = a.scratch.posed.inflated_r[sl];
             for lane in 0..BATCH {
                 let i = sl * BATCH + lane;
                 let at = [batch.x[i], batch.y[i], batch.z[i]];
-                if bi * BATCH + lane < a.scratch.n_cfg && near(within, at, r, grow) {
+                if bi * BATCH + lane < a.scratch.forecast.n_cfg && near(within, at, r, grow) {
                     hash.insert(at[0], at[1], at[2], r, ((bi * slots + sl) * BATCH + lane) as u32);
                 }
             }
@@ -234,7 +234,7 @@ fn deposit(hash: &mut SpatialHash, a: &Arm, meets: &[bool], within: &[f32; 6], g
     }
 }
 
-impl ArmScratch {
+impl ArmForecast {
     /// The times sample `k` of the stopping path stands for, absolute, s:
     /// when the robot can be anywhere from sample `k − 1` to `k + 1` (the
     /// robot between two samples is within the inflation of one of them),
@@ -246,222 +246,285 @@ impl ArmScratch {
     }
 }
 
-impl Guard {
-    with_avx2!(pub(super) fn check_robots = check_robots_avx2_fma / check_robots_impl(margin: f32, release: f32, part: Part));
+/// What the robot-vs-robot check reads besides the arms: the hash it
+/// fills per pair of robots, and which links of one can meet the other.
+pub(super) struct RobotCheck {
+    pub(super) hash: SpatialHash,
+    /// For robots `a`, `b` at `a * n + b`: per link of `a`, whether some
+    /// link of `b` is checked against it (only those enter the hash).
+    pub(super) meets: Vec<Vec<bool>>,
+    /// Largest sphere of `a` among those links, at `a * n + b` (0: none).
+    pub(super) meet_r: Vec<f32>,
+    /// Robot-vs-robot by all pairs instead of the hash (benchmark baseline).
+    pub(super) all_pairs: bool,
+    /// Robot-vs-robot compares only samples at overlapping times (off by
+    /// default: see [`Guard::set_time_matched`]).
+    pub(super) time_matched: bool,
+}
 
-    #[inline(always)]
-    fn check_robots_impl(&mut self, margin: f32, release: f32, part: Part) {
-        let n = self.arms.len();
-        self.exact.forget();
-        for ia in 0..n {
-            for ib in (ia + 1)..n {
-                let (a, b) = (&self.arms[ia], &self.arms[ib]);
-                if a.scratch.n_cfg == 0 || b.scratch.n_cfg == 0 || !part.pair(ia, ib) {
+impl RobotCheck {
+    /// The check of `arms` as the collision matrix pairs their links, with
+    /// a hash of room for `max_items` spheres in cells of `base_cell_m`.
+    pub(super) fn new(arms: &[Arm], matrix: &CollisionMatrix, max_items: usize, base_cell_m: f32) -> RobotCheck {
+        let mut meets_all = Vec::new();
+        let mut meet_r = Vec::new();
+        for (ia, a) in arms.iter().enumerate() {
+            for (ib, b) in arms.iter().enumerate() {
+                let meets: Vec<bool> = (0..a.model.n_links)
+                    .map(|la| {
+                        ia != ib
+                            && (0..b.model.n_links).any(|lb| {
+                                matrix.class(matrix.global(ia, la), matrix.global(ib, lb)) == PairClass::Sometimes
+                            })
+                    })
+                    .collect();
+                let batch = &a.scratch.posed.batches[0];
+                let r = (0..a.model.slots)
+                    .filter(|&s| meets[batch.link[s] as usize])
+                    .map(|s| batch.r[s])
+                    .fold(0.0, f32::max);
+                meets_all.push(meets);
+                meet_r.push(r);
+            }
+        }
+        RobotCheck {
+            hash: SpatialHash::new(max_items.max(1), base_cell_m.max(1e-3)),
+            meets: meets_all,
+            meet_r,
+            all_pairs: false,
+            time_matched: true,
+        }
+    }
+}
+
+with_avx2!(pub(super) stage fn check_robots = check_robots_avx2_fma / check_robots_impl(
+    robots: &mut RobotCheck,
+    arms: &mut [Arm],
+    checked: Checked<'_>,
+    exact: &mut ExactFrames,
+    lim: Limits,
+    part: Part
+));
+
+/// Every pair of arms `part` covers: the one's sampled spheres against the
+/// other's through the hash (or by all pairs, the baseline), compared
+/// where their times overlap, noted in both tracks.
+#[inline(always)]
+fn check_robots_impl(
+    robots: &mut RobotCheck,
+    arms: &mut [Arm],
+    checked: Checked<'_>,
+    exact: &mut ExactFrames,
+    lim: Limits,
+    part: Part,
+) {
+    let margin = lim.margin;
+    let n = arms.len();
+    exact.forget();
+    for ia in 0..n {
+        for ib in (ia + 1)..n {
+            let (a, b) = (&arms[ia], &arms[ib]);
+            if a.scratch.forecast.n_cfg == 0 || b.scratch.forecast.n_cfg == 0 || !part.pair(ia, ib) {
+                continue;
+            }
+            let Some((stop_reach, reach, grow)) = pair_reach(arms, ia, ib, lim) else { continue };
+            if robots.all_pairs {
+                robots_all_pairs(arms, checked, exact, robots.time_matched, (ia, ib), (stop_reach, reach), margin);
+                continue;
+            }
+            check_pair(robots, arms, checked, exact, (ia, ib), (stop_reach, reach, grow), margin);
+        }
+    }
+}
+
+/// Arms `ia` and `ib` through the hash: `ia`'s spheres near `ib`'s box are
+/// deposited, `ib`'s spheres near `ia`'s box looked up there; a pair of
+/// samples counts where their times overlap.
+#[inline(always)]
+fn check_pair(
+    robots: &mut RobotCheck,
+    arms: &mut [Arm],
+    checked: Checked<'_>,
+    exact: &mut ExactFrames,
+    (ia, ib): (usize, usize),
+    (stop_reach, reach, grow): (f32, f32, f32),
+    margin: f32,
+) {
+    let n = arms.len();
+    let (a, b) = (&arms[ia], &arms[ib]);
+    // Deposit a's spheres near b's box, then look up b's spheres near a's box.
+    // Only links that can meet the other robot enter; the cell
+    // edge covers the largest of them, inflated, plus the threshold.
+    let (ra, rb) = (robots.meet_r[ia * n + ib], robots.meet_r[ib * n + ia]);
+    if ra <= 0.0 || rb <= 0.0 {
+        return;
+    }
+    robots.hash.set_cell_m(ra + rb + a.scratch.posed.inflate + b.scratch.posed.inflate + reach);
+    let (meets_a, meets_b) = (&robots.meets[ia * n + ib], &robots.meets[ib * n + ia]);
+    robots.hash.clear();
+    let slots_a = a.model.slots;
+    deposit(&mut robots.hash, a, meets_a, &b.scratch.posed.bounds, grow);
+    if robots.hash.is_empty() {
+        return;
+    }
+    let mut finds = PairFinds::new(arms, ia, ib, stop_reach);
+    for bi in 0..b.scratch.forecast.n_cfg.div_ceil(BATCH) {
+        let batch = &b.scratch.posed.batches[bi];
+        for sl in 0..b.model.slots {
+            let lb = batch.link[sl];
+            if !meets_b[lb as usize] {
+                continue;
+            }
+            let gb = checked.matrix.global(ib, lb as usize);
+            for lane in 0..BATCH {
+                let kb = bi * BATCH + lane;
+                let (lo_b, hi_b) = if robots.time_matched {
+                    b.scratch.forecast.window(kb)
+                } else {
+                    (f64::NEG_INFINITY, f64::INFINITY)
+                };
+                let i = sl * BATCH + lane;
+                let at = [batch.x[i], batch.y[i], batch.z[i]];
+                if kb >= b.scratch.forecast.n_cfg
+                    || !near(&a.scratch.posed.bounds, at, b.scratch.posed.inflated_r[sl], grow)
+                {
                     continue;
                 }
-                let Some((stop_reach, reach, grow)) = self.pair_reach(ia, ib, margin, release) else { continue };
-                let (a, b) = (&self.arms[ia], &self.arms[ib]);
-                if self.all_pairs {
-                    self.robots_all_pairs(ia, ib, (stop_reach, reach), margin);
-                    continue;
-                }
-                // Deposit a's spheres near b's box, then look up b's spheres near a's box.
-                // Only links that can meet the other robot enter; the cell
-                // edge covers the largest of them, inflated, plus the threshold.
-                let (ra, rb) = (self.meet_r[ia * n + ib], self.meet_r[ib * n + ia]);
-                if ra <= 0.0 || rb <= 0.0 {
-                    continue;
-                }
-                self.hash.set_cell_m(ra + rb + a.scratch.inflate + b.scratch.inflate + reach);
-                let (meets_a, meets_b) = (&self.meets[ia * n + ib], &self.meets[ib * n + ia]);
-                self.hash.clear();
-                let slots_a = a.model.slots;
-                deposit(&mut self.hash, a, meets_a, &b.scratch.bounds, grow);
-                if self.hash.is_empty() {
-                    continue;
-                }
-                let mut finds = PairFinds::new(&self.arms, ia, ib, stop_reach);
-                for bi in 0..b.scratch.n_cfg.div_ceil(BATCH) {
-                    let batch = &b.scratch.batches[bi];
-                    for sl in 0..b.model.slots {
-                        let lb = batch.link[sl];
-                        if !meets_b[lb as usize] {
-                            continue;
+                let (arms, matrix, allowed) = (&*arms, checked.matrix, checked.allowed);
+                let exact = &mut *exact;
+                robots.hash.for_each_near(at[0], at[1], at[2], b.scratch.posed.inflated_r[sl], reach, |label, gap| {
+                    let lane_a = label as usize % BATCH;
+                    let rest = label as usize / BATCH;
+                    let (bia, sla) = (rest / slots_a, rest % slots_a);
+                    let ka = bia * BATCH + lane_a;
+                    let (lo_a, hi_a) = arms[ia].scratch.forecast.window(ka);
+                    if lo_a > hi_b || lo_b > hi_a {
+                        return; // never there at the same time
+                    }
+                    let la = arms[ia].scratch.posed.batches[bia].link[sla];
+                    let ga = matrix.global(ia, la as usize);
+                    let nl = matrix.total_links();
+                    let bit = ga * nl + gb;
+                    if allowed[bit / 64] >> (bit % 64) & 1 == 1 || matrix.class(ga, gb) != PairClass::Sometimes {
+                        return;
+                    }
+                    // (refined ≥ found: only one within the margin needs it)
+                    let fine = if gap <= margin {
+                        refined_exact(exact, arms, gap, (ia, la, ka), (ib, lb, kb), margin, finds.first())
+                    } else {
+                        gap
+                    };
+                    finds.add(Find { gap_m: gap, link_a: la, link_b: lb, sample_a: ka, sample_b: kb }, fine, margin);
+                });
+            }
+        }
+    }
+    finds.apply(arms, ia, ib, margin);
+}
+
+/// How far robots `ia` and `ib` are looked at: gaps within the stop's
+/// reach (the release margin, or the clearance margin if larger), and
+/// within the slow-down distance for what each robot's stopping path
+/// approaches, where the other may slow either ([`Guard::slowed_by`]);
+/// and how far their boxes are grown for it. `None` where their boxes
+/// are farther apart than that; where they are within the stop's reach,
+/// both are marked near a robot.
+fn pair_reach(arms: &mut [Arm], ia: usize, ib: usize, lim: Limits) -> Option<(f32, f32, f32)> {
+    let (margin, release) = (lim.margin, lim.release);
+    let stop_reach = release.max(margin);
+    let slows = arms[ia].scratch.look.slowed[1] || arms[ib].scratch.look.slowed[1];
+    let reach = if slows { stop_reach.max(margin + lim.slow_down) } else { stop_reach };
+    let (a, b) = (&arms[ia].scratch.posed, &arms[ib].scratch.posed);
+    let grown = |reach: f32| {
+        let grow = reach + a.inflate + b.inflate;
+        (0..3).all(|c| a.bounds[c] - b.bounds[3 + c] <= grow && b.bounds[c] - a.bounds[3 + c] <= grow)
+    };
+    let (near_slow, near_stop) = (grown(reach), grown(stop_reach));
+    let grow = reach + a.inflate + b.inflate;
+    if !near_slow {
+        return None;
+    }
+    if near_stop {
+        arms[ia].scratch.track.robot_near = true;
+        arms[ib].scratch.track.robot_near = true;
+    }
+    Some((stop_reach, reach, grow))
+}
+
+/// The baseline: every sphere of `ia`'s samples against every sphere of `ib`'s.
+fn robots_all_pairs(
+    arms: &mut [Arm],
+    checked: Checked<'_>,
+    exact: &mut ExactFrames,
+    time_matched: bool,
+    (ia, ib): (usize, usize),
+    (stop_reach, reach): (f32, f32),
+    margin: f32,
+) {
+    let (a, b) = (&arms[ia], &arms[ib]);
+    let nl = checked.matrix.total_links();
+    let mut finds = PairFinds::new(arms, ia, ib, stop_reach);
+    for bia in 0..a.scratch.forecast.n_cfg.div_ceil(BATCH) {
+        let batch_a = &a.scratch.posed.batches[bia];
+        for sa in 0..a.model.slots {
+            let ga = checked.matrix.global(ia, batch_a.link[sa] as usize);
+            for bib in 0..b.scratch.forecast.n_cfg.div_ceil(BATCH) {
+                let batch_b = &b.scratch.posed.batches[bib];
+                for sb in 0..b.model.slots {
+                    let gb = checked.matrix.global(ib, batch_b.link[sb] as usize);
+                    let bit = ga * nl + gb;
+                    if checked.allowed[bit / 64] >> (bit % 64) & 1 == 1
+                        || checked.matrix.class(ga, gb) != PairClass::Sometimes
+                    {
+                        continue;
+                    }
+                    for la in 0..BATCH {
+                        let ka = bia * BATCH + la;
+                        if ka >= a.scratch.forecast.n_cfg {
+                            break;
                         }
-                        let gb = self.matrix.global(ib, lb as usize);
-                        for lane in 0..BATCH {
-                            let kb = bi * BATCH + lane;
-                            let (lo_b, hi_b) = if self.time_matched {
-                                b.scratch.window(kb)
-                            } else {
-                                (f64::NEG_INFINITY, f64::INFINITY)
-                            };
-                            let i = sl * BATCH + lane;
-                            let at = [batch.x[i], batch.y[i], batch.z[i]];
-                            if kb >= b.scratch.n_cfg || !near(&a.scratch.bounds, at, b.scratch.inflated_r[sl], grow) {
+                        let (lo_a, hi_a) = a.scratch.forecast.window(ka);
+                        let i = sa * BATCH + la;
+                        for lb in 0..BATCH {
+                            let kb = bib * BATCH + lb;
+                            if kb >= b.scratch.forecast.n_cfg {
+                                break;
+                            }
+                            let (lo_b, hi_b) = b.scratch.forecast.window(kb);
+                            if time_matched && (lo_a > hi_b || lo_b > hi_a) {
                                 continue;
                             }
-                            let (arms, matrix, allowed) = (&self.arms, &self.matrix, &self.allowed);
-                            let exact = &mut self.exact;
-                            self.hash.for_each_near(
-                                at[0],
-                                at[1],
-                                at[2],
-                                b.scratch.inflated_r[sl],
-                                reach,
-                                |label, gap| {
-                                    let lane_a = label as usize % BATCH;
-                                    let rest = label as usize / BATCH;
-                                    let (bia, sla) = (rest / slots_a, rest % slots_a);
-                                    let ka = bia * BATCH + lane_a;
-                                    let (lo_a, hi_a) = arms[ia].scratch.window(ka);
-                                    if lo_a > hi_b || lo_b > hi_a {
-                                        return; // never there at the same time
-                                    }
-                                    let la = arms[ia].scratch.batches[bia].link[sla];
-                                    let ga = matrix.global(ia, la as usize);
-                                    let nl = matrix.total_links();
-                                    let bit = ga * nl + gb;
-                                    if allowed[bit / 64] >> (bit % 64) & 1 == 1
-                                        || matrix.class(ga, gb) != PairClass::Sometimes
-                                    {
-                                        return;
-                                    }
-                                    // (refined ≥ found: only one within the margin needs it)
-                                    let fine = if gap <= margin {
-                                        refined_exact(
-                                            exact,
-                                            arms,
-                                            gap,
-                                            (ia, la, ka),
-                                            (ib, lb, kb),
-                                            margin,
-                                            finds.first(),
-                                        )
-                                    } else {
-                                        gap
-                                    };
-                                    finds.add(
-                                        Find { gap_m: gap, link_a: la, link_b: lb, sample_a: ka, sample_b: kb },
-                                        fine,
-                                        margin,
-                                    );
+                            let j = sb * BATCH + lb;
+                            let (dx, dy, dz) =
+                                (batch_a.x[i] - batch_b.x[j], batch_a.y[i] - batch_b.y[j], batch_a.z[i] - batch_b.z[j]);
+                            let g = (dx * dx + dy * dy + dz * dz).sqrt()
+                                - a.scratch.posed.inflated_r[sa]
+                                - b.scratch.posed.inflated_r[sb];
+                            if g > reach {
+                                continue;
+                            }
+                            let (la, lb) = (batch_a.link[sa], batch_b.link[sb]);
+                            let fine = if g <= margin {
+                                refined_exact(exact, arms, g, (ia, la, ka), (ib, lb, kb), margin, finds.first())
+                            } else {
+                                g
+                            };
+                            finds.add(
+                                Find {
+                                    gap_m: g,
+                                    link_a: batch_a.link[sa],
+                                    link_b: batch_b.link[sb],
+                                    sample_a: ka,
+                                    sample_b: kb,
                                 },
+                                fine,
+                                margin,
                             );
                         }
                     }
                 }
-                finds.apply(&mut self.arms, ia, ib, margin);
             }
         }
     }
-
-    /// How far robots `ia` and `ib` are looked at: gaps within the stop's
-    /// reach (the release margin, or the clearance margin if larger), and
-    /// within the slow-down distance for what each robot's stopping path
-    /// approaches, where the other may slow either ([`Guard::slowed_by`]);
-    /// and how far their boxes are grown for it. `None` where their boxes
-    /// are farther apart than that; where they are within the stop's reach,
-    /// both are marked near a robot.
-    fn pair_reach(&mut self, ia: usize, ib: usize, margin: f32, release: f32) -> Option<(f32, f32, f32)> {
-        let stop_reach = release.max(margin);
-        let slows = self.slowed_by(ia)[1] || self.slowed_by(ib)[1];
-        let reach = if slows { stop_reach.max(margin + self.policy.slow_down_m as f32) } else { stop_reach };
-        let (a, b) = (&self.arms[ia].scratch, &self.arms[ib].scratch);
-        let grown = |reach: f32| {
-            let grow = reach + a.inflate + b.inflate;
-            (0..3).all(|c| a.bounds[c] - b.bounds[3 + c] <= grow && b.bounds[c] - a.bounds[3 + c] <= grow)
-        };
-        let (near_slow, near_stop) = (grown(reach), grown(stop_reach));
-        let grow = reach + a.inflate + b.inflate;
-        if !near_slow {
-            return None;
-        }
-        if near_stop {
-            self.arms[ia].scratch.track.robot_near = true;
-            self.arms[ib].scratch.track.robot_near = true;
-        }
-        Some((stop_reach, reach, grow))
-    }
-
-    /// The baseline: every sphere of `ia`'s samples against every sphere of `ib`'s.
-    pub(super) fn robots_all_pairs(&mut self, ia: usize, ib: usize, (stop_reach, reach): (f32, f32), margin: f32) {
-        let (a, b) = (&self.arms[ia], &self.arms[ib]);
-        let nl = self.matrix.total_links();
-        let mut finds = PairFinds::new(&self.arms, ia, ib, stop_reach);
-        for bia in 0..a.scratch.n_cfg.div_ceil(BATCH) {
-            let batch_a = &a.scratch.batches[bia];
-            for sa in 0..a.model.slots {
-                let ga = self.matrix.global(ia, batch_a.link[sa] as usize);
-                for bib in 0..b.scratch.n_cfg.div_ceil(BATCH) {
-                    let batch_b = &b.scratch.batches[bib];
-                    for sb in 0..b.model.slots {
-                        let gb = self.matrix.global(ib, batch_b.link[sb] as usize);
-                        let bit = ga * nl + gb;
-                        if self.allowed[bit / 64] >> (bit % 64) & 1 == 1
-                            || self.matrix.class(ga, gb) != PairClass::Sometimes
-                        {
-                            continue;
-                        }
-                        for la in 0..BATCH {
-                            let ka = bia * BATCH + la;
-                            if ka >= a.scratch.n_cfg {
-                                break;
-                            }
-                            let (lo_a, hi_a) = a.scratch.window(ka);
-                            let i = sa * BATCH + la;
-                            for lb in 0..BATCH {
-                                let kb = bib * BATCH + lb;
-                                if kb >= b.scratch.n_cfg {
-                                    break;
-                                }
-                                let (lo_b, hi_b) = b.scratch.window(kb);
-                                if self.time_matched && (lo_a > hi_b || lo_b > hi_a) {
-                                    continue;
-                                }
-                                let j = sb * BATCH + lb;
-                                let (dx, dy, dz) = (
-                                    batch_a.x[i] - batch_b.x[j],
-                                    batch_a.y[i] - batch_b.y[j],
-                                    batch_a.z[i] - batch_b.z[j],
-                                );
-                                let g = (dx * dx + dy * dy + dz * dz).sqrt()
-                                    - a.scratch.inflated_r[sa]
-                                    - b.scratch.inflated_r[sb];
-                                if g > reach {
-                                    continue;
-                                }
-                                let (la, lb) = (batch_a.link[sa], batch_b.link[sb]);
-                                let fine = if g <= margin {
-                                    refined_exact(
-                                        &mut self.exact,
-                                        &self.arms,
-                                        g,
-                                        (ia, la, ka),
-                                        (ib, lb, kb),
-                                        margin,
-                                        finds.first(),
-                                    )
-                                } else {
-                                    g
-                                };
-                                finds.add(
-                                    Find {
-                                        gap_m: g,
-                                        link_a: batch_a.link[sa],
-                                        link_b: batch_b.link[sb],
-                                        sample_a: ka,
-                                        sample_b: kb,
-                                    },
-                                    fine,
-                                    margin,
-                                );
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        finds.apply(&mut self.arms, ia, ib, margin);
-    }
+    finds.apply(arms, ia, ib, margin);
 }

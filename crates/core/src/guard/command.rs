@@ -38,7 +38,7 @@
 //!
 //! Allocates nothing.
 
-use super::increments::{ArmGrant, RETREAT_S};
+use super::arbitrate::{ArmGrant, RETREAT_S};
 use super::{Decision, Reason, Stop};
 use crate::arbiter::GrantState;
 
@@ -236,6 +236,24 @@ impl Supervision {
         made_s: f64::NEG_INFINITY,
     };
 
+    /// What stops the robot, the first that does of: a refused input, the
+    /// decision, stale sensing, a latch, its grant's hold.
+    fn source(&self, d: &Decision, grant: &ArmGrant) -> StopSource {
+        if self.refused {
+            StopSource::RefusedInput
+        } else if d.is_stop() {
+            StopSource::Decision
+        } else if self.sensing_stale {
+            StopSource::StaleSensing
+        } else if self.latched {
+            StopSource::Latched
+        } else if grant.state == GrantState::Hold {
+            StopSource::Grant
+        } else {
+            StopSource::None
+        }
+    }
+
     /// The command after decision `d` and grant `grant` at `now_s`, with
     /// `approach_m` the least clearance of what its stopping path
     /// approaches; `prev` is the last command, `margin_m` the clearance
@@ -265,19 +283,7 @@ impl Supervision {
                 self.latched = true;
             }
         }
-        c.source = if self.refused {
-            StopSource::RefusedInput
-        } else if d.is_stop() {
-            StopSource::Decision
-        } else if self.sensing_stale {
-            StopSource::StaleSensing
-        } else if self.latched {
-            StopSource::Latched
-        } else if grant.state == GrantState::Hold {
-            StopSource::Grant
-        } else {
-            StopSource::None
-        };
+        c.source = self.source(d, grant);
         c.stop = c.source != StopSource::None;
         c.publish_stop = match self.sent {
             Some((sent, at)) => sent != c.stop || beat <= 0.0 || now_s - at >= beat || now_s < at,
@@ -310,27 +316,33 @@ impl Supervision {
                 self.last_cancel_s = now_s;
             }
         }
+        self.retreat(grant, now_s, &mut c);
+        c
+    }
+
+    /// A robot told to back away is sent its retreat along the plan (and
+    /// its goals cancelled), again when it gets near the last one's end.
+    fn retreat(&mut self, grant: &ArmGrant, now_s: f64, c: &mut Command) {
         if grant.state != GrantState::BackAway || c.stop {
             // A stop ends the retreat under way (the controller holds): the
             // next cycle it may move, a new one is sent.
             self.retreat_to = None;
-        } else {
-            // Again when it gets near the last retreat's end, unless that
-            // is where it would be sent again (its plan's start: it can go
-            // no further back, and a retreat every cycle would only cancel
-            // and resend).
-            let again = match self.retreat_to {
-                None => true,
-                Some(t) => grant.at_s <= t + RETREAT_S / 20.0 && grant.until_s < t - 1e-9,
-            };
-            if again {
-                self.retreat_to = Some(grant.until_s);
-                c.retreat = true;
-                c.cancel = true;
-                self.last_cancel_s = now_s;
-            }
+            return;
         }
-        c
+        // Again when it gets near the last retreat's end, unless that
+        // is where it would be sent again (its plan's start: it can go
+        // no further back, and a retreat every cycle would only cancel
+        // and resend).
+        let again = match self.retreat_to {
+            None => true,
+            Some(t) => grant.at_s <= t + RETREAT_S / 20.0 && grant.until_s < t - 1e-9,
+        };
+        if again {
+            self.retreat_to = Some(grant.until_s);
+            c.retreat = true;
+            c.cancel = true;
+            self.last_cancel_s = now_s;
+        }
     }
 }
 
@@ -389,10 +401,10 @@ impl super::Guard {
     /// of what they hold (the checks still stop it should one not).
     pub(super) fn slowed_by(&self, ri: usize) -> [bool; 2] {
         let a = &self.arms[ri];
-        if a.state.stopped {
+        if a.state.phase.stopped() {
             return [false; 2];
         }
-        let on_plan = matches!(a.state.follow.state, super::PlanState::On { .. }) && !a.scratch.reversing;
+        let on_plan = matches!(a.state.follow.state, super::PlanState::On { .. }) && !a.scratch.forecast.reversing;
         let granted = on_plan && self.arbitration.out[ri].state == GrantState::Proceed;
         [!on_plan, !granted]
     }

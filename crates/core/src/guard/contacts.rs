@@ -13,7 +13,7 @@ impl Guard {
                 }
                 Ok(Some(self.matrix.global(robot, link)))
             }
-            BodyRef::Obstacle(i) if i < self.obstacles.len() => Ok(None),
+            BodyRef::Obstacle(i) if i < self.cell.obstacles.len() => Ok(None),
             BodyRef::Obstacle(_) => Err(ContactError::UnknownBody(b)),
             BodyRef::PlatenUnit(_) => Err(ContactError::PlatenUnit),
         }
@@ -38,8 +38,8 @@ impl Guard {
                 set(&mut self.allowed, y * n + x);
             }
             (Some(x), None, _, BodyRef::Obstacle(o)) | (None, Some(x), BodyRef::Obstacle(o), _) => {
-                let w = self.obstacle_words;
-                set(&mut self.allowed_obstacles[x * w..(x + 1) * w], o);
+                let w = self.cell.obstacle_words;
+                set(&mut self.cell.allowed_obstacles[x * w..(x + 1) * w], o);
             }
             _ => return Err(ContactError::NoLink),
         }
@@ -67,7 +67,7 @@ impl Guard {
         Ok(match (ga, gb, a, b) {
             (Some(x), Some(y), _, _) => bit(&self.allowed, x * n + y),
             (Some(x), None, _, BodyRef::Obstacle(o)) | (None, Some(x), BodyRef::Obstacle(o), _) => {
-                bit(&self.allowed_obstacles[x * self.obstacle_words..], o)
+                bit(&self.cell.allowed_obstacles[x * self.cell.obstacle_words..], o)
             }
             _ => return Err(ContactError::NoLink),
         })

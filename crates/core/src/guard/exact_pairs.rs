@@ -28,13 +28,13 @@ pub(super) struct ExactFrames {
     /// (robot, sample) whose frames each slot holds (`usize::MAX`: none).
     at: [(usize, usize); 2],
     /// Exact distances computed since the guard was built (for measuring).
-    queries: u64,
+    pub(super) queries: u64,
     /// The distances computed in this check, direct-mapped by link pair
     /// and samples (many sphere pairs share them).
     keys: [u64; CACHE],
     dists: [f32; CACHE],
     /// The refinement is on ([`Guard::set_exact_refinement`]).
-    on: bool,
+    pub(super) on: bool,
 }
 
 const NONE: (usize, usize) = (usize::MAX, usize::MAX);
@@ -137,42 +137,6 @@ pub(super) struct At<'a> {
 impl<'a> At<'a> {
     /// Link `link` of robot `robot` (`arm`) at sample `sample`.
     pub(super) fn of(arm: &'a Arm, robot: usize, link: u32, sample: usize) -> At<'a> {
-        At { model: &arm.model, path_q: &arm.scratch.path_q, robot, link: link as usize, sample }
-    }
-}
-
-impl Guard {
-    /// Refines link pairs within the margin by their exact shapes (from
-    /// the workcell's `guard.exact_links`, off by default); off, the
-    /// spheres alone decide.
-    pub fn set_exact_refinement(&mut self, on: bool) {
-        self.exact.on = on;
-    }
-
-    /// How many exact link–link distances the checks have computed since
-    /// the guard was built (pairs the spheres put within the margin).
-    pub fn exact_queries(&self) -> u64 {
-        self.exact.queries
-    }
-
-    /// The distance between robot `ra`'s link `la` at configuration `qa`
-    /// and robot `rb`'s link `lb` at `qb`, by their solid exact shapes
-    /// (meshes as convex hulls), m; `None` where a link has no exact shape
-    /// or a configuration does not fit. For oracles; not on the per-cycle
-    /// path (it allocates).
-    pub fn exact_link_distance(
-        &self,
-        (ra, la, qa): (usize, usize, &[f64]),
-        (rb, lb, qb): (usize, usize, &[f64]),
-    ) -> Option<f64> {
-        let shape = |r: usize, l: usize| self.arms.get(r)?.model.hulls.get(l)?.as_ref();
-        let frames = |r: usize, q: &[f64]| {
-            let kin = self.arms.get(r)?.model.poser.kinematics();
-            let mut out = vec![Frame::IDENTITY; kin.link_count()];
-            kin.forward(q, &mut out).ok()?;
-            Some(out)
-        };
-        let (fa, fb) = (frames(ra, qa)?, frames(rb, qb)?);
-        exact::distance(shape(ra, la)?, fa.get(la)?, shape(rb, lb)?, fb.get(lb)?)
+        At { model: &arm.model, path_q: &arm.scratch.forecast.path_q, robot, link: link as usize, sample }
     }
 }

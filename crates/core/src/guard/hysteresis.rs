@@ -6,24 +6,75 @@
 use super::*;
 use crate::arbiter::GrantState;
 
+/// A robot's stop and release state, as the hysteresis carries it from
+/// cycle to cycle (what stopped it is [`StopCause`], kept beside it).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Phase {
+    /// Stopped; `clear_since`: since when nothing has held it (the
+    /// release hold time runs from there).
+    Stopped { clear_since: Option<f64> },
+    /// Moving; `escaping`: let go (or kept going) because its forecast
+    /// takes it away from what stopped it ([`track`]'s escape).
+    Moving { escaping: bool },
+}
+
+impl Phase {
+    /// Stopped, nothing clear yet: at start, after a reset, on a new stop.
+    pub(super) const STOPPED: Phase = Phase::Stopped { clear_since: None };
+
+    pub(super) fn stopped(self) -> bool {
+        matches!(self, Phase::Stopped { .. })
+    }
+
+    pub(super) fn escaping(self) -> bool {
+        self == Phase::Moving { escaping: true }
+    }
+}
+
+/// What the arbitration and the plan say about releasing a stopped robot
+/// ([`Guard::release_evidence`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Evidence {
+    /// Stopped for another robot's nearness, it is granted its whole next
+    /// increment, clear of that robot ([`Guard::clear_ahead`]).
+    pub(super) clear_ahead: bool,
+    /// Stopped on its plan for its own links or the cell, that pair is
+    /// clear where its increment ends ([`Guard::plan_clear`]).
+    pub(super) plan_clear: bool,
+}
+
+/// The decide stage for robot `ri`: its stop or release this cycle, from
+/// its forecast's problem, its track (what the checks found), the robot
+/// with no joint state (`unknown`), the release `evidence`, and its phase
+/// last cycle. A robot released (stopped, now not) goes on from braking or
+/// rest after its controller's latency: its estimator is told to expect
+/// that change for that latency plus one fit window
+/// ([`Estimator::expect_change`]), so the estimate follows the new
+/// acceleration at once instead of half a window late.
+pub(super) fn decide(
+    a: &mut Arm,
+    ri: usize,
+    now_s: f64,
+    (release, hold_s, fit_window_s): (f32, f64, f64),
+    unknown: Option<u16>,
+    evidence: Evidence,
+) -> Decision {
+    let was = a.state.phase.stopped();
+    let d = decide_state(a, ri, now_s, (release, hold_s), unknown, evidence);
+    if was
+        && !a.state.phase.stopped()
+        && let Some(last) = a.state.est.last_stamp()
+    {
+        let span = (now_s - last).max(0.0) + a.model.reaction_s + fit_window_s;
+        a.state.est.expect_change(last + span);
+    }
+    d
+}
+
 impl Guard {
-    /// Decides for one robot. A robot released (stopped, now not) goes on
-    /// from braking or rest after its controller's latency: its estimator
-    /// is told to expect that change for that latency plus one fit window
-    /// ([`Estimator::expect_change`]), so the estimate follows the new
-    /// acceleration at once instead of half a window late.
-    pub(super) fn decide(&mut self, ri: usize, now_s: f64, release: f32, unknown: Option<u16>) -> Decision {
-        let was = self.arms[ri].state.stopped;
-        let d = self.decide_state(ri, now_s, release, unknown);
-        let a = &mut self.arms[ri];
-        if was
-            && !a.state.stopped
-            && let Some(last) = a.state.est.last_stamp()
-        {
-            let span = (now_s - last).max(0.0) + a.model.reaction_s + self.settings.velocity_fit_window_s;
-            a.state.est.expect_change(last + span);
-        }
-        d
+    /// What the arbitration and robot `ri`'s plan say about releasing it.
+    pub(super) fn release_evidence(&mut self, ri: usize) -> Evidence {
+        Evidence { clear_ahead: self.clear_ahead(ri), plan_clear: self.plan_clear(ri) }
     }
 
     /// Whether robot `ri`, stopped for another robot's nearness, is granted
@@ -48,7 +99,8 @@ impl Guard {
     fn plan_clear(&mut self, ri: usize) -> bool {
         let StopCause::Proximity(c, (Body::Link { link: la, .. }, b)) = self.arms[ri].state.cause else { return false };
         let offer = self.arbitration.offers.get(ri);
-        let (true, Some(o)) = (self.arms[ri].state.stopped && c < 2, offer.filter(|o| o.planned && o.samples >= 2))
+        let (true, Some(o)) =
+            (self.arms[ri].state.phase.stopped() && c < 2, offer.filter(|o| o.planned && o.samples >= 2))
         else {
             return false;
         };
@@ -59,123 +111,144 @@ impl Guard {
         };
         let a = &mut self.arms[ri];
         let Some(plan) = a.state.follow.tracker.plan() else { return false };
-        plan.at_time(end_s, &mut a.scratch.ahead_q);
-        if a.model.poser.pose(&a.scratch.ahead_q, &mut a.scratch.ahead).is_err() {
+        plan.at_time(end_s, &mut a.scratch.posed.ahead_q);
+        if a.model.poser.pose(&a.scratch.posed.ahead_q, &mut a.scratch.posed.ahead).is_err() {
             return false;
         }
-        pair_clearance(&a.scratch.ahead, &self.field, u32::from(la), other) > self.margins.clearance_m as f32
+        pair_clearance(&a.scratch.posed.ahead, &self.cell.field, u32::from(la), other) > self.margins.clearance_m as f32
     }
+}
 
-    fn decide_state(&mut self, ri: usize, now_s: f64, release: f32, unknown: Option<u16>) -> Decision {
-        let hold = self.settings.release_hold_s;
-        let clear_ahead = self.clear_ahead(ri);
-        let plan_clear = self.plan_clear(ri);
-        let a = &mut self.arms[ri];
-        let stop = |kind, reason, a: &Arm| {
-            let conflict = a.scratch.track.conflict_k != usize::MAX;
-            Decision::Stop(Stop {
-                kind,
-                reason,
-                pair: if conflict { a.scratch.track.conflict_pair } else { a.scratch.track.best_pair },
-                clearance_m: a.scratch.track.best,
-                time_to_contact_s: conflict.then(|| a.scratch.plan.time(a.scratch.track.conflict_k) as f32),
-            })
-        };
-        let prev = std::mem::replace(&mut a.state.prev_class_best, a.scratch.track.class_best);
-        if let Some((reason, kind)) = a.scratch.problem {
-            data_stop(a);
-            return stop(kind, reason, a);
-        }
-        if let Some(other) = unknown.filter(|&o| o as usize != ri) {
-            data_stop(a);
-            return stop(StopKind::Immediate, Reason::OtherRobotUnknown { other }, a);
-        }
-        // Stopped for proximity (or escaping already: only then does the
-        // escape have a target), and the forecast takes it away from what
-        // stopped it: it goes, at once.
-        // An escape must pay off ([`escape_floor`]).
-        let escape = escape_floor(a, release);
-        let conflict = a.scratch.track.conflict_k != usize::MAX;
-        if escape && (conflict || a.state.stopped) {
-            if let (true, Some(t)) = (a.state.stopped, Target::of(a.state.cause)) {
-                a.state.escape_floor = Some((target_class(t), a.scratch.track.escape.now));
-            }
-            a.state.stopped = false;
-            a.state.clear_since = None;
-            a.state.escaping = true;
-            let t = &a.scratch.track;
-            return Decision::Continue { clearance_m: t.best, pair: t.best_pair, escaping: true };
-        }
-        a.state.escaping = escape;
-        if conflict {
-            a.state.stopped = true;
-            a.state.clear_since = None;
-            a.state.cause = match a.scratch.track.conflict_pair {
-                Some(pair) => StopCause::Proximity(class_of(a.scratch.track.conflict_reason), pair),
-                None => StopCause::Data,
-            };
-            let kind = if a.scratch.track.conflict_k == 0 { StopKind::Immediate } else { StopKind::OnPath };
-            return stop(kind, a.scratch.track.conflict_reason, a);
-        }
-        if a.state.stopped && clear_ahead && now_s - a.state.ahead_released_s >= hold {
-            // Nothing is within the margin now, and the arbiter grants it
-            // its whole next increment, clear of the robot that stopped it:
-            // it goes on along its plan, at once. Held here by the release
-            // hysteresis, it would keep that robot waiting for it while it
-            // waits for that robot to leave.
-            a.state.stopped = false;
-            (a.state.clear_since, a.state.escape_floor) = (None, None);
-            a.state.ahead_released_s = now_s;
-            let t = &a.scratch.track;
-            return Decision::Continue { clearance_m: t.best, pair: t.best_pair, escaping: false };
-        }
-        if a.state.stopped {
-            // Nothing is within the margin now. Released once, for the hold
-            // time, the pair that caused the stop is no longer the closest
-            // of its kind within the release margin, and nothing within that
-            // margin is getting closer: a robot holding still in a legal
-            // pose (two of its own links between the two margins, say)
-            // starts, while the hysteresis still keeps a proximity stop from
-            // chattering.
-            //
-            // On a plan whose increment ends clear of the margin on the
-            // pair that stopped it against the cell or its own links, that
-            // pair no longer holds it: they come closer only as it moves,
-            // along the plan its forecast checks every cycle, and where its
-            // plan runs between the margins (beside a table, two links of a
-            // compact wrist side by side) it would hold it there for good,
-            // the plan never taking it farther away ([`Guard::plan_clear`]).
-            // Anything within the release margin that comes closer (a
-            // sensed obstacle, another robot) still holds it. Its own links
-            // come closer only as it moves, which its stopping path checks
-            // every cycle: their clearance along that path dips and recovers
-            // with how old its joint state is when the cycle runs (a robot
-            // that may start any moment is posed that much farther), and
-            // counted as coming closer, those dips would restart the hold
-            // time again and again and keep a robot standing in a legal pose
-            // stopped for good.
-            let held = (0..3).any(|c| {
-                let now = a.scratch.track.class_best[c];
-                let cause = (c == 2 || !plan_clear)
-                    && matches!(a.state.cause, StopCause::Proximity(k, pair) if k == c && a.scratch.track.class_pair[c] == Some(pair));
-                let approaching = c != class_of(Reason::SelfCollision) && now < prev[c] - APPROACH_EPS_M;
-                now < release && (cause || approaching)
-            });
-            if !held {
-                let since = *a.state.clear_since.get_or_insert(now_s);
-                if now_s - since >= hold {
-                    a.state.stopped = false;
-                    (a.state.clear_since, a.state.escape_floor) = (None, None);
-                } else {
-                    return stop(StopKind::OnPath, Reason::Holding { clear_for_s: (now_s - since) as f32 }, a);
-                }
-            } else {
-                a.state.clear_since = None;
-                return stop(StopKind::OnPath, Reason::Holding { clear_for_s: 0.0 }, a);
-            }
-        }
-        Decision::Continue { clearance_m: a.scratch.track.best, pair: a.scratch.track.best_pair, escaping: escape }
+fn decide_state(
+    a: &mut Arm,
+    ri: usize,
+    now_s: f64,
+    (release, hold): (f32, f64),
+    unknown: Option<u16>,
+    Evidence { clear_ahead, plan_clear }: Evidence,
+) -> Decision {
+    let prev = std::mem::replace(&mut a.state.prev_class_best, a.scratch.track.class_best);
+    if let Some((reason, kind)) = a.scratch.forecast.problem {
+        data_stop(a);
+        return stop(kind, reason, a);
     }
+    if let Some(other) = unknown.filter(|&o| o as usize != ri) {
+        data_stop(a);
+        return stop(StopKind::Immediate, Reason::OtherRobotUnknown { other }, a);
+    }
+    // Stopped for proximity (or escaping already: only then does the
+    // escape have a target), and the forecast takes it away from what
+    // stopped it: it goes, at once.
+    // An escape must pay off ([`escape_floor`]).
+    let escape = escape_floor(a, release);
+    let conflict = a.scratch.track.conflict_k != usize::MAX;
+    if escape && (conflict || a.state.phase.stopped()) {
+        if let (true, Some(t)) = (a.state.phase.stopped(), Target::of(a.state.cause)) {
+            a.state.escape_floor = Some((target_class(t), a.scratch.track.escape.now));
+        }
+        a.state.phase = Phase::Moving { escaping: true };
+        let t = &a.scratch.track;
+        return Decision::Continue { clearance_m: t.best, pair: t.best_pair, escaping: true };
+    }
+    if !a.state.phase.stopped() {
+        a.state.phase = Phase::Moving { escaping: escape };
+    }
+    if conflict {
+        a.state.phase = Phase::STOPPED;
+        a.state.cause = match a.scratch.track.conflict_pair {
+            Some(pair) => StopCause::Proximity(class_of(a.scratch.track.conflict_reason), pair),
+            None => StopCause::Data,
+        };
+        let kind = if a.scratch.track.conflict_k == 0 { StopKind::Immediate } else { StopKind::OnPath };
+        return stop(kind, a.scratch.track.conflict_reason, a);
+    }
+    if a.state.phase.stopped() && clear_ahead && now_s - a.state.ahead_released_s >= hold {
+        // Nothing is within the margin now, and the arbiter grants it
+        // its whole next increment, clear of the robot that stopped it:
+        // it goes on along its plan, at once. Held here by the release
+        // hysteresis, it would keep that robot waiting for it while it
+        // waits for that robot to leave.
+        a.state.phase = Phase::Moving { escaping: escape };
+        a.state.escape_floor = None;
+        a.state.ahead_released_s = now_s;
+        let t = &a.scratch.track;
+        return Decision::Continue { clearance_m: t.best, pair: t.best_pair, escaping: false };
+    }
+    if let Phase::Stopped { clear_since } = a.state.phase
+        && let Some(d) = hold_or_release(a, (now_s, clear_since), (release, hold), prev, (plan_clear, escape))
+    {
+        return d;
+    }
+    Decision::Continue { clearance_m: a.scratch.track.best, pair: a.scratch.track.best_pair, escaping: escape }
+}
+
+/// A stopped robot with nothing within the margin now: still held (the
+/// decision), or released (`None`, its phase moving).
+fn hold_or_release(
+    a: &mut Arm,
+    (now_s, clear_since): (f64, Option<f64>),
+    (release, hold): (f32, f64),
+    prev: [f32; 3],
+    (plan_clear, escape): (bool, bool),
+) -> Option<Decision> {
+    // Nothing is within the margin now. Released once, for the hold
+    // time, the pair that caused the stop is no longer the closest
+    // of its kind within the release margin, and nothing within that
+    // margin is getting closer: a robot holding still in a legal
+    // pose (two of its own links between the two margins, say)
+    // starts, while the hysteresis still keeps a proximity stop from
+    // chattering.
+    //
+    // On a plan whose increment ends clear of the margin on the
+    // pair that stopped it against the cell or its own links, that
+    // pair no longer holds it: they come closer only as it moves,
+    // along the plan its forecast checks every cycle, and where its
+    // plan runs between the margins (beside a table, two links of a
+    // compact wrist side by side) it would hold it there for good,
+    // the plan never taking it farther away ([`Guard::plan_clear`]).
+    // Anything within the release margin that comes closer (a
+    // sensed obstacle, another robot) still holds it. Its own links
+    // come closer only as it moves, which its stopping path checks
+    // every cycle: their clearance along that path dips and recovers
+    // with how old its joint state is when the cycle runs (a robot
+    // that may start any moment is posed that much farther), and
+    // counted as coming closer, those dips would restart the hold
+    // time again and again and keep a robot standing in a legal pose
+    // stopped for good.
+    let held = (0..3).any(|c| {
+            let now = a.scratch.track.class_best[c];
+            let cause = (c == 2 || !plan_clear)
+                && matches!(a.state.cause, StopCause::Proximity(k, pair) if k == c && a.scratch.track.class_pair[c] == Some(pair));
+            let approaching = c != class_of(Reason::SelfCollision) && now < prev[c] - APPROACH_EPS_M;
+            now < release && (cause || approaching)
+        });
+    if !held {
+        let since = clear_since.unwrap_or(now_s);
+        a.state.phase = Phase::Stopped { clear_since: Some(since) };
+        if now_s - since >= hold {
+            a.state.phase = Phase::Moving { escaping: escape };
+            a.state.escape_floor = None;
+        } else {
+            return Some(stop(StopKind::OnPath, Reason::Holding { clear_for_s: (now_s - since) as f32 }, a));
+        }
+    } else {
+        a.state.phase = Phase::STOPPED;
+        return Some(stop(StopKind::OnPath, Reason::Holding { clear_for_s: 0.0 }, a));
+    }
+    None
+}
+
+/// The stop decision of `kind` and `reason` from robot `a`'s track: the
+/// conflict's pair and time to contact, or the closest pair.
+fn stop(kind: StopKind, reason: Reason, a: &Arm) -> Decision {
+    let conflict = a.scratch.track.conflict_k != usize::MAX;
+    Decision::Stop(Stop {
+        kind,
+        reason,
+        pair: if conflict { a.scratch.track.conflict_pair } else { a.scratch.track.best_pair },
+        clearance_m: a.scratch.track.best,
+        time_to_contact_s: conflict.then(|| a.scratch.forecast.plan.time(a.scratch.track.conflict_k) as f32),
+    })
 }
 
 /// Stops robot `a` for its data (or another robot's). One already stopped
@@ -184,12 +257,10 @@ impl Guard {
 /// would have been (an escape at once, the hysteresis otherwise), not
 /// after a bare hold time as if nothing had come close.
 fn data_stop(a: &mut Arm) {
-    if !(a.state.stopped && matches!(a.state.cause, StopCause::Proximity(..))) {
+    if !(a.state.phase.stopped() && matches!(a.state.cause, StopCause::Proximity(..))) {
         a.state.cause = StopCause::Data;
     }
-    a.state.stopped = true;
-    a.state.clear_since = None;
-    a.state.escaping = false;
+    a.state.phase = Phase::STOPPED;
 }
 
 /// Whether robot `a`'s escape evidence holds and the escape pays off: one
@@ -203,7 +274,7 @@ fn escape_floor(a: &mut Arm, release: f32) -> bool {
     }
     let from = a.scratch.track.escape.now;
     let paid = match (a.state.escape_floor, Target::of(a.state.cause)) {
-        (Some((c, floor)), Some(t)) if c == target_class(t) && a.state.stopped => from >= floor - ESCAPE_MIN_M,
+        (Some((c, floor)), Some(t)) if c == target_class(t) && a.state.phase.stopped() => from >= floor - ESCAPE_MIN_M,
         _ => true,
     };
     a.scratch.track.escape.ok() && paid

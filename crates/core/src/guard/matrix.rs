@@ -338,35 +338,8 @@ impl CollisionMatrix {
             }
         }
 
-        // Across robots: the reach bound only.
-        let reach: Vec<Vec<f64>> =
-            cell.manipulators.iter().map(|spec| reach_from_root(&spec.robot, &spec.spheres)).collect();
-        for ra in 0..cell.manipulators.len() {
-            for rb in (ra + 1)..cell.manipulators.len() {
-                let (ma, mb) = (&cell.manipulators[ra], &cell.manipulators[rb]);
-                let apart = (ma.base.trans - mb.base.trans).norm();
-                // What reach cannot rule out is checked: sampling two robots'
-                // joint spaces together is too sparse to call a pair "never".
-                for a in 0..ma.robot.links.len() {
-                    for b in 0..mb.robot.links.len() {
-                        let k = (offsets[ra] + a) * n + offsets[rb] + b;
-                        let (ha, hb) = (slots[ra][a].1 > slots[ra][a].0, slots[rb][b].1 > slots[rb][b].0);
-                        let gap = apart - reach[ra][a] - reach[rb][b];
-                        class[k] =
-                            if !ha || !hb || gap > f64::from(slack) { PairClass::Never } else { PairClass::Sometimes };
-                        min_gap[k] = gap as f32;
-                    }
-                }
-            }
-        }
-        // Symmetric.
-        for a in 0..n {
-            for b in (a + 1)..n {
-                class[b * n + a] = class[a * n + b];
-                min_gap[b * n + a] = min_gap[a * n + b];
-            }
-            class[a * n + a] = PairClass::Adjacent;
-        }
+        across_robots(cell, (&offsets, n), &slots, slack, (&mut class, &mut min_gap));
+        mirror(n, &mut class, &mut min_gap);
         CollisionMatrix { key: key(cell), offsets, total, class, min_gap }
     }
 
@@ -454,5 +427,48 @@ impl CollisionMatrix {
             }
         }
         (within, across)
+    }
+}
+
+/// Pairs of links of different robots: checked unless their bases are
+/// farther apart than both links can reach (plus `slack`); sampling two
+/// robots' joint spaces together is too sparse to call a pair "never".
+fn across_robots(
+    cell: &Workcell,
+    (offsets, n): (&[usize], usize),
+    slots: &[Vec<(usize, usize)>],
+    slack: f32,
+    (class, min_gap): (&mut [PairClass], &mut [f32]),
+) {
+    let reach: Vec<Vec<f64>> =
+        cell.manipulators.iter().map(|spec| reach_from_root(&spec.robot, &spec.spheres)).collect();
+    for ra in 0..cell.manipulators.len() {
+        for rb in (ra + 1)..cell.manipulators.len() {
+            let (ma, mb) = (&cell.manipulators[ra], &cell.manipulators[rb]);
+            let apart = (ma.base.trans - mb.base.trans).norm();
+            // What reach cannot rule out is checked: sampling two robots'
+            // joint spaces together is too sparse to call a pair "never".
+            for a in 0..ma.robot.links.len() {
+                for b in 0..mb.robot.links.len() {
+                    let k = (offsets[ra] + a) * n + offsets[rb] + b;
+                    let (ha, hb) = (slots[ra][a].1 > slots[ra][a].0, slots[rb][b].1 > slots[rb][b].0);
+                    let gap = apart - reach[ra][a] - reach[rb][b];
+                    class[k] =
+                        if !ha || !hb || gap > f64::from(slack) { PairClass::Never } else { PairClass::Sometimes };
+                    min_gap[k] = gap as f32;
+                }
+            }
+        }
+    }
+}
+
+/// The upper triangle copied to the lower; a link against itself is adjacent.
+fn mirror(n: usize, class: &mut [PairClass], min_gap: &mut [f32]) {
+    for a in 0..n {
+        for b in (a + 1)..n {
+            class[b * n + a] = class[a * n + b];
+            min_gap[b * n + a] = min_gap[a * n + b];
+        }
+        class[a * n + a] = PairClass::Adjacent;
     }
 }

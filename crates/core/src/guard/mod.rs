@@ -36,9 +36,11 @@
 //!    flag with its source and cause, when it is due on the wire, the speed
 //!    scaling, the controller's hold and goal cancel.
 //!
-//! The stages live in files of their own: [`decision`](self) types in and
-//! out, `build`, `prepare`, `check_cell`, `check_self`, `check_robots`,
-//! `contacts`, `hysteresis`, `track`, [`command`].
+//! `cycle.rs` runs the stages in order, each in a file of its own
+//! (`prepare`, `arbitrate/`, `check_cell`, `check_self`, `check_robots`,
+//! `hysteresis`, [`command`], `platen`); [`decision`](self) holds the
+//! types in and out, `build` the construction, `contacts` the allowed
+//! contacts.
 //!
 //! `cycle` allocates nothing; the same inputs give the same decisions.
 
@@ -63,39 +65,52 @@ macro_rules! with_avx2 {
             self.$body($($arg),*)
         }
     };
+    // The same for a function of a stage (no receiver).
+    ($vis:vis stage fn $name:ident = $avx:ident / $body:ident($($arg:ident: $ty:ty),*)) => {
+        $vis fn $name($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+                // SAFETY: the function only requires the CPU features checked just above.
+                return unsafe { $avx($($arg),*) };
+            }
+            $body($($arg),*)
+        }
+
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2,fma")]
+        fn $avx($($arg: $ty),*) {
+            $body($($arg),*)
+        }
+    };
 }
 
+mod arbitrate;
 mod build;
 mod check_cell;
 mod check_robots;
 mod check_self;
 mod clock;
 pub mod command;
-mod conflicts;
 mod contacts;
+mod cycle;
 mod decision;
-mod ends;
 mod exact_pairs;
-mod groups;
 mod hysteresis;
-mod increments;
 pub mod matrix;
-mod obstacles;
 mod part;
+mod path;
 mod plans;
 mod platen;
 mod prepare;
-mod separating;
 mod track;
-mod way_back;
 
 use part::Part;
 
+pub use arbitrate::{ArbitrationPolicy, ArmGrant, LOOKAHEAD_S, REST_SPEED, RETREAT_S, Waiting};
 pub use clock::{CLOCK_BACK_TOLERANCE_S, CLOCK_FORWARD_JUMP_S, ClockJump};
 use command::Supervision;
 pub use command::{Command, CommandPolicy, GRANT_STEP_S, GrantShown, SCALING_STEP, StopSource};
 pub use decision::*;
-pub use increments::{ArbitrationPolicy, ArmGrant, LOOKAHEAD_S, REST_SPEED, RETREAT_S, Waiting};
 
 use crate::cell::{BodyRef, GuardSettings, Margins, Workcell};
 use crate::field::{DistanceField, Outside};
@@ -113,6 +128,24 @@ use plans::Follow;
 pub use plans::{PLAN_ABANDON_S, PLAN_WINDOW_S};
 use track::{APPROACH_EPS_M, Escape, StopCause, Target, Track, class_of};
 pub use track::{APPROACH_SCALING_EPS_M, ESCAPE_MIN_M, ESCAPE_MIN_ON_PLAN_M};
+
+/// How close the checks look, this cycle: the clearance margin (a check
+/// within it stops), the release margin, and the slow-down distance past
+/// the margin (what may slow a robot is looked at that far), m.
+#[derive(Clone, Copy, Debug)]
+struct Limits {
+    margin: f32,
+    release: f32,
+    slow_down: f32,
+}
+
+/// Which link pairs the checks look at: the collision matrix and the
+/// allowed contacts (a bitset over global link pairs).
+#[derive(Clone, Copy)]
+struct Checked<'a> {
+    matrix: &'a CollisionMatrix,
+    allowed: &'a [u64],
+}
 
 /// The [`BATCH`] lanes of slot `i` in a batch array.
 #[inline(always)]
@@ -152,7 +185,7 @@ struct ArmModel {
     lever: Vec<f64>,
     reaction_s: f64,
     /// The learned stopping model, if the workcell has one: it shapes the
-    /// extrapolated stopping paths ([`Guard::apply_stopping`]).
+    /// extrapolated stopping paths (`prepare::apply_stopping`).
     stopping: Option<forecast::stopping::StoppingModel>,
     /// (link, first slot, end slot).
     ranges: Vec<(u32, u32, u32)>,
@@ -172,37 +205,32 @@ struct ArmModel {
 }
 
 /// A robot's per-cycle buffers (sized once, reused every cycle) and the
-/// cycle's results: its stopping path, poses, inflation, problem and track.
+/// cycle's results, by the stage that writes them: its stopping path (the
+/// forecast), its poses and inflation, the checks' scratch, and what the
+/// checks found (its track).
 #[derive(Clone, Debug)]
 struct ArmScratch {
+    forecast: ArmForecast,
+    posed: ArmPoses,
+    look: CheckScratch,
+    track: Track,
+}
+
+/// The forecast stage's result for one robot: its stopping path (plan,
+/// samples and their times), the speeds and decelerations it assumed, and
+/// the problem that stops it without a check, if any.
+#[derive(Clone, Debug)]
+struct ArmForecast {
     /// This cycle's braking deceleration per joint ([`forecast::braking_decel`]).
     brake: Vec<f64>,
     /// A joint the learned stopping model did not cover this cycle.
     beyond: Option<BeyondModel>,
-    /// A robot stopped on plan posed at its increment's end, and the
-    /// configuration there ([`hysteresis`]'s look ahead).
-    ahead: PosedSpheres,
-    ahead_q: Vec<f64>,
-    /// Per link, this cycle's inflation, m.
-    link_inflation: Vec<f64>,
-    /// Per slot, radius plus its link's inflation, this cycle.
-    inflated_r: Vec<f32>,
-    /// Per sample, the share of the steps' inflation its own steps need (≤ 1).
-    step_share: Vec<f32>,
     /// Scratch, per interval between samples on plan and joint: its travel.
     step_travel: Vec<f64>,
     /// On plan, per joint and per link, the departure bound's part of the inflation.
     departure: Vec<f64>,
-    link_departure: Vec<f32>,
-    /// Per self pair, this cycle's inflation (both links together), m.
-    pair_inflation: Vec<f32>,
     /// This cycle's per-dof speed bound, and the time between samples.
     speed: Vec<f64>,
-    /// Scratch: candidate spheres of one link (capacity: all slots).
-    candidates: Vec<u32>,
-    /// Scratch, per slot: its clearance to the cell at the first sample
-    /// (now) as the cell check found it (+∞: beyond what it looks at).
-    now_c: Vec<f32>,
     path_q: Vec<f64>,
     /// Scratch, per joint: the robot's offset from its plan, and a travel.
     offset: Vec<f64>,
@@ -215,12 +243,38 @@ struct ArmScratch {
     /// Stamp of the newest joint state the path starts from, s (sample `k`
     /// is at `t0 + plan.time(k)`).
     t0: f64,
-    /// Scratch: (lower bound on the cell clearance, range index) of the
-    /// moving links in one batch, least first.
-    order: Vec<(f32, u32)>,
-    /// Scratch, per range index and lane: the field's anchor at the centre
-    /// of the link's box (`[x, y, z, d]`, d = −∞ when outside the grid).
-    anchors: Vec<[[f32; BATCH]; 4]>,
+    /// This cycle.
+    n_cfg: usize,
+    plan: StopPlan,
+    present: bool,
+    /// An escape may be judged: on plan, or the newest step bears out the
+    /// velocity estimate ([`forecast::Motion::step_follows`]).
+    borne_out: bool,
+    /// Every joint's estimated speed is within [`arbitrate::REST_SPEED`].
+    at_rest: bool,
+    /// On plan but going back along it (a retreat): its stopping path is
+    /// extrapolated from its motion, not braked along the plan ahead.
+    reversing: bool,
+    problem: Option<(Reason, StopKind)>,
+}
+
+/// A robot's sampled configurations posed in batches, with each slot's
+/// and link's inflation this cycle.
+#[derive(Clone, Debug)]
+struct ArmPoses {
+    /// A robot stopped on plan posed at its increment's end, and the
+    /// configuration there ([`hysteresis`]'s look ahead).
+    ahead: PosedSpheres,
+    ahead_q: Vec<f64>,
+    /// Per link, this cycle's inflation, m.
+    link_inflation: Vec<f64>,
+    /// Per slot, radius plus its link's inflation, this cycle.
+    inflated_r: Vec<f32>,
+    /// Per sample, the share of the steps' inflation its own steps need (≤ 1).
+    step_share: Vec<f32>,
+    link_departure: Vec<f32>,
+    /// Per self pair, this cycle's inflation (both links together), m.
+    pair_inflation: Vec<f32>,
     /// Poses, a batch per [`BATCH`] configurations, each with its links'
     /// boxes per lane.
     batches: Vec<PosedBatch>,
@@ -228,22 +282,27 @@ struct ArmScratch {
     /// whose configurations are the same, bit for bit, poses nothing.
     posed_q: Vec<f64>,
     posed_n: usize,
-    /// This cycle.
-    n_cfg: usize,
-    plan: StopPlan,
     inflate: f32,
     bounds: [f32; 6],
-    present: bool,
-    /// An escape may be judged: on plan, or the newest step bears out the
-    /// velocity estimate ([`forecast::Motion::step_follows`]).
-    borne_out: bool,
-    /// Every joint's estimated speed is within [`increments::REST_SPEED`].
-    at_rest: bool,
-    /// On plan but going back along it (a retreat): its stopping path is
-    /// extrapolated from its motion, not braked along the plan ahead.
-    reversing: bool,
-    problem: Option<(Reason, StopKind)>,
-    track: Track,
+}
+
+/// The checks' per-robot scratch.
+#[derive(Clone, Debug)]
+struct CheckScratch {
+    /// Scratch: candidate spheres of one link (capacity: all slots).
+    candidates: Vec<u32>,
+    /// Scratch, per slot: its clearance to the cell at the first sample
+    /// (now) as the cell check found it (+∞: beyond what it looks at).
+    now_c: Vec<f32>,
+    /// Scratch: (lower bound on the cell clearance, range index) of the
+    /// moving links in one batch, least first.
+    order: Vec<(f32, u32)>,
+    /// Scratch, per range index and lane: the field's anchor at the centre
+    /// of the link's box (`[x, y, z, d]`, d = −∞ when outside the grid).
+    anchors: Vec<[[f32; BATCH]; 4]>,
+    /// What may slow it this cycle, [the cell, the other robots], as the
+    /// checks begin ([`Guard::slowed_by`]): they look that far past the margin.
+    slowed: [bool; 2],
 }
 
 /// What carries over between a robot's cycles: its joint-state estimator,
@@ -258,13 +317,10 @@ struct ArmState {
     /// A state refused since the last evaluation (stops for that cycle
     /// even when a good state followed it).
     rejected_since: Option<SampleError>,
-    /// Hysteresis.
-    stopped: bool,
-    clear_since: Option<f64>,
-    /// What started the current stop.
+    /// Stopped or moving: the hysteresis ([`hysteresis::Phase`]).
+    phase: hysteresis::Phase,
+    /// What started the current (or the last) stop.
     cause: StopCause,
-    /// Released to move away from that cause ([`track`]'s escape).
-    escaping: bool,
     /// The class and clearance it last escaped from, until clear of that class.
     escape_floor: Option<(usize, f32)>,
     /// Each class's least clearance in the previous cycle.
@@ -284,64 +340,37 @@ struct ArmState {
     ahead_released_s: f64,
 }
 
-/// The manipulator guard of one cell.
+/// The manipulator guard of one cell, with the platen's part beside it.
 pub struct Guard {
     settings: GuardSettings,
     margins: Margins,
-    field: DistanceField,
     arms: Vec<Arm>,
     matrix: CollisionMatrix,
     /// Link–link allowed contacts, bitset over global link pairs.
     allowed: Vec<u64>,
-    /// Per global link: bitset of obstacles it may touch.
-    allowed_obstacles: Vec<u64>,
-    obstacle_words: usize,
-    obstacles: Vec<PlacedShape>,
-    /// Bounding sphere (centre, radius) of each obstacle.
-    obstacle_bounds: Vec<([f32; 3], f32)>,
-    hash: SpatialHash,
-    /// For robots `a`, `b` at `a * n + b`: per link of `a`, whether some
-    /// link of `b` is checked against it (only those enter the hash).
-    meets: Vec<Vec<bool>>,
-    /// Largest sphere of `a` among those links, at `a * n + b` (0: none).
-    meet_r: Vec<f32>,
-    decisions: Vec<Decision>,
-    unknown_inputs: usize,
-    grid_lo: [f64; 3],
-    grid_hi: [f64; 3],
-    /// The first phase of a split evaluation, awaiting the rest.
-    pending: Option<Pending>,
-    /// Robot-vs-robot by all pairs instead of the hash (benchmark baseline).
-    all_pairs: bool,
-    /// Robot-vs-robot compares only samples at overlapping times (off by
-    /// default: see [`Guard::set_time_matched`]).
-    time_matched: bool,
-    /// The cell check looks every moving sphere up, skipping nothing
-    /// (the reference twin of its bound-and-anchor skipping).
-    every_sphere: bool,
-    platen: Option<BitAllocator>,
-    platen_status: Vec<UnitStatus>,
-    answers: Vec<(usize, Answer)>,
-    /// Answers given on a request's arrival ([`Guard::answer_requests`]).
-    early_answers: Vec<(usize, Answer)>,
-    /// Platen pose updates and move requests taken since the last cycle.
-    platen_poses: Vec<PlatenPoseIn>,
-    /// Platen poses the adapter refused (a frame it cannot place), by unit.
-    platen_refused: Vec<(usize, crate::platen::PoseError)>,
-    move_requests: Vec<MoveRequest>,
-    path_requests: Vec<PathRequest>,
-    policy: CommandPolicy,
-    /// When the newest cloud of sensed obstacles arrived.
-    last_cloud_s: Option<f64>,
-    /// The last reading of the clock, and its last jump ([`clock`]).
-    clock_s: Option<f64>,
-    clock_jump: Option<ClockJump>,
-    supervision: Vec<Supervision>,
-    commands: Vec<Command>,
-    /// Increments, conflicts and grants.
-    arbitration: increments::Arbitration,
+    /// The cell check's field, obstacles and their allowed contacts.
+    cell: check_cell::CellCheck,
+    /// The robot-vs-robot check's hash and which links can meet.
+    robots: check_robots::RobotCheck,
     /// Link frames for the exact refinement ([`exact_pairs`]).
     exact: exact_pairs::ExactFrames,
+    /// Increments, conflicts and grants.
+    arbitration: arbitrate::Arbitration,
+    /// How decisions become commands.
+    policy: CommandPolicy,
+    /// Per robot, what the commands carry over (latches, what was sent).
+    supervision: Vec<Supervision>,
+    decisions: Vec<Decision>,
+    commands: Vec<Command>,
+    /// When the newest cloud of sensed obstacles arrived.
+    last_cloud_s: Option<f64>,
+    unknown_inputs: usize,
+    /// The first phase of a split evaluation, awaiting the rest.
+    pending: Option<Pending>,
+    /// The last reading of the clock, and its last jump ([`clock`]).
+    clock: clock::Clock,
+    /// The platen allocator and its inputs ([`platen`]).
+    platen: platen::PlatenPart,
 }
 
 /// What the second half of a split evaluation needs from the first.
@@ -350,8 +379,7 @@ struct Pending {
     now_s: f64,
     first: usize,
     unknown: Option<u16>,
-    margin: f32,
-    release: f32,
+    lim: Limits,
 }
 
 impl Guard {
@@ -360,10 +388,9 @@ impl Guard {
         for a in &mut self.arms {
             a.state.est.reset();
             (a.state.rejected, a.state.rejected_since) = (None, None);
-            a.state.stopped = true;
-            a.state.clear_since = None;
+            a.state.phase = hysteresis::Phase::STOPPED;
             a.state.cause = StopCause::Data;
-            (a.state.escaping, a.state.escape_floor) = (false, None);
+            a.state.escape_floor = None;
             a.state.ahead_released_s = f64::NEG_INFINITY;
         }
         self.arbitration.reset();
@@ -376,13 +403,13 @@ impl Guard {
 
     /// The distance field in use.
     pub fn field(&self) -> &DistanceField {
-        &self.field
+        &self.cell.field
     }
 
     /// The distance field, to add or remove obstacles at run time.
     pub fn field_mut(&mut self) -> &mut DistanceField {
         self.dirty_fixed();
-        &mut self.field
+        &mut self.cell.field
     }
 
     /// Settings in use.
@@ -423,7 +450,7 @@ impl Guard {
     /// arbitration's conflicts by boxes and spheres instead of through the
     /// hash (the benchmarks' baselines; same answers, slower).
     pub fn set_all_pairs(&mut self, on: bool) {
-        self.all_pairs = on;
+        self.robots.all_pairs = on;
     }
 
     /// Checks the cell by looking every sampled sphere up in the field,
@@ -431,17 +458,17 @@ impl Guard {
     /// result (the reference for that skipping; same decisions, slower,
     /// and every kind's least clearance exact).
     pub fn set_every_sphere(&mut self, on: bool) {
-        self.every_sphere = on;
+        self.cell.every_sphere = on;
     }
 
     /// The spatial hash (for its memory figure).
     pub fn hash(&self) -> &SpatialHash {
-        &self.hash
+        &self.robots.hash
     }
 
     /// This cycle's stopping-path plan of a manipulator.
     pub fn plan(&self, robot: usize) -> Option<&StopPlan> {
-        self.arms.get(robot).map(|a| &a.scratch.plan)
+        self.arms.get(robot).map(|a| &a.scratch.forecast.plan)
     }
 
     /// Robot-vs-robot compares only samples whose time windows overlap
@@ -449,18 +476,18 @@ impl Guard {
     /// next) instead of whole swept volumes. On by default; off is the
     /// swept-volume check, kept as a baseline.
     pub fn set_time_matched(&mut self, on: bool) {
-        self.time_matched = on;
+        self.robots.time_matched = on;
     }
 
     /// A joint of robot `robot` that moved faster this cycle than its
     /// learned stopping model covers (its configured figures were used).
     pub fn beyond_stopping_model(&self, robot: usize) -> Option<BeyondModel> {
-        self.arms.get(robot).and_then(|a| a.scratch.beyond)
+        self.arms.get(robot).and_then(|a| a.scratch.forecast.beyond)
     }
 
     /// Configurations checked for a manipulator this cycle.
     pub fn samples_checked(&self, robot: usize) -> usize {
-        self.arms.get(robot).map_or(0, |a| a.scratch.n_cfg)
+        self.arms.get(robot).map_or(0, |a| a.scratch.forecast.n_cfg)
     }
 
     /// Inputs naming a manipulator that does not exist, since start.
@@ -479,110 +506,6 @@ impl Guard {
     /// The latest decisions, one per manipulator.
     pub fn decisions(&self) -> &[Decision] {
         &self.decisions
-    }
-
-    /// The cycle at time `now_s`: the one way decisions and commands are
-    /// made, by the node, the simulator and the tests alike. Decides the
-    /// robots `scope` names from the joint states taken so far
-    /// ([`Guard::ingest`]), makes their commands, and (but for
-    /// [`Scope::First`]) applies the platen pose updates and answers the
-    /// move requests taken since the last cycle. Allocates nothing.
-    pub fn cycle(&mut self, now_s: f64, scope: Scope) -> Decisions<'_> {
-        self.note_time(now_s);
-        match scope {
-            Scope::All => {
-                self.pending = None;
-                self.decide_part(now_s, Part::All);
-                self.run_platen(now_s);
-            }
-            Scope::First(robot) if robot < self.arms.len() => {
-                self.pending = None;
-                self.decide_part(now_s, Part::Only(robot));
-            }
-            Scope::First(_) => {}
-            Scope::Rest => {
-                match self.pending.take() {
-                    Some(p) => {
-                        self.check(p.margin, p.release, Part::Except(p.first));
-                        for ri in (0..self.arms.len()).filter(|&ri| ri != p.first) {
-                            self.decisions[ri] = self.decide(ri, p.now_s, p.release, p.unknown);
-                            self.command(ri, now_s);
-                        }
-                    }
-                    None => self.decide_part(now_s, Part::All),
-                }
-                self.run_platen(now_s);
-            }
-        }
-        self.outcome()
-    }
-
-    /// Takes what `inputs` hold and runs a whole cycle
-    /// ([`Guard::cycle`] with [`Scope::All`]).
-    pub fn step(&mut self, now_s: f64, inputs: &Inputs<'_>) -> Decisions<'_> {
-        for s in inputs.joint_states {
-            let _ = self.ingest(now_s, s);
-        }
-        for &p in inputs.platen_poses {
-            self.take_platen_pose(p);
-        }
-        for r in inputs.platen_paths {
-            self.take_path_request(r.clone());
-        }
-        for &r in inputs.platen_requests {
-            self.take_move_request(r);
-        }
-        self.cycle(now_s, Scope::All)
-    }
-
-    /// The decisions and commands as they stand, with the platen's status
-    /// and this cycle's answers.
-    pub fn outcome(&self) -> Decisions<'_> {
-        Decisions {
-            manipulators: &self.decisions,
-            commands: &self.commands,
-            platen: &self.platen_status,
-            answers: &self.answers,
-        }
-    }
-
-    /// Checks and decides the arms `part` covers (a first half when it is
-    /// one arm), and makes their commands.
-    fn decide_part(&mut self, now_s: f64, part: Part) {
-        let (margin, release) = (self.margins.clearance_m as f32, self.margins.release_m as f32);
-        let unknown = self.prepare_all(now_s);
-        self.arbitrate(now_s);
-        self.check(margin, release, part);
-        for ri in (0..self.arms.len()).filter(|&ri| part.arm(ri)) {
-            self.decisions[ri] = self.decide(ri, now_s, release, unknown);
-            self.command(ri, now_s);
-        }
-        if let Part::Only(first) = part {
-            self.pending = Some(Pending { now_s, first, unknown, margin, release });
-        }
-    }
-
-    /// Takes one joint state as it arrives, ahead of the next
-    /// [`Guard::cycle`]. A refused state stops its robot from the next
-    /// cycle until a state is accepted again; an unknown robot is counted
-    /// ([`Guard::unknown_inputs`]). Allocates nothing.
-    pub fn ingest(&mut self, now_s: f64, s: &JointStateIn<'_>) -> Result<(), SampleError> {
-        self.note_time(now_s);
-        let watchdog_s = self.settings.watchdog_s;
-        let Some(arm) = self.arms.get_mut(s.robot) else {
-            self.unknown_inputs += 1;
-            return Ok(());
-        };
-        let r = if s.stamp_s > now_s + watchdog_s {
-            Err(SampleError::FutureStamp { stamp_s: s.stamp_s, now_s })
-        } else {
-            arm.state.est.push(s.stamp_s, s.positions, s.velocities)
-        };
-        arm.state.rejected = r.err();
-        if arm.state.rejected.is_some() {
-            arm.state.rejected_since = arm.state.rejected;
-        }
-        r
     }
 
     /// Input for `robot` that the adapter refused (joint names it cannot
@@ -649,27 +572,43 @@ impl Guard {
         }
     }
 
-    /// Prepares every arm; the first robot with no joint state, if any.
-    fn prepare_all(&mut self, now_s: f64) -> Option<u16> {
-        let mut unknown = None;
-        for ri in 0..self.arms.len() {
-            self.prepare(ri, now_s);
-            let a = &mut self.arms[ri];
-            let judged = (a.state.stopped || a.state.escaping) && a.scratch.borne_out;
-            let target = judged.then(|| Target::of(a.state.cause)).flatten();
-            let on_plan = matches!(a.state.follow.state, PlanState::On { .. });
-            a.scratch.track.escape = Escape::start(target, a.scratch.n_cfg, on_plan, self.margins.release_m as f32);
-            if !self.arms[ri].scratch.present && unknown.is_none() {
-                unknown = Some(ri as u16);
-            }
-        }
-        unknown
+    /// The last jump of the clock, if any ([`clock`]).
+    pub fn clock_jump(&self) -> Option<ClockJump> {
+        self.clock.jump
     }
 
-    fn check(&mut self, margin: f32, release: f32, part: Part) {
-        self.check_field(margin, release, part);
-        self.check_self(margin, release, part);
-        self.check_robots(margin, release, part);
+    /// Refines link pairs within the margin by their exact shapes (from
+    /// the workcell's `guard.exact_links`, off by default); off, the
+    /// spheres alone decide.
+    pub fn set_exact_refinement(&mut self, on: bool) {
+        self.exact.on = on;
+    }
+
+    /// How many exact link–link distances the checks have computed since
+    /// the guard was built (pairs the spheres put within the margin).
+    pub fn exact_queries(&self) -> u64 {
+        self.exact.queries
+    }
+
+    /// The distance between robot `ra`'s link `la` at configuration `qa`
+    /// and robot `rb`'s link `lb` at `qb`, by their solid exact shapes
+    /// (meshes as convex hulls), m; `None` where a link has no exact shape
+    /// or a configuration does not fit. For oracles; not on the per-cycle
+    /// path (it allocates).
+    pub fn exact_link_distance(
+        &self,
+        (ra, la, qa): (usize, usize, &[f64]),
+        (rb, lb, qb): (usize, usize, &[f64]),
+    ) -> Option<f64> {
+        let shape = |r: usize, l: usize| self.arms.get(r)?.model.hulls.get(l)?.as_ref();
+        let frames = |r: usize, q: &[f64]| {
+            let kin = self.arms.get(r)?.model.poser.kinematics();
+            let mut out = vec![Frame::IDENTITY; kin.link_count()];
+            kin.forward(q, &mut out).ok()?;
+            Some(out)
+        };
+        let (fa, fb) = (frames(ra, qa)?, frames(rb, qb)?);
+        exact::distance(shape(ra, la)?, fa.get(la)?, shape(rb, lb)?, fb.get(lb)?)
     }
 
     fn dirty_fixed(&mut self) {

@@ -2,7 +2,6 @@
 //! planned and sampled, the samples posed in batches.
 
 use super::*;
-use crate::arbiter::GrantState;
 
 /// A robot on plan goes back along it when its pace along the plan is
 /// below minus this (plan seconds per second): a retreat, not the jitter of
@@ -16,651 +15,218 @@ pub const REVERSE_PACE: f64 = 0.05;
 /// samples any path may have.
 pub const NEAR_STEP_DIVISOR: f64 = 4.0;
 
-impl Guard {
-    /// Estimates, plans and poses one arm's stopping path.
-    pub(super) fn prepare(&mut self, ri: usize, now_s: f64) {
-        let settings = self.settings;
-        let step_m = self.margins.clearance_m;
-        let release = self.margins.release_m as f32;
-        let backing = self.arbitration.grants.get(ri).is_some_and(|g| g.state == GrantState::BackAway); // sent back
-        let a = &mut self.arms[ri];
-        // What last cycle found decides whether this one samples finer.
-        let (last_class, last_robot_near) = (a.scratch.track.class_best, a.scratch.track.robot_near);
-        a.scratch.track = Track::NONE;
-        (a.scratch.problem, a.scratch.n_cfg, a.scratch.inflate) = (None, 0, 0.0);
-        a.scratch.present = a.state.est.count() > 0;
-        (a.scratch.borne_out, a.scratch.at_rest, a.scratch.reversing) = (false, false, false);
-        let dof = a.model.decel.len();
-        // A state refused since the last cycle names the stop; then the
-        // refusal still standing (no state accepted since); then silence.
-        if let Some(e) = a.state.rejected_since.take() {
-            a.scratch.problem = Some((Reason::BadJointState(e), StopKind::Immediate));
-        }
-        let Some(last) = a.state.est.last_stamp() else {
-            let r = a.state.rejected.map_or(Reason::NoJointState, Reason::BadJointState);
-            a.scratch.problem.get_or_insert((r, StopKind::Immediate));
-            return;
-        };
-        // A refusal still standing (no state accepted since) outranks
-        // staleness: the last thing the robot sent was refused, and that is
-        // what its diagnostics must name for as long as it lasts.
-        if let (None, Some(e)) = (a.scratch.problem, a.state.rejected) {
-            a.scratch.problem = Some((Reason::BadJointState(e), StopKind::Immediate));
-        }
-        let age = now_s - last;
-        if age > settings.watchdog_s && a.scratch.problem.is_none() {
-            a.scratch.problem = Some((Reason::StaleJointState { age_s: age as f32 }, StopKind::Immediate));
-        }
-        a.state.est_period = a.state.est.period().unwrap_or(0.0).max(0.0);
-        let motion = a.state.est.motion();
-        if let (None, Ok(mo)) = (a.scratch.problem, &motion)
-            && let Some((j, (&v, &lim))) =
-                mo.v.iter().zip(&a.model.speed_limit).enumerate().find(|(_, (v, l))| v.abs() > **l)
-        {
-            let limit = (lim / IMPLAUSIBLE_SPEED_FACTOR) as f32;
-            a.scratch.problem = Some((
-                Reason::ImplausibleMotion { joint: j as u16, speed: v.abs() as f32, limit },
-                StopKind::Immediate,
-            ));
-        }
-        match motion {
-            Ok(mo) if a.scratch.problem.is_none() => {
-                // A stop this cycle decides takes effect after the reaction
-                // time; one decided next cycle, a period later. The path
-                // covers both, so a conflict first seen next cycle is one
-                // this cycle's check already cleared (and the time windows
-                // hold for either).
-                let period = a.state.est_period;
-                let extra = age.max(0.0) + period;
-                let learned_r;
-                (a.scratch.beyond, learned_r) = Self::apply_stopping(&a.model, &mut a.state.learned_decel, &mo, extra);
-                let learned = learned_r.map(|r| (&a.state.learned_decel[..], r + extra));
-                let react = a.model.reaction_s + age.max(0.0) + period;
-                let seen = period + age.max(0.0);
-                a.scratch.t0 = mo.stamp_s;
-                a.scratch.at_rest = mo.v.iter().all(|v| v.abs() <= increments::REST_SPEED);
-                let on = Self::follow_plan(&mut a.state.follow, &mo, &a.model.decel, now_s, a.scratch.at_rest);
-                a.scratch.borne_out = on.is_some() || mo.step_follows;
-                let cap = settings.max_path_samples;
-                let follow = (&a.state.follow, backing);
-                Self::forecast(&a.model, &mut a.scratch, follow, &mo, on, (react, learned), seen, step_m, cap);
-                // Where the cap binds, a robot that came near something last
-                // cycle is sampled again, finer (less inflation): near the
-                // cell or a robot within the release margin plus this
-                // path's inflation, near its own links within the release
-                // margin, or within reach of another robot's path box.
-                // Judged from last cycle's outcome, so every way of
-                // splitting a cycle samples alike.
-                let near = settings.near_path_samples;
-                let within = |c: f32, reach: f32| c <= reach || c.is_nan();
-                let [cell, own, robots] = last_class;
-                let close = last_robot_near
-                    || within(cell, release + a.scratch.inflate)
-                    || within(robots, release + a.scratch.inflate)
-                    || within(own, release);
-                // (The cap binds on the path's own intervals: a way back
-                // appended to it has its own.)
-                // On plan under the cap: [`NEAR_STEP_DIVISOR`] times finer.
-                let binds = a.scratch.plan.intervals >= cap;
-                if near > cap && close && (binds || on.is_some()) {
-                    let follow = (&a.state.follow, backing);
-                    let (step, n) = if binds { (step_m, near) } else { (step_m / NEAR_STEP_DIVISOR, cap) };
-                    Self::forecast(&a.model, &mut a.scratch, follow, &mo, on, (react, learned), seen, step, n);
-                }
-            }
-            other => {
-                if let Err(w) = other
-                    && a.scratch.problem.is_none()
-                {
-                    a.scratch.problem = Some((
-                        Reason::WarmingUp { have: w.have.min(u16::MAX as usize) as u16, need: w.need as u16 },
-                        StopKind::Immediate,
-                    ));
-                }
-                // Still an obstacle to the others: its newest configuration.
-                // invariant: this branch runs only for a robot with an accepted sample
-                let q = a.state.est.last_positions().expect("a sample exists");
-                a.scratch.path_q[..dof].copy_from_slice(q);
-                a.scratch.plan = StopPlan::STILL;
-                a.scratch.link_inflation.fill(0.0);
-                a.scratch.pair_inflation.fill(0.0);
-                a.scratch.n_cfg = 1;
-                a.scratch.t0 = last;
-            }
-        }
-        {
-            let r = &a.scratch.batches[0].r;
-            let link = &a.scratch.batches[0].link;
-            for sl in 0..a.model.slots {
-                a.scratch.inflated_r[sl] = r[sl] + a.scratch.link_inflation[link[sl] as usize] as f32;
-            }
-        }
-        Self::pose_path(a, dof);
-    }
+/// Clears what robot `a`'s last cycle found and returns what decides
+/// whether this one samples finer: its least clearances by class, and
+/// whether it came within reach of another robot.
+fn start_cycle(a: &mut Arm) -> ([f32; 3], bool) {
+    let last = (a.scratch.track.class_best, a.scratch.track.robot_near);
+    a.scratch.track = Track::NONE;
+    (a.scratch.forecast.problem, a.scratch.forecast.n_cfg, a.scratch.posed.inflate) = (None, 0, 0.0);
+    a.scratch.forecast.present = a.state.est.count() > 0;
+    (a.scratch.forecast.borne_out, a.scratch.forecast.at_rest, a.scratch.forecast.reversing) = (false, false, false);
+    last
+}
 
-    /// With a learned stopping model, this cycle's reaction time (returned)
-    /// and per-joint decelerations (into `decel`) for an extrapolated
-    /// stopping path: the path from each joint's speed after the reaction
-    /// phase (`extra_s` longer than the model's reaction: the sample's age
-    /// and a period) is exactly as long as the model's bound, or as the
-    /// configured figures make it where the model does not cover the
-    /// speed. Also returns the first joint moving faster than any recorded
-    /// stop.
-    pub(super) fn apply_stopping(
-        model: &ArmModel,
-        decel: &mut [f64],
-        mo: &forecast::Motion<'_>,
-        extra_s: f64,
-    ) -> (Option<BeyondModel>, Option<f64>) {
-        let Some(st) = model.stopping.as_ref() else { return (None, None) };
-        let r = st.reaction_s().unwrap_or(model.reaction_s);
-        let react = r + extra_s;
-        let mut beyond = None;
-        for j in 0..model.decel.len() {
-            let w = mo.v[j] + forecast::reaction_accel(mo.v[j], mo.a[j]) * react;
-            let (d, src) = st.decel_for(j, w, mo.q[j], r, model.decel[j], model.reaction_s);
-            decel[j] = d;
-            if src == forecast::stopping::Source::BeyondRange && beyond.is_none() {
-                let covered = st.joints[j].as_ref().map_or(0.0, |m| m.range().1);
-                beyond = Some(BeyondModel { joint: j as u16, speed: w.abs() as f32, covered: covered as f32 });
-            }
-        }
-        (beyond, Some(r))
-    }
+/// A joint estimated faster than its plausible speed ([`IMPLAUSIBLE_SPEED_FACTOR`]).
+fn implausible(mo: &forecast::Motion<'_>, speed_limit: &[f64]) -> Option<Reason> {
+    let (j, (&v, &lim)) = mo.v.iter().zip(speed_limit).enumerate().find(|(_, (v, l))| v.abs() > **l)?;
+    let limit = (lim / IMPLAUSIBLE_SPEED_FACTOR) as f32;
+    Some(Reason::ImplausibleMotion { joint: j as u16, speed: v.abs() as f32, limit })
+}
 
-    /// The stopping path, on plan from plan time `on` or by extrapolation,
-    /// at most `cap` intervals, with its inflation. A robot on plan going
-    /// back along it (a retreat) is forecast from its motion
-    /// ([`Guard::forecast_reversing`]); any other that its last grant sends
-    /// back (`backing`: standing, braking, creeping back slower than
-    /// [`REVERSE_PACE`]), both ways along its plan
-    /// ([`Guard::append_way_back`]): either is where it may go once let go.
-    /// An extrapolated path takes the learned stopping model's figures
-    /// where there are some (`learned`: decelerations and reaction phase);
-    /// a path along a plan, its increments and the arbitration keep the
-    /// configured ones.
-    #[allow(clippy::too_many_arguments)]
-    fn forecast(
-        model: &ArmModel,
-        sc: &mut ArmScratch,
-        (follow, backing): (&Follow, bool),
-        mo: &forecast::Motion<'_>,
-        on: Option<f64>,
-        (react, learned): (f64, Option<(&[f64], f64)>),
-        seen: f64,
-        step_m: f64,
-        cap: usize,
-    ) {
-        let (decel_x, react_x) = learned.unwrap_or((&model.decel, react));
-        sc.step_share.fill(1.0);
-        sc.departure.fill(0.0);
-        match on {
-            Some(s0) if Self::direction(follow, s0, mo.v) == Some(true) => {
-                Self::forecast_reversing(model, sc, follow, mo, s0, (decel_x, react_x, seen, step_m, cap));
-            }
-            Some(s0) => {
-                Self::forecast_on_plan(model, sc, follow, mo, s0, react, seen, step_m, cap);
-                if backing {
-                    Self::append_way_back(model, sc, follow, s0, (react, seen, step_m));
-                }
-            }
-            None => Self::forecast_extrapolated(model, sc, mo, (decel_x, react_x), seen, step_m, cap),
-        }
-        Self::inflate_from_steps(model, sc, model.decel.len());
-    }
+/// Whether last cycle's least clearances (`[cell, own links, robots]`)
+/// came near: the cell or a robot within the release margin plus this
+/// path's inflation, its own links within the release margin.
+fn came_close([cell, own, robots]: [f32; 3], release: f32, inflate: f32) -> bool {
+    let within = |c: f32, reach: f32| c <= reach || c.is_nan();
+    within(cell, release + inflate) || within(robots, release + inflate) || within(own, release)
+}
 
-    /// The stopping path of a robot on plan at plan time `s0` that goes
-    /// back along it: braking along the plan ahead (rate 0 going back)
-    /// would leave its retreat unseen. It is extrapolated from its motion as
-    /// measured, and every joint's half step grows by the departure bound
-    /// (a robot that turns to go on along its plan).
-    fn forecast_reversing(
-        model: &ArmModel,
-        sc: &mut ArmScratch,
-        follow: &Follow,
-        mo: &forecast::Motion<'_>,
-        s0: f64,
-        (decel, react, seen, step_m, cap): (&[f64], f64, f64, f64, usize),
-    ) {
-        Self::forecast_extrapolated(model, sc, mo, (decel, react), seen, step_m, cap);
-        for (h, &acc) in sc.speed.iter_mut().zip(&model.accel) {
-            *h += forecast::along::departure(acc, seen, model.reaction_s);
-        }
-        sc.plan_s[..sc.n_cfg].fill(s0);
-        sc.reversing = true;
-        // Its offset from the plan (the extrapolation used the buffer as
-        // scratch), for its increment.
-        if let Some(plan) = follow.tracker.plan() {
-            plan.at_time(s0, &mut sc.offset);
-            for (o, q) in sc.offset.iter_mut().zip(mo.q) {
-                *o = q - *o;
-            }
-        }
-    }
+/// A robot without a stopping path this cycle (warming up, or stopped
+/// for its data) is still an obstacle to the others: its newest
+/// configuration, uninflated, stamped `last`.
+fn stand_still(a: &mut Arm, last: f64, dof: usize) {
+    // invariant: only a robot with an accepted sample stands still
+    let q = a.state.est.last_positions().expect("a sample exists");
+    a.scratch.forecast.path_q[..dof].copy_from_slice(q);
+    a.scratch.forecast.plan = StopPlan::STILL;
+    a.scratch.posed.link_inflation.fill(0.0);
+    a.scratch.posed.pair_inflation.fill(0.0);
+    a.scratch.forecast.n_cfg = 1;
+    a.scratch.forecast.t0 = last;
+}
 
-    /// Most intervals of a standing robot's way back ([`Guard::append_way_back`]).
-    pub(super) const BACK_SAMPLES: usize = 32;
-
-    /// Appends to the stopping path of a robot on its plan at plan time
-    /// `s0` (not going back along it), that its grant sends back along it,
-    /// its way back from where it is: the
-    /// plan backwards, as far as it gets at the plan's own pace (a retreat
-    /// runs at most at it) through the reaction and then braking at its
-    /// joints' deceleration, its half steps taken into the inflation. Its
-    /// path then covers both ways it may go once let go: on along the plan
-    /// (a controller that ignores grants) and back (one that obeys).
-    /// Judged on the plan ahead alone, a retreat into a robot behind it
-    /// would pass for an escape from the robot it backs away from (or hold
-    /// nothing within the release margin), be let go, stopped once moving,
-    /// let go again: a ratchet into that robot.
-    fn append_way_back(
-        model: &ArmModel,
-        sc: &mut ArmScratch,
-        follow: &Follow,
-        s0: f64,
-        (react, seen, step_m): (f64, f64, f64),
-    ) {
-        let dof = model.decel.len();
-        let Some(plan) = follow.tracker.plan().filter(|p| p.len() > 1) else { return };
-        let n_f = sc.n_cfg;
-        let room = sc.plan_s.len().saturating_sub(n_f);
-        if n_f == 0 || room == 0 || s0 <= plan.time(0) {
-            return;
-        }
-        sc.step_share[n_f - 1] = 1.0; // its neighbour is the way back's first
-        // Braking from the plan's pace at its joints' deceleration, in
-        // plan time, on the stretch of plan behind it.
-        let k = plan.segment(s0 - 1e-9);
-        let dt_seg = (plan.time(k + 1) - plan.time(k)).max(1e-9);
-        let mut down = f64::INFINITY;
-        for j in 0..dof {
-            let w = ((plan.point(k + 1)[j] - plan.point(k)[j]) / dt_seg).abs();
-            if w > 1e-12 {
-                down = down.min(model.decel[j] / w);
-            }
-        }
-        let horizon = (react + 1.0 / down.max(1e-9)).min(s0 - plan.time(0)).max(0.0);
-        sc.tv.fill(0.0);
-        plan.travel(s0 - horizon, s0, &mut sc.tv);
-        let travel = (0..model.n_links)
-            .map(|l| model.lever[l * dof..(l + 1) * dof].iter().zip(&sc.tv).map(|(a, b)| a * b).sum::<f64>())
-            .fold(0.0, f64::max);
-        if travel <= 0.0 || horizon <= 0.0 {
-            return;
-        }
-        // At most BACK_SAMPLES (and the room left): a longer way back is
-        // sampled coarser (more inflation), keeping a standing robot's
-        // check cheap.
-        let intervals = ((travel / step_m.max(1e-6)).ceil() as usize).clamp(1, Self::BACK_SAMPLES.min(room));
-        let dt = horizon / intervals as f64;
-        // Its offset from the plan where it stands.
-        plan.at_time(s0, &mut sc.offset);
-        for (o, q) in sc.offset.iter_mut().zip(&sc.path_q[..dof]) {
-            *o = q - *o;
-        }
-        let s_end = sc.plan_s[n_f - 1];
-        let mut hint = plan.segment(s0);
-        for i in 1..=intervals {
-            let (s, k) = (s0 - dt * i as f64, n_f + i - 1);
-            let out = &mut sc.path_q[k * dof..(k + 1) * dof];
-            hint = plan.at_time_from(s, hint, out);
-            for (o, d) in out.iter_mut().zip(&sc.offset) {
-                *o += d;
-            }
-            sc.tv.fill(0.0);
-            plan.travel_from(s, s + dt, hint, &mut sc.tv);
-            for ((h, t), &a) in sc.speed.iter_mut().zip(&sc.tv).zip(&model.accel) {
-                *h = h.max(t / 2.0 + forecast::along::departure(a, seen, model.reaction_s));
-            }
-            // Its stopping path on the plan still ends where it did.
-            sc.plan_s[k] = s_end;
-            // It may be anywhere on the way back from now on.
-            sc.windows[k] = (sc.t0, f64::INFINITY);
-        }
-        sc.n_cfg = n_f + intervals;
-    }
-
-    /// Which way a robot on plan at plan time `s0` moves along it:
-    /// `Some(true)` back (at more than [`REVERSE_PACE`] of the plan's pace),
-    /// `Some(false)` still (every joint within [`increments::REST_SPEED`]),
-    /// `None` forward, or not back by that much (or no plan to say).
-    fn direction(follow: &Follow, s0: f64, v: &[f64]) -> Option<bool> {
-        let plan = follow.tracker.plan().filter(|p| p.len() > 1)?;
-        if v.iter().all(|x| x.abs() <= increments::REST_SPEED) {
-            return Some(false);
-        }
-        plan.pace(s0, v).is_some_and(|p| p < -REVERSE_PACE).then_some(true)
-    }
-
-    /// Tracks the robot along its plan from its newest configuration `q`:
-    /// the plan time it is at when on plan (`None` off plan or without
-    /// one). A finished plan (progress at its end; or within tolerance of
-    /// it, standing or passing it) is dropped; so is one left for longer than
-    /// [`PLAN_ABANDON_S`].
-    fn follow_plan(
-        st: &mut Follow,
-        mo: &forecast::Motion<'_>,
-        decel: &[f64],
-        now_s: f64,
-        at_rest: bool,
-    ) -> Option<f64> {
-        let q = mo.q;
-        // Within tolerance of the plan's end, it is done when it stands
-        // there, or when braking now would not: it is passing the end, not
-        // arriving (a robot keeping its speed where its plan brakes).
-        let progress = match st.tracker.track(q) {
-            Progress::On { .. } if st.tracker.at_end(q) && (at_rest || st.tracker.passes_end(q, mo.v, decel)) => {
-                Progress::Done
-            }
-            p => p,
-        };
-        match progress {
-            Progress::None => {
-                if matches!(st.state, PlanState::On { .. } | PlanState::Off { .. }) {
-                    st.state = PlanState::None;
-                }
-                None
-            }
-            Progress::On { time_s, deviation } => {
-                st.off_since = None;
-                st.state = PlanState::On { time_s: time_s as f32, deviation: deviation as f32 };
-                Some(time_s)
-            }
-            Progress::Off { deviation, .. } => {
-                let since = *st.off_since.get_or_insert(now_s);
-                if now_s - since > PLAN_ABANDON_S {
-                    let _ = st.tracker.set_plan(None);
-                    st.off_since = None;
-                    st.state = PlanState::Abandoned;
-                } else {
-                    st.state = PlanState::Off { deviation: deviation as f32, for_s: (now_s - since) as f32 };
-                }
-                None
-            }
-            Progress::Done => {
-                let _ = st.tracker.set_plan(None);
-                st.off_since = None;
-                st.state = PlanState::Finished;
-                None
-            }
-        }
-    }
-
-    /// The stopping path by extrapolation: the last estimated motion goes
-    /// on for the reaction phase, then brakes as the robot's stop mode says.
-    fn forecast_extrapolated(
-        model: &ArmModel,
-        sc: &mut ArmScratch,
-        mo: &forecast::Motion<'_>,
-        (decel, react): (&[f64], f64),
-        slack_s: f64,
-        step_m: f64,
-        max_samples: usize,
-    ) {
-        let dof = model.decel.len();
-        sc.plan = forecast::plan(mo.v, mo.a, decel, &model.lever, react, step_m, max_samples, &mut sc.link_inflation);
-        sc.n_cfg = sc.plan.intervals + 1;
-        forecast::braking_decel(model.stop_mode, mo.v, mo.a, decel, react, &mut sc.brake);
-        for k in 0..sc.n_cfg {
-            forecast::config_at(mo, &sc.brake, react, sc.plan.time(k), &mut sc.path_q[k * dof..(k + 1) * dof]);
-        }
-        // Each joint's path is monotone: its steps are its travel.
-        sc.speed.fill(0.0);
-        for k in 1..sc.n_cfg {
-            for j in 0..dof {
-                let step = (sc.path_q[k * dof + j] - sc.path_q[(k - 1) * dof + j]).abs();
-                sc.speed[j] = sc.speed[j].max(step / 2.0);
-            }
-        }
-        Self::windows_extrapolated(model, sc, mo, decel, slack_s);
-    }
-
-    /// The time windows of an extrapolated path ([`ArmScratch::window`]):
-    /// sample `k` stands for the configurations from sample `k − 1` to
-    /// `k + 1`. The robot gets there no sooner than the path says (it
-    /// brakes no later than the path's reaction phase), and leaves them
-    /// no later than it would braking at once: the first time that stop
-    /// has some joint strictly past sample `k + 1` (`+∞` when it comes to
-    /// rest short of it), plus `slack_s`.
-    fn windows_extrapolated(
-        model: &ArmModel,
-        sc: &mut ArmScratch,
-        mo: &forecast::Motion<'_>,
-        decel: &[f64],
-        slack_s: f64,
-    ) {
-        let (dof, n) = (model.decel.len(), sc.n_cfg);
-        let dt = sc.plan.time(1);
-        // The stop at once: its decelerations in `tv`, configurations in `offset`.
-        forecast::braking_decel(model.stop_mode, mo.v, mo.a, decel, 0.0, &mut sc.tv);
-        let rest = (0..dof).map(|j| if mo.v[j] == 0.0 { 0.0 } else { mo.v[j].abs() / sc.tv[j] }).fold(0.0, f64::max);
-        let last = (n - 1) * dof;
-        let (path, stop_now, tv) = (&sc.path_q, &mut sc.offset, &sc.tv);
-        let mut at = usize::MAX;
-        fill_windows(&mut sc.windows[..n], sc.t0, dt, rest, slack_s, |k, m| {
-            if at != m {
-                forecast::config_at(mo, tv, 0.0, dt * m as f64, stop_now);
-                at = m;
-            }
-            let target = &path[(k + 1) * dof..(k + 2) * dof];
-            (0..dof).any(|j| {
-                let d = path[last + j] - path[j];
-                let dir = if d > 0.0 {
-                    1.0
-                } else if d < 0.0 {
-                    -1.0
-                } else {
-                    0.0
-                };
-                dir * (stop_now[j] - target[j]) > 1e-12
-            })
-        });
-    }
-
-    /// The stopping path along the plan from plan time `s0`
-    /// ([`forecast::along`]), shifted by the robot's offset from the plan,
-    /// with the departure bound added to every joint's half step.
-    #[allow(clippy::too_many_arguments)]
-    fn forecast_on_plan(
-        model: &ArmModel,
-        sc: &mut ArmScratch,
-        st: &Follow,
-        mo: &forecast::Motion<'_>,
-        s0: f64,
-        react: f64,
-        seen: f64,
-        step_m: f64,
-        max_samples: usize,
-    ) {
-        let dof = model.decel.len();
-        // invariant: called only while the tracker is on a plan
-        let plan = st.tracker.plan().expect("on plan");
-        let along = Along::new(plan, &st.rates, s0, mo.v, react, Some(&st.rise));
-        plan.at_time(along.s0, &mut sc.offset);
-        for (o, q) in sc.offset.iter_mut().zip(mo.q) {
-            *o = q - *o;
-        }
-        // Samples: enough that no link moves more than a step between two.
-        sc.tv.fill(0.0);
-        plan.travel(along.s0, along.s_end, &mut sc.tv);
-        let travel = (0..model.n_links)
-            .map(|l| model.lever[l * dof..(l + 1) * dof].iter().zip(&sc.tv).map(|(a, b)| a * b).sum::<f64>())
-            .fold(0.0, f64::max);
-        let intervals = if travel <= 0.0 || along.horizon_s <= 0.0 {
-            0
-        } else {
-            ((travel / step_m.max(1e-6)).ceil() as usize).clamp(1, max_samples.max(1))
-        };
-        sc.n_cfg = intervals + 1;
-        let dt = if intervals == 0 { 0.0 } else { along.horizon_s / intervals as f64 };
-        let mut walk = along.walker();
-        let mut prev_s = along.s0;
-        let mut hint = plan.segment(along.s0);
-        sc.speed.fill(0.0);
-        for k in 0..sc.n_cfg {
-            let s = walk.plan_time_at(plan, &st.rates, dt * k as f64);
-            let out = &mut sc.path_q[k * dof..(k + 1) * dof];
-            let at = plan.at_time_from(s, hint, out);
-            for (o, d) in out.iter_mut().zip(&sc.offset) {
-                *o += d;
-            }
-            if k > 0 {
-                sc.tv.fill(0.0);
-                plan.travel_from(prev_s, s, hint, &mut sc.tv);
-                for (h, t) in sc.speed.iter_mut().zip(&sc.tv) {
-                    *h = h.max(t / 2.0);
-                }
-                sc.step_travel[k * dof..(k + 1) * dof].copy_from_slice(&sc.tv);
-            }
-            (prev_s, hint) = (s, at);
-            sc.plan_s[k] = s;
-        }
-        Self::step_shares(model, sc);
-        for ((h, d), &a) in sc.speed.iter_mut().zip(sc.departure.iter_mut()).zip(&model.accel) {
-            *d = forecast::along::departure(a, seen, model.reaction_s);
-            *h += *d;
-        }
-        sc.plan = StopPlan {
-            react_s: react,
-            horizon_s: if intervals == 0 { 0.0 } else { along.horizon_s },
-            intervals,
-            travel_m: travel,
-            inflation_m: 0.0,
-        };
-        // Time windows as for an extrapolated path, in plan time: the
-        // robot leaves sample k's stretch of the plan no later than it
-        // would braking at once (pace as measured, no catching up).
-        let now = Along::new(plan, &st.rates, s0, mo.v, 0.0, None);
-        let mut walk = now.walker();
-        let (mut at, mut s_m) = (0usize, now.s0);
-        let plan_s = &sc.plan_s;
-        fill_windows(&mut sc.windows[..sc.n_cfg], sc.t0, dt, now.horizon_s, seen, |k, m| {
-            if at != m {
-                s_m = walk.plan_time_at(plan, &st.rates, dt * m as f64);
-                at = m;
-            }
-            s_m > plan_s[k + 1] + 1e-12
-        });
-    }
-
-    /// Per sample on plan, the share of the path's step inflation its own
-    /// neighbourhood needs: each joint's half step to its neighbours over
-    /// the path's largest (`scratch.speed`, before the departure bound is
-    /// added), the largest over the joints. The inflation is linear in the
-    /// joints' half steps with levers ≥ 0, so that share of it covers every
-    /// position between the sample and half-way to its neighbours.
-    fn step_shares(model: &ArmModel, sc: &mut ArmScratch) {
-        let (dof, n) = (model.decel.len(), sc.n_cfg);
-        for k in 0..n {
-            let mut share = 0.0f64;
-            for j in 0..dof {
-                let before = if k > 0 { sc.step_travel[k * dof + j] } else { 0.0 };
-                let after = if k + 1 < n { sc.step_travel[(k + 1) * dof + j] } else { 0.0 };
-                let local = before.max(after) / 2.0;
-                if sc.speed[j] > 0.0 {
-                    share = share.max(local / sc.speed[j]);
-                }
-            }
-            // (rounded up to f32)
-            sc.step_share[k] = ((share.min(1.0) as f32) * (1.0 + 1e-6)).min(1.0);
-        }
-    }
-
-    /// Each link's and self pair's inflation from the joints' half steps
-    /// (`scratch.speed`): with levers, it covers every position between
-    /// two samples.
-    fn inflate_from_steps(model: &ArmModel, sc: &mut ArmScratch, dof: usize) {
-        let mut largest = 0.0f64;
-        for (l, e) in sc.link_inflation.iter_mut().enumerate() {
-            *e = model.lever[l * dof..(l + 1) * dof].iter().zip(&sc.speed).map(|(a, b)| a * b).sum();
-            largest = largest.max(*e);
-        }
-        for (l, d) in sc.link_departure.iter_mut().enumerate() {
-            *d = model.lever[l * dof..(l + 1) * dof].iter().zip(&sc.departure).map(|(a, b)| a * b).sum::<f64>() as f32;
-        }
-        for (p, e) in sc.pair_inflation.iter_mut().enumerate() {
-            *e = model.pair_lever[p * dof..(p + 1) * dof].iter().zip(&sc.speed).map(|(l, s)| l * s).sum::<f64>() as f32;
-        }
-        sc.plan.inflation_m = largest;
-        sc.inflate = largest as f32;
-    }
-
-    /// Poses the arm's sampled configurations in batches, with the box of
-    /// each batch's spheres; skipped when they are the ones posed last
-    /// cycle, bit for bit.
-    fn pose_path(a: &mut Arm, dof: usize) {
-        // An arm holding still (or an unchanged state) has the same
-        // configurations as last time: its poses and boxes stand.
-        let nq = a.scratch.n_cfg * dof;
-        if a.scratch.posed_n == a.scratch.n_cfg
-            && a.scratch.path_q[..nq].iter().zip(&a.scratch.posed_q[..nq]).all(|(x, y)| x.to_bits() == y.to_bits())
-        {
-            return;
-        }
-        a.scratch.posed_n = 0;
-        // Pad the last batch with the last configuration and pose.
-        let nb = a.scratch.n_cfg.div_ceil(BATCH);
-        let last_k = a.scratch.n_cfg - 1;
-        a.scratch.bounds =
-            [f32::INFINITY, f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY];
-        for bi in 0..nb {
-            let qb = &a.scratch.path_q;
-            let qs: [&[f64]; BATCH] = std::array::from_fn(|l| {
-                let k = (bi * BATCH + l).min(last_k);
-                &qb[k * dof..(k + 1) * dof]
-            });
-            if a.model.poser.pose_batch(&qs, &mut a.scratch.batches[bi]).is_err() {
-                a.scratch.problem = Some((Reason::NoJointState, StopKind::Immediate));
-                a.scratch.n_cfg = 0;
-                return;
-            }
-            // The box of all spheres, from each link's (made while posing).
-            let batch = &a.scratch.batches[bi];
-            for &(l, _, _) in &a.model.ranges {
-                let bx = &batch.boxes[l as usize];
-                for c in 0..3 {
-                    a.scratch.bounds[c] = bx[c].iter().copied().fold(a.scratch.bounds[c], f32::min);
-                    a.scratch.bounds[3 + c] = bx[3 + c].iter().copied().fold(a.scratch.bounds[3 + c], f32::max);
-                }
-            }
-        }
-        a.scratch.posed_q[..nq].copy_from_slice(&a.scratch.path_q[..nq]);
-        a.scratch.posed_n = a.scratch.n_cfg;
+/// Each slot's radius plus its link's inflation this cycle.
+fn inflate_slots(a: &mut Arm) {
+    let r = &a.scratch.posed.batches[0].r;
+    let link = &a.scratch.posed.batches[0].link;
+    for sl in 0..a.model.slots {
+        a.scratch.posed.inflated_r[sl] = r[sl] + a.scratch.posed.link_inflation[link[sl] as usize] as f32;
     }
 }
 
-/// Fills the time windows of a path's samples ([`ArmScratch::window`]),
-/// sampled every `dt` from `t0`: sample `k` from the time of sample `k − 1`
-/// (the path gets there no sooner) to the first time `m·dt` at which the
-/// stop at once is strictly past sample `k + 1` (`past(k, m)`, asked with
-/// `m` never decreasing), plus `slack_s`; open-ended once that stop has
-/// come to rest (`rest_s`) short of it.
-fn fill_windows(
-    windows: &mut [(f64, f64)],
-    t0: f64,
-    dt: f64,
-    rest_s: f64,
-    slack_s: f64,
-    mut past: impl FnMut(usize, usize) -> bool,
-) {
-    let n = windows.len();
-    let (mut m, mut stays) = (0usize, n <= 1);
-    for (k, w) in windows.iter_mut().enumerate() {
-        let lo = if k == 0 { f64::NEG_INFINITY } else { t0 + dt * (k - 1) as f64 };
-        let hi = if k + 1 >= n || stays {
-            f64::INFINITY
-        } else {
-            loop {
-                if past(k, m) {
-                    break t0 + dt * m as f64 + slack_s;
-                }
-                if dt * m as f64 >= rest_s {
-                    stays = true;
-                    break f64::INFINITY;
-                }
-                m += 1;
-            }
-        };
-        *w = (lo, hi);
+/// The prepare stage for one arm: its data problem, or its stopping path
+/// estimated, planned and posed (`backing`: its last grant sends it back
+/// along its plan).
+// long: the data problems in their order of precedence, then the path: the order is the rule
+pub(super) fn prepare(a: &mut Arm, now_s: f64, settings: &GuardSettings, margins: &Margins, backing: bool) {
+    let step_m = margins.clearance_m;
+    let release = margins.release_m as f32;
+    let (last_class, last_robot_near) = start_cycle(a);
+    let dof = a.model.decel.len();
+    // A state refused since the last cycle names the stop; then the
+    // refusal still standing (no state accepted since); then silence.
+    if let Some(e) = a.state.rejected_since.take() {
+        a.scratch.forecast.problem = Some((Reason::BadJointState(e), StopKind::Immediate));
     }
+    let Some(last) = a.state.est.last_stamp() else {
+        let r = a.state.rejected.map_or(Reason::NoJointState, Reason::BadJointState);
+        a.scratch.forecast.problem.get_or_insert((r, StopKind::Immediate));
+        return;
+    };
+    // A refusal still standing (no state accepted since) outranks
+    // staleness: the last thing the robot sent was refused, and that is
+    // what its diagnostics must name for as long as it lasts.
+    if let (None, Some(e)) = (a.scratch.forecast.problem, a.state.rejected) {
+        a.scratch.forecast.problem = Some((Reason::BadJointState(e), StopKind::Immediate));
+    }
+    let age = now_s - last;
+    if age > settings.watchdog_s && a.scratch.forecast.problem.is_none() {
+        a.scratch.forecast.problem = Some((Reason::StaleJointState { age_s: age as f32 }, StopKind::Immediate));
+    }
+    a.state.est_period = a.state.est.period().unwrap_or(0.0).max(0.0);
+    let motion = a.state.est.motion();
+    if let (None, Ok(mo)) = (a.scratch.forecast.problem, &motion) {
+        a.scratch.forecast.problem = implausible(mo, &a.model.speed_limit).map(|r| (r, StopKind::Immediate));
+    }
+    match motion {
+        Ok(mo) if a.scratch.forecast.problem.is_none() => {
+            // A stop this cycle decides takes effect after the reaction
+            // time; one decided next cycle, a period later. The path
+            // covers both, so a conflict first seen next cycle is one
+            // this cycle's check already cleared (and the time windows
+            // hold for either).
+            let period = a.state.est_period;
+            let extra = age.max(0.0) + period;
+            let learned_r;
+            (a.scratch.forecast.beyond, learned_r) = apply_stopping(&a.model, &mut a.state.learned_decel, &mo, extra);
+            let learned = learned_r.map(|r| (&a.state.learned_decel[..], r + extra));
+            let react = a.model.reaction_s + age.max(0.0) + period;
+            let seen = period + age.max(0.0);
+            a.scratch.forecast.t0 = mo.stamp_s;
+            a.scratch.forecast.at_rest = mo.v.iter().all(|v| v.abs() <= arbitrate::REST_SPEED);
+            let on = path::follow_plan(&mut a.state.follow, &mo, &a.model.decel, now_s, a.scratch.forecast.at_rest);
+            a.scratch.forecast.borne_out = on.is_some() || mo.step_follows;
+            let cap = settings.max_path_samples;
+            let follow = (&a.state.follow, backing);
+            path::forecast(&a.model, &mut a.scratch, follow, &mo, on, (react, learned), seen, step_m, cap);
+            // Where the cap binds, a robot that came near something last
+            // cycle is sampled again, finer (less inflation): near the
+            // cell or a robot within the release margin plus this
+            // path's inflation, near its own links within the release
+            // margin, or within reach of another robot's path box.
+            // Judged from last cycle's outcome, so every way of
+            // splitting a cycle samples alike.
+            let near = settings.near_path_samples;
+            let close = last_robot_near || came_close(last_class, release, a.scratch.posed.inflate);
+            // (The cap binds on the path's own intervals: a way back
+            // appended to it has its own.)
+            // On plan under the cap: [`NEAR_STEP_DIVISOR`] times finer.
+            let binds = a.scratch.forecast.plan.intervals >= cap;
+            if near > cap && close && (binds || on.is_some()) {
+                let follow = (&a.state.follow, backing);
+                let (step, n) = if binds { (step_m, near) } else { (step_m / NEAR_STEP_DIVISOR, cap) };
+                path::forecast(&a.model, &mut a.scratch, follow, &mo, on, (react, learned), seen, step, n);
+            }
+        }
+        other => {
+            if let Err(w) = other
+                && a.scratch.forecast.problem.is_none()
+            {
+                a.scratch.forecast.problem = Some((
+                    Reason::WarmingUp { have: w.have.min(u16::MAX as usize) as u16, need: w.need as u16 },
+                    StopKind::Immediate,
+                ));
+            }
+            stand_still(a, last, dof);
+        }
+    }
+    inflate_slots(a);
+    pose_path(a, dof);
+}
+
+/// With a learned stopping model, this cycle's reaction time (returned)
+/// and per-joint decelerations (into `decel`) for an extrapolated
+/// stopping path: the path from each joint's speed after the reaction
+/// phase (`extra_s` longer than the model's reaction: the sample's age
+/// and a period) is exactly as long as the model's bound, or as the
+/// configured figures make it where the model does not cover the
+/// speed. Also returns the first joint moving faster than any recorded
+/// stop.
+fn apply_stopping(
+    model: &ArmModel,
+    decel: &mut [f64],
+    mo: &forecast::Motion<'_>,
+    extra_s: f64,
+) -> (Option<BeyondModel>, Option<f64>) {
+    let Some(st) = model.stopping.as_ref() else { return (None, None) };
+    let r = st.reaction_s().unwrap_or(model.reaction_s);
+    let react = r + extra_s;
+    let mut beyond = None;
+    for j in 0..model.decel.len() {
+        let w = mo.v[j] + forecast::reaction_accel(mo.v[j], mo.a[j]) * react;
+        let (d, src) = st.decel_for(j, w, mo.q[j], r, model.decel[j], model.reaction_s);
+        decel[j] = d;
+        if src == forecast::stopping::Source::BeyondRange && beyond.is_none() {
+            let covered = st.joints[j].as_ref().map_or(0.0, |m| m.range().1);
+            beyond = Some(BeyondModel { joint: j as u16, speed: w.abs() as f32, covered: covered as f32 });
+        }
+    }
+    (beyond, Some(r))
+}
+
+/// Poses the arm's sampled configurations in batches, with the box of
+/// each batch's spheres; skipped when they are the ones posed last
+/// cycle, bit for bit.
+fn pose_path(a: &mut Arm, dof: usize) {
+    // An arm holding still (or an unchanged state) has the same
+    // configurations as last time: its poses and boxes stand.
+    let nq = a.scratch.forecast.n_cfg * dof;
+    if a.scratch.posed.posed_n == a.scratch.forecast.n_cfg
+        && a.scratch.forecast.path_q[..nq]
+            .iter()
+            .zip(&a.scratch.posed.posed_q[..nq])
+            .all(|(x, y)| x.to_bits() == y.to_bits())
+    {
+        return;
+    }
+    a.scratch.posed.posed_n = 0;
+    // Pad the last batch with the last configuration and pose.
+    let nb = a.scratch.forecast.n_cfg.div_ceil(BATCH);
+    let last_k = a.scratch.forecast.n_cfg - 1;
+    a.scratch.posed.bounds =
+        [f32::INFINITY, f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY];
+    for bi in 0..nb {
+        let qb = &a.scratch.forecast.path_q;
+        let qs: [&[f64]; BATCH] = std::array::from_fn(|l| {
+            let k = (bi * BATCH + l).min(last_k);
+            &qb[k * dof..(k + 1) * dof]
+        });
+        if a.model.poser.pose_batch(&qs, &mut a.scratch.posed.batches[bi]).is_err() {
+            a.scratch.forecast.problem = Some((Reason::NoJointState, StopKind::Immediate));
+            a.scratch.forecast.n_cfg = 0;
+            return;
+        }
+        // The box of all spheres, from each link's (made while posing).
+        let batch = &a.scratch.posed.batches[bi];
+        for &(l, _, _) in &a.model.ranges {
+            let bx = &batch.boxes[l as usize];
+            for c in 0..3 {
+                a.scratch.posed.bounds[c] = bx[c].iter().copied().fold(a.scratch.posed.bounds[c], f32::min);
+                a.scratch.posed.bounds[3 + c] = bx[3 + c].iter().copied().fold(a.scratch.posed.bounds[3 + c], f32::max);
+            }
+        }
+    }
+    a.scratch.posed.posed_q[..nq].copy_from_slice(&a.scratch.forecast.path_q[..nq]);
+    a.scratch.posed.posed_n = a.scratch.forecast.n_cfg;
 }

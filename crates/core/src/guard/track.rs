@@ -252,34 +252,34 @@ impl Escape {
     }
 }
 
-impl Guard {
+impl Track {
     /// Records a clearance found at sample `k`: the least one, the
     /// earliest sample within the margin `m`, and the escape evidence.
     #[inline]
-    pub(super) fn note(a: &mut Track, clearance: f32, k: usize, pair: (Body, Body), reason: Reason, margin: f32) {
-        if clearance < a.best || clearance.is_nan() {
-            a.best = clearance;
-            a.best_pair = Some(pair);
+    pub(super) fn found(&mut self, clearance: f32, k: usize, pair: (Body, Body), reason: Reason, margin: f32) {
+        if clearance < self.best || clearance.is_nan() {
+            self.best = clearance;
+            self.best_pair = Some(pair);
         }
         if !matches!(clearance.partial_cmp(&margin), Some(std::cmp::Ordering::Greater))
-            && (k < a.conflict_k || (k == a.conflict_k && clearance < a.conflict_clearance))
+            && (k < self.conflict_k || (k == self.conflict_k && clearance < self.conflict_clearance))
         {
-            a.conflict_k = k;
-            a.conflict_clearance = clearance;
-            a.conflict_pair = Some(pair);
-            a.conflict_reason = reason;
+            self.conflict_k = k;
+            self.conflict_clearance = clearance;
+            self.conflict_pair = Some(pair);
+            self.conflict_reason = reason;
         }
-        a.escape.note(clearance, k, pair, margin);
+        self.escape.note(clearance, k, pair, margin);
     }
 
     /// Records the least clearance of a group of samples for its class
     /// ([`class_of`]): called once per link pair, not per sample, off the
     /// innermost loops.
     #[inline]
-    pub(super) fn note_class(a: &mut Track, c: usize, clearance: f32, pair: (Body, Body)) {
-        if clearance < a.class_best[c] || clearance.is_nan() {
-            a.class_best[c] = clearance;
-            a.class_pair[c] = Some(pair);
+    pub(super) fn found_class(&mut self, c: usize, clearance: f32, pair: (Body, Body)) {
+        if clearance < self.class_best[c] || clearance.is_nan() {
+            self.class_best[c] = clearance;
+            self.class_pair[c] = Some(pair);
         }
     }
 }

@@ -283,6 +283,7 @@ unsafe fn pose_pairs(
 
 /// Forward kinematics of [`BATCH`] configurations, a lane each.
 #[inline(always)]
+// long: one SIMD kernel: split, its lanes would leave the registers
 fn forward_batch(
     k: &Kinematics,
     qs: &[&[f64]; BATCH],

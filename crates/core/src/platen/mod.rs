@@ -403,11 +403,6 @@ impl<M: CellMap> Allocator<M> {
         &self.units[unit].name
     }
 
-    /// A unit's index by name.
-    pub fn unit_index(&self, name: &str) -> Option<usize> {
-        self.units.iter().position(|u| u.name == name)
-    }
-
     /// An obstacle's name.
     pub fn obstacle_name(&self, i: usize) -> &str {
         &self.obstacles[i].0
@@ -470,6 +465,7 @@ impl<M: CellMap> Allocator<M> {
     /// Takes a pose update of `unit`: checks the unit is within what it
     /// holds, frees what it has passed, and on arrival keeps only its
     /// footprint and cord. Returns its status.
+    // long: a pose update's checks in the order the allocator's invariants need them
     pub fn pose_update(&mut self, now_s: f64, unit: usize, stamp_s: f64, pose: Pose2) -> UnitStatus {
         let Some(u) = self.units.get_mut(unit) else {
             return UnitStatus::Stopped(StopReason::BadPose(PoseError::UnknownUnit));

@@ -4,6 +4,7 @@
 use super::*;
 use workcell_guard_core::model::Robot;
 
+// long: one validated key after another, each a line or two
 pub(super) fn manipulator(
     cx: &Ctx,
     key: &str,
@@ -64,14 +65,16 @@ pub(super) fn manipulator(
         urdf_path,
         robot,
         base,
-        joint_state_topic,
-        trajectory_topic,
-        controller_command_topic,
-        controller_action,
-        moveit_actions,
-        speed_scaling_topic,
-        speed_scaling_type,
-        display_trajectory_topic,
+        topics: ManipulatorTopics {
+            joint_states: joint_state_topic,
+            trajectory: trajectory_topic,
+            controller_command: controller_command_topic,
+            controller_action,
+            moveit_actions,
+            speed_scaling: speed_scaling_topic,
+            speed_scaling_type,
+            display_trajectory: display_trajectory_topic,
+        },
         priority,
         reaction_time_s,
         max_decel,

@@ -176,6 +176,7 @@ pub fn load_str(text: &str, file: &Path) -> Result<Workcell, ConfigError> {
     validate(&cx, raw)
 }
 
+// long: one validated section after another, each a line or two
 fn validate(cx: &Ctx, raw: RawWorkcell) -> Result<Workcell, ConfigError> {
     if raw.cell_frame.is_empty() || raw.cell_frame.contains(char::is_whitespace) {
         return Err(cx.invalid("cell_frame", &raw.cell_frame, "must be a tf frame name"));
@@ -403,6 +404,7 @@ fn obstacle_shape(cx: &Ctx, key: &str, g: &RawGeometry) -> Result<Shape, ConfigE
     })
 }
 
+// long: one validated key after another, each a line or two
 fn platen(cx: &Ctx, p: &RawPlaten, names: &mut HashSet<String>) -> Result<Platen, ConfigError> {
     let pose = cx.pose("platen.surface.pose", &p.surface.pose)?;
     let size = cx.finite_n("platen.surface.size_xy_m", p.surface.size_xy_m)?;

@@ -236,6 +236,7 @@ pub struct FitSummary {
 /// `rotational`: a revolute joint, whose gravity load varies with its
 /// position; a prismatic joint's is taken as constant along its axis (the
 /// model reads its position as 0).
+// long: one fit's steps (bins, envelope, reaction, margins) in the order they depend on each other
 pub fn fit_joint(
     samples: &[StopSample],
     rotational: bool,

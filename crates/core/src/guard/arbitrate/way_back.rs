@@ -36,8 +36,8 @@
 //! that is lifted is looked at no more. A robot standing at its plan's
 //! start is not lifted over (it cannot back away).
 
+use super::RETREAT_S;
 use super::conflicts::{View, apart};
-use super::increments::RETREAT_S;
 use super::separating::gap_cap;
 use super::*;
 use crate::arbiter::{GrantState, MAX_SAMPLES};
@@ -159,7 +159,7 @@ impl Guard {
             return false;
         }
         let back = &mut ar.back[ri];
-        back.sample(plan, s0, end, plan.segment(s0), &a.scratch.offset);
+        back.sample(plan, s0, end, plan.segment(s0), &a.scratch.forecast.offset);
         let seen = a.state.est_period + a.state.est.last_stamp().map_or(0.0, |t| (now_s - t).max(0.0));
         for (h, &acc) in back.half_step.iter_mut().zip(&a.model.accel) {
             *h += forecast::along::departure(acc, seen, a.model.reaction_s);

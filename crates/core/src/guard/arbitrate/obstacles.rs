@@ -38,7 +38,7 @@ impl Guard {
         }
         for ri in 0..self.arms.len() {
             let (o, sc) = (self.arbitration.offers[ri], &self.arms[ri].scratch);
-            if !o.planned && o.samples > 0 && sc.problem.is_none() {
+            if !o.planned && o.samples > 0 && sc.forecast.problem.is_none() {
                 self.offer_obstacle(ri);
             }
         }
@@ -50,7 +50,7 @@ impl Guard {
         let a = &self.arms[ri];
         let (sc, dof) = (&a.scratch, a.model.decel.len());
         let inc = &mut self.arbitration.inc[ri];
-        let path = &sc.path_q[..sc.n_cfg * dof];
+        let path = &sc.forecast.path_q[..sc.forecast.n_cfg * dof];
         for k in 0..MAX_SAMPLES {
             inc.q[k * dof..(k + 1) * dof].copy_from_slice(&path[..dof]);
         }
@@ -98,7 +98,7 @@ impl Guard {
         let ar = &self.arbitration;
         let t = ar.inc[p].times;
         let backing = ar.retreat_end[p].is_some_and(|e| e < t[0]);
-        if a.scratch.reversing || backing || a.state.follow.tracker.plan().is_none() {
+        if a.scratch.forecast.reversing || backing || a.state.follow.tracker.plan().is_none() {
             return true;
         }
         let last = MAX_SAMPLES - 1;
@@ -116,7 +116,7 @@ impl Guard {
         let a = &self.arms[p];
         let Some(plan) = a.state.follow.tracker.plan() else { return true };
         let fine = &mut self.arbitration.back[p];
-        fine.sample(plan, lo, hi, plan.segment(lo), &a.scratch.offset);
+        fine.sample(plan, lo, hi, plan.segment(lo), &a.scratch.forecast.offset);
         if !fine.pose(&a.model) {
             return true;
         }

@@ -55,7 +55,7 @@ impl Guard {
                 if apart(&ua, &ub, margin) {
                     continue;
                 }
-                if self.all_pairs {
+                if self.robots.all_pairs {
                     self.conflicts_by_boxes(a, b, margin);
                 } else {
                     self.conflicts_by_lanes(a, b, &ub, margin);
@@ -247,13 +247,13 @@ pub(super) struct View<'a> {
 
 impl View<'_> {
     /// Sample `lane` of an increment, its spheres inflated.
-    pub(super) fn of(inc: &super::increments::Increment, lane: usize) -> View<'_> {
+    pub(super) fn of(inc: &super::Increment, lane: usize) -> View<'_> {
         View { batch: &inc.batch, lane, r: &inc.inflated_r, grow: inc.widest }
     }
 
     /// Sample `lane` of an increment, its spheres as they are (not
     /// inflated).
-    pub(super) fn bare(inc: &super::increments::Increment, lane: usize) -> View<'_> {
+    pub(super) fn bare(inc: &super::Increment, lane: usize) -> View<'_> {
         View { batch: &inc.batch, lane, r: &inc.batch.r, grow: 0.0 }
     }
 

@@ -19,10 +19,18 @@
 //! stands ([`super::obstacles`]). Two robots off plans are left to the
 //! stop check, on a finer sampling of their paths.
 
-use super::groups::SphereGroups;
+mod conflicts;
+mod ends;
+mod groups;
+mod increment;
+mod obstacles;
+mod separating;
+mod way_back;
+
 use super::*;
 use crate::arbiter::{Arbiter, Conflicts, Grant, GrantState, MAX_SAMPLES, Offer};
 use crate::forecast::track::JointPlan;
+use groups::SphereGroups;
 
 /// A robot whose every joint is estimated slower than this stands still
 /// (rad/s or m/s): if it stands in the way of a higher one, it backs away.
@@ -153,7 +161,7 @@ pub(super) struct Increment {
     /// The largest inflation of any link, m.
     pub(super) widest: f32,
     /// Its spheres in groups of neighbours (fixed).
-    pub(super) groups: SphereGroups,
+    groups: SphereGroups,
     /// Plan time where its stopping path ends (braking now), s.
     s_stop: f64,
     /// Posed this cycle (on plan, or as an obstacle: [`super::obstacles`]).
@@ -200,7 +208,7 @@ pub(super) struct Arbitration {
     pub(super) retreat_end: Vec<Option<f64>>,
     pub(super) policy: ArbitrationPolicy,
     /// Where plans end in others' way ([`super::ends`]).
-    pub(super) ends: super::ends::Ends,
+    ends: ends::Ends,
     /// The last cycle's time, s.
     now_s: f64,
 }
@@ -264,7 +272,7 @@ impl Arbitration {
             backed_at: vec![f64::NEG_INFINITY; n],
             retreat_end: vec![None; n],
             policy: ArbitrationPolicy::default(),
-            ends: super::ends::Ends::new(posers),
+            ends: ends::Ends::new(posers),
             now_s: f64::NEG_INFINITY,
         }
     }
@@ -536,19 +544,19 @@ impl Guard {
         let ar = &mut self.arbitration;
         let priority = ar.effective_priority(ri);
         let sc = &a.scratch;
-        let still = sc.at_rest;
+        let still = sc.forecast.at_rest;
         let plan = a.state.follow.tracker.plan();
         let on = matches!(a.state.follow.state, PlanState::On { .. });
         let (dof, inc) = (a.model.decel.len(), &mut ar.inc[ri]);
         inc.posed = false;
-        let (Some(plan), true, None, true) = (plan, on, sc.problem, sc.n_cfg > 0) else {
-            let samples = usize::from(sc.n_cfg > 0);
+        let (Some(plan), true, None, true) = (plan, on, sc.forecast.problem, sc.forecast.n_cfg > 0) else {
+            let samples = usize::from(sc.forecast.n_cfg > 0);
             ar.offers[ri] =
                 Offer { priority, samples, committed: 0, planned: false, still, retreating: false, at_start: false };
             return;
         };
-        let s0 = sc.plan_s[0];
-        let s_stop = sc.plan_s[sc.n_cfg - 1].max(s0);
+        let s0 = sc.forecast.plan_s[0];
+        let s_stop = sc.forecast.plan_s[sc.forecast.n_cfg - 1].max(s0);
         inc.s_stop = s_stop;
         // The stopping path at the plan's own pace: the plan's velocity
         // there, through the same reaction.
@@ -561,7 +569,8 @@ impl Guard {
         } else {
             inc.travel.fill(0.0);
         }
-        let full = Along::new(plan, &a.state.follow.rates, s0, &inc.travel, sc.plan.react_s + LOOKAHEAD_S, None);
+        let full =
+            Along::new(plan, &a.state.follow.rates, s0, &inc.travel, sc.forecast.plan.react_s + LOOKAHEAD_S, None);
         // Backing away: its increment is the rest of its retreat, back
         // along the plan to where the retreat ends, all of it committed
         // (the robots above keep out of the way it goes).
@@ -572,13 +581,13 @@ impl Guard {
         };
         let span = end - s0;
         let last = MAX_SAMPLES - 1;
-        inc.sample(plan, s0, end, k, &sc.offset);
+        inc.sample(plan, s0, end, k, &sc.forecast.offset);
         let seen = a.state.est_period + a.state.est.last_stamp().map_or(0.0, |t| (now_s - t).max(0.0));
         for (h, &acc) in inc.half_step.iter_mut().zip(&a.model.accel) {
             *h += forecast::along::departure(acc, seen, a.model.reaction_s);
         }
-        if sc.reversing {
-            super::obstacles::grow_by_retreat(&mut inc.half_step, &sc.path_q[..sc.n_cfg * dof]);
+        if sc.forecast.reversing {
+            obstacles::grow_by_retreat(&mut inc.half_step, &sc.forecast.path_q[..sc.forecast.n_cfg * dof]);
         }
         // Each sample stands for the path half-way to its neighbours (its
         // spheres are inflated by that): the stopping path's end is covered
@@ -609,90 +618,5 @@ impl Guard {
             retreating,
             at_start,
         };
-    }
-}
-
-impl Increment {
-    /// Samples `plan` evenly from plan time `s0` to `end` (either way; its
-    /// segment at `s0` is `hint`), each sample shifted by `offset` (the
-    /// robot's standing offset from its plan), and sets each joint's half
-    /// step to half the largest travel between neighbouring samples.
-    pub(super) fn sample(&mut self, plan: &JointPlan, s0: f64, end: f64, hint: usize, offset: &[f64]) {
-        let dof = self.half_step.len();
-        let last = MAX_SAMPLES - 1;
-        self.half_step.fill(0.0);
-        // Each sample's segment is looked for from the last one's.
-        let mut hint = hint;
-        for k in 0..MAX_SAMPLES {
-            let s = s0 + (end - s0) * k as f64 / last as f64;
-            self.times[k] = s;
-            let out = &mut self.q[k * dof..(k + 1) * dof];
-            hint = plan.at_time_from(s, hint, out);
-            for (o, d) in out.iter_mut().zip(offset) {
-                *o += d;
-            }
-            if k > 0 {
-                self.travel.fill(0.0);
-                let prev = self.times[k - 1];
-                plan.travel_from(prev.min(s), prev.max(s), hint, &mut self.travel);
-                for (h, t) in self.half_step.iter_mut().zip(&self.travel) {
-                    *h = h.max(t / 2.0);
-                }
-            }
-        }
-    }
-
-    /// Poses and inflates the samples (`q`): whether the poser took them.
-    pub(super) fn pose(&mut self, model: &ArmModel) -> bool {
-        let dof = self.half_step.len();
-        let qs: [&[f64]; BATCH] = std::array::from_fn(|k| &self.q[k * dof..(k + 1) * dof]);
-        self.posed = model.poser.pose_batch(&qs, &mut self.batch).is_ok();
-        if self.posed {
-            self.inflate(&model.ranges, &model.lever);
-        }
-        self.posed
-    }
-
-    /// Inflates every sphere of the posed samples by its link's lever on
-    /// the joints' half steps (per link, as `ranges` lists them; `lever`:
-    /// per link, per joint), and sets the boxes: per link over all
-    /// samples, per sample over all links, and around all of them.
-    pub(super) fn inflate(&mut self, ranges: &[(u32, u32, u32)], lever: &[f64]) {
-        let dof = self.half_step.len();
-        let mut widest = 0.0f32;
-        for &(l, s0, s1) in ranges {
-            let l = l as usize;
-            let e: f64 = lever[l * dof..(l + 1) * dof].iter().zip(&self.half_step).map(|(x, y)| x * y).sum();
-            self.inflation[l] = e as f32;
-            for s in s0 as usize..s1 as usize {
-                self.inflated_r[s] = self.batch.r[s] + e as f32;
-            }
-            let lb = &self.batch.boxes[l];
-            self.link_reach[l] = std::array::from_fn(|c| {
-                let lanes = lb[c].iter().copied();
-                if c < 3 {
-                    lanes.fold(f32::INFINITY, f32::min) - e as f32
-                } else {
-                    lanes.fold(f32::NEG_INFINITY, f32::max) + e as f32
-                }
-            });
-            widest = widest.max(e as f32);
-        }
-        self.widest = widest;
-        for (lane, bx) in self.boxes.iter_mut().enumerate() {
-            *bx =
-                [f32::INFINITY, f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY];
-            for &(l, _, _) in ranges {
-                let lb = &self.batch.boxes[l as usize];
-                for c in 0..3 {
-                    bx[c] = bx[c].min(lb[c][lane] - widest);
-                    bx[3 + c] = bx[3 + c].max(lb[3 + c][lane] + widest);
-                }
-            }
-        }
-        self.reach = std::array::from_fn(|c| {
-            let sides = self.boxes.iter().map(|b| b[c]);
-            if c < 3 { sides.fold(f32::INFINITY, f32::min) } else { sides.fold(f32::NEG_INFINITY, f32::max) }
-        });
     }
 }

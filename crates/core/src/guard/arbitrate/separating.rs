@@ -27,8 +27,8 @@
 //! (walking the gaps of two moving robots' samples cost 0.3 ms a cycle in
 //! `cargo bench --bench arbitration`, 18 times the arbitration).
 
+use super::Increment;
 use super::conflicts::View;
-use super::increments::Increment;
 use super::*;
 use crate::arbiter::MAX_SAMPLES;
 

@@ -77,7 +77,7 @@ impl Guard {
                     continue;
                 }
                 let (Some(l_passes), Some(h_passes)) = (self.end_until(h, l), self.end_until(l, h)) else { continue };
-                let (sl, sh) = (self.arms[l].scratch.plan_s[0], self.arms[h].scratch.plan_s[0]);
+                let (sl, sh) = (self.arms[l].scratch.forecast.plan_s[0], self.arms[h].scratch.forecast.plan_s[0]);
                 if sl < l_passes && sh >= h_passes {
                     let ar = &mut self.arbitration;
                     ar.lifted_at[l] = Some(ar.raised_at(h).map_or(now_s, |t| t - 1e-3));
@@ -107,7 +107,8 @@ impl Guard {
         }
         let a = &mut self.arms[l];
         let plan = a.state.follow.tracker.plan()?;
-        let until = last_near(end, plan, &a.model.poser, (&mut a.scratch.ahead_q, &mut a.scratch.ahead), reach)?;
+        let until =
+            last_near(end, plan, &a.model.poser, (&mut a.scratch.posed.ahead_q, &mut a.scratch.posed.ahead), reach)?;
         ends.until[h * n + l] = (key, until);
         Some(until)
     }
