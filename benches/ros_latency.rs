@@ -81,7 +81,7 @@ fn echo() {
     rt.block_on(async {
         let mut s = Box::pin(sub.async_stream());
         let mut r = Box::pin(requests.async_stream());
-        let mut shutdown = workcell_guard_ros::dds::Shutdown::new();
+        let mut shutdown = workcell_guard_ros::startup::Shutdown::new();
         loop {
             tokio::select! {
                 _ = shutdown.requested() => break,

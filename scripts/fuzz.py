@@ -10,7 +10,7 @@ hangs (--timeout) or runs out of memory is written under
 target/fuzz/artifacts/<target>/; put it in crates/fuzz/regressions/<target>/
 once fixed. Exits non-zero when any target found one.
 
-    python3 scripts/fuzz.py --seconds 600                 # the README's figures
+    python3 scripts/fuzz.py --seconds 600                 # docs/reliability.md's figures
     python3 scripts/fuzz.py --seconds 10 --jobs 2 --quick  # what CI runs
 
 --quick instruments this workspace's crates only (cargo's
@@ -18,7 +18,7 @@ RUSTC_WORKSPACE_WRAPPER adds the flags), in the test profile, so that the
 dependencies the tests' build left in target/debug are reused: build and
 smoke run in about 3.5 minutes, not 7.5. Coverage guides through our code only,
 not inside the parsers we call (YAML, URDF, meshes, MCAP): enough for a
-smoke run, not for the long runs whose figures the README gives.
+smoke run, not for the long runs whose figures docs/reliability.md gives.
 """
 import argparse
 import concurrent.futures

@@ -41,7 +41,7 @@ use workcell_guard_core::model::{SphereParams, SpherePoser, coverage};
 use workcell_guard_description::build_guard;
 use workcell_guard_description::workcell::{self, SphereSource, Workcell};
 use workcell_guard_ros::args::RosArgs;
-use workcell_guard_ros::dds;
+use workcell_guard_ros::startup;
 use workcell_guard_sim::arms::{self as sim, Sim, SimOptions};
 
 #[derive(Parser)]
@@ -221,20 +221,28 @@ struct SimulateArgs {
     platen_paths: usize,
 }
 
+// long: one arm per subcommand
 fn main() -> ExitCode {
     // `ros2 run` and `ros2 launch` start the node with only `--ros-args …`;
     // `workcell_guard node --ros-args …` says the same explicitly.
     let parsed = RosArgs::parse(std::env::args());
-    // Logging: `--log-level` where given, else RUST_LOG, else warnings.
+    // Logging: `--log-level` where given, else RUST_LOG, else warnings (the
+    // DDS libraries' errors only: on loopback RustDDS warns dozens of times
+    // a second about what is normal there).
     let node_name =
-        parsed.as_ref().ok().and_then(|(r, _)| r.node_name.clone()).unwrap_or_else(|| dds::NODE_NAME.into());
+        parsed.as_ref().ok().and_then(|(r, _)| r.node_name.clone()).unwrap_or_else(|| startup::NODE_NAME.into());
     let from_args = parsed.as_ref().ok().and_then(|(r, _)| r.log_filter(&node_name));
     let filter = match from_args {
         Some(f) => tracing_subscriber::EnvFilter::new(f),
         None => tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
             // The demo's own participant: RustDDS's chatter (loopback-only
             // discovery, shutdown) is not for its audience.
-            if std::env::args().nth(1).as_deref() == Some("demo") { "warn,rustdds=off" } else { "warn" }.into()
+            if std::env::args().nth(1).as_deref() == Some("demo") {
+                "warn,rustdds=off"
+            } else {
+                "warn,rustdds=error,ros2_client=error"
+            }
+            .into()
         }),
     };
     // Colour only on a terminal (and never with NO_COLOR set): a log file,
@@ -264,8 +272,8 @@ fn main() -> ExitCode {
         #[cfg(feature = "r2r")]
         let run = workcell_guard_ros::r2r::run;
         #[cfg(not(feature = "r2r"))]
-        let run = dds::run;
-        return match run(&ros, dds::default_cache_dir().as_deref()) {
+        let run = workcell_guard_ros::dds::run;
+        return match run(&ros, startup::default_cache_dir().as_deref()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
                 eprintln!("error: {e}");
@@ -355,7 +363,7 @@ fn simulate_arms(a: &SimulateArgs, base: &workcell::Workcell) -> Result<(), AnyE
         exact_oracle: a.exact_oracle || a.exact_links,
         ..SimOptions::default()
     };
-    let cache = a.matrix_cache.clone().or_else(dds::default_cache_dir);
+    let cache = a.matrix_cache.clone().or_else(startup::default_cache_dir);
     let sims: Vec<Sim> =
         (0..a.jobs.clamp(1, 64)).map(|_| Sim::new(cell.clone(), opts, cache.as_deref())).collect::<Result<_, _>>()?;
     let total = sim::run_episodes(sims, a.seed, a.episodes, a.crossing);
@@ -426,7 +434,7 @@ fn check(path: &std::path::Path) -> Result<(), AnyError> {
         gs.near_path_samples
     );
     let start = std::time::Instant::now();
-    let cache = dds::default_cache_dir();
+    let cache = startup::default_cache_dir();
     let (guard, outcome) = build_guard(&wc, f, cache.as_deref())?;
     let (within, across) = guard.matrix().counts();
     println!(
@@ -446,6 +454,7 @@ fn check(path: &std::path::Path) -> Result<(), AnyError> {
     Ok(())
 }
 
+// long: the summary's lines, one statement each
 fn print_summary(wc: &Workcell) {
     let g = &wc.voxel_grid;
     println!("workcell {}: valid", wc.file.display());

@@ -5,14 +5,14 @@
 use crate::AnyError;
 use std::path::{Path, PathBuf};
 use workcell_guard_ros::args::RosArgs;
-use workcell_guard_ros::bag::topics::{Role, Topics};
 use workcell_guard_ros::bag::{self, Entry, Msg, record};
-use workcell_guard_ros::dds;
 use workcell_guard_ros::event_loop::Rebuild;
 use workcell_guard_ros::msg::{ManipulatorGrant, PlatenGrant};
 use workcell_guard_ros::node::GuardNode;
 use workcell_guard_ros::params::NodeParams;
 use workcell_guard_ros::replay::{CycleClock, Replayed};
+use workcell_guard_ros::startup;
+use workcell_guard_ros::topics::{Role, Topics};
 
 /// `replay`'s arguments.
 #[derive(clap::Args)]
@@ -65,7 +65,7 @@ pub fn load(file: &Path, workcell: Option<&Path>, ros: &RosArgs) -> Result<Loade
         ros.params = p;
     }
     let ros = &ros;
-    let node_name = ros.node_name.as_deref().unwrap_or(dds::NODE_NAME);
+    let node_name = ros.node_name.as_deref().unwrap_or(startup::NODE_NAME);
     let ns = ros.namespace.as_deref().unwrap_or("/");
     let mut params = NodeParams::load(ros, node_name, ns)?;
     let recorded_cell = recorded.and_then(|m| m.get("workcell_file")).map(PathBuf::from);
@@ -73,13 +73,13 @@ pub fn load(file: &Path, workcell: Option<&Path>, ros: &RosArgs) -> Result<Loade
     if params.workcell_file.is_none() {
         return Err("no workcell: give --workcell (the recording does not name one)".into());
     }
-    let node = dds::build_from(params, dds::default_cache_dir().as_deref())?;
+    let node = startup::build_from(params, startup::default_cache_dir().as_deref())?;
     let topics = Topics::new(ros, node.cell());
     let rec = bag::read(file, &topics)?;
     let rate = node.params().rate_hz;
-    let cache = dds::default_cache_dir();
+    let cache = startup::default_cache_dir();
     let rebuild: Rebuild =
-        std::sync::Arc::new(move |p| dds::build_from(p, cache.as_deref()).map_err(|e| e.to_string()));
+        std::sync::Arc::new(move |p| startup::build_from(p, cache.as_deref()).map_err(|e| e.to_string()));
     Ok(Loaded { node, topics, rec, rebuild, rate })
 }
 

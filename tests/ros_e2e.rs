@@ -76,12 +76,8 @@ fn q_right(j1: f64) -> Vec<f64> {
 /// Runs `script` with `python3` inside a new network namespace with only
 /// loopback up. Refuses to run it any other way.
 fn in_netns(script: &str, args: &[String]) -> std::process::Output {
-    let quoted: Vec<String> = std::iter::once(script.to_string())
-        .chain(args.iter().cloned())
-        .map(|a| format!("'{}'", a.replace('\'', "'\\''")))
-        .collect();
-    let inner = format!("ip link set lo up && exec python3 {}", quoted.join(" "));
-    Command::new("unshare").args(["-n", "sh", "-c", &inner]).output().expect("unshare runs")
+    let argv: Vec<String> = ["python3", script].into_iter().map(String::from).chain(args.iter().cloned()).collect();
+    common::in_own_netns(&argv)
 }
 
 /// Runs peer `script` (in tests/peer, with the node, the parameter file,

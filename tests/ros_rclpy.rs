@@ -7,8 +7,6 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::Command;
-
 fn rclpy_python() -> PathBuf {
     let p = std::env::var_os("WORKCELL_GUARD_RCLPY_PYTHON")
         .map(PathBuf::from)
@@ -31,9 +29,7 @@ fn from_rclpy_parameters_services_and_the_graph_behave_as_ros_2_does() {
         "--out".into(),
         out.path().display().to_string(),
     ];
-    let quoted: Vec<String> = args.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
-    let inner = format!("ip link set lo up && exec {}", quoted.join(" "));
-    let run = Command::new("unshare").args(["-n", "sh", "-c", &inner]).output().expect("unshare runs");
+    let run = common::in_own_netns(&args);
     let stdout = String::from_utf8_lossy(&run.stdout);
     let stderr = String::from_utf8_lossy(&run.stderr);
     println!("{stdout}");

@@ -132,7 +132,7 @@ fn jumps_of_the_simulated_and_the_wall_clock_stop_every_arm_and_name_the_jump() 
     assert!(back["running_after_s"].as_f64().unwrap() < 15.0, "{back}");
 }
 
-/// The soak, short (scripts/soak.py; the README's reliability section has
+/// The soak, short (scripts/soak.py; docs/reliability.md has
 /// a 10-minute run): eight arms at 1 kHz each over DDS for 60 s after a
 /// 30 s warm-up. The node lives, takes every joint state but a few, misses
 /// no more cycles than the machine takes from a process keeping the same
@@ -160,7 +160,7 @@ fn eight_arms_at_one_kilohertz_for_a_minute_lose_nothing_and_keep_the_cycle() {
     let allowed = f("probe_skipped_after_warmup") + 0.01 * f("cycles_after_warmup");
     assert!(f("missed_cycles_after_warmup") < allowed, "missed cycles (the probe's + 1 %: {allowed}): {v}");
     assert!(f("cycle_p99_us") < 2000.0, "cycle p99 beyond the 2 ms period: {v}");
-    // Flat after warm-up (the README's reliability section: +0.4 MiB in
+    // Flat after warm-up (docs/reliability.md: +0.4 MiB in
     // 10 minutes); before every latched writer had a bound, 3.6 MiB a minute.
     assert!(f("rss_growth_kib") < 2.0 * 1024.0, "memory grew by {} KiB in a minute", f("rss_growth_kib"));
 }

@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use workcell_guard_core::forecast::calibrate::{self as fit, StopSample};
 use workcell_guard_description::workcell::Workcell;
 use workcell_guard_ros::args::RosArgs;
-use workcell_guard_ros::bag::topics::{Role, Topics};
 use workcell_guard_ros::bag::{self, Msg, record};
 use workcell_guard_ros::convert::time_s;
+use workcell_guard_ros::topics::{Role, Topics};
 
 /// The workcell a recording's node ran with, if it names one.
 pub fn recorded_workcell(file: &Path) -> Result<Option<PathBuf>, AnyError> {

@@ -10,10 +10,10 @@ use crate::AnyError;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use workcell_guard_ros::args::RosArgs;
-use workcell_guard_ros::bag::topics::{Role, Topics};
 use workcell_guard_ros::bag::{BagWriter, record};
 use workcell_guard_ros::convert::to_time;
 use workcell_guard_ros::msg::{Bool, Header, JointState};
+use workcell_guard_ros::topics::{Role, Topics};
 use workcell_guard_sim::braking::BrakePhysics;
 use workcell_guard_sim::stops::record_stops;
 

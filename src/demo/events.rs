@@ -6,8 +6,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use workcell_guard_ros::bag::Msg;
-use workcell_guard_ros::bag::topics::Role;
 use workcell_guard_ros::msg::{DiagnosticArray, ManipulatorGrant, PlatenGrant};
+use workcell_guard_ros::topics::Role;
 
 /// The kinds of event, in the order the summary counts them.
 pub const KINDS: [&str; 10] =

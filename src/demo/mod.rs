@@ -32,12 +32,13 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use workcell_guard_description::workcell::{self, Workcell};
 use workcell_guard_ros::args::RosArgs;
 use workcell_guard_ros::bag::Msg;
-use workcell_guard_ros::bag::topics::Role;
-use workcell_guard_ros::dds::{self, peer::CellPeer};
+use workcell_guard_ros::dds::peer::CellPeer;
 use workcell_guard_ros::msg::{
     Duration as RosDuration, Header, JointState, JointTrajectory, JointTrajectoryPoint, PlatenMoveRequest,
     PlatenPathRequest, Point, Pose, Pose2D, PoseStamped, Quaternion, Time,
 };
+use workcell_guard_ros::startup;
+use workcell_guard_ros::topics::Role;
 use workcell_guard_sim::demo::{AskKind, DemoRobots, UnitAnswer};
 
 /// `demo`'s arguments.
@@ -112,7 +113,7 @@ pub fn run(a: &DemoArgs) -> Result<(), AnyError> {
     let _ = std::fs::remove_file(&mcap);
     // The robots first: on a first run they compute the cell's collision
     // matrix and cache it, and the node then reads it from the cache.
-    let robots = DemoRobots::new(cell.clone(), a.seed, dds::default_cache_dir().as_deref())?;
+    let robots = DemoRobots::new(cell.clone(), a.seed, startup::default_cache_dir().as_deref())?;
     let mut node = start_node(a, &out, &mcap)?;
     let result = play(a, &cell, robots, &mut node, &out);
     let stopped = node.stop();
@@ -257,6 +258,7 @@ type Played = (Events, f64, Vec<(f64, f64)>);
 /// The robots' side: waits for the node, then plays `a.duration_s` seconds.
 /// Returns the events, how long it waited, and per arm the seconds it
 /// moved and of those at full speed.
+// long: the demo's loop: the node's answers, the robots' moves and the event lines
 fn play(
     a: &DemoArgs,
     cell: &Workcell,

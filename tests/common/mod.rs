@@ -12,6 +12,15 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// Runs `argv` (a program and its arguments) inside a new network
+/// namespace with only loopback up, as every process that opens a DDS
+/// participant runs here.
+pub fn in_own_netns(argv: &[String]) -> std::process::Output {
+    let quoted: Vec<String> = argv.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))).collect();
+    let inner = format!("ip link set lo up && exec {}", quoted.join(" "));
+    Command::new("unshare").args(["-n", "sh", "-c", &inner]).output().expect("unshare runs")
+}
+
 /// The sample robots written for this project.
 pub fn bundled_urdfs() -> Vec<PathBuf> {
     ["wg_arm6.urdf", "wg_arm7.urdf", "wg_platen.urdf"].iter().map(|f| repo().join("urdf").join(f)).collect()

@@ -182,7 +182,14 @@ def main():
             time.sleep(0.01)
         expect(got, "a late transient-local SpeedScalingFactor reader got nothing")
         seen["late_factor"] = got[-1].factor
-        expect(abs(got[-1].factor - st.speed_scale) < 0.02, f"late factor {got[-1].factor} vs state {st.speed_scale}")
+        # The scaling may still be ramping (rate-limited) from the release:
+        # the latest factor lies between the state read before the reader
+        # joined and the newest state after it.
+        after = valid(states[1].take(N=200))
+        bounds = sorted([st.speed_scale, after[-1].speed_scale if after else st.speed_scale])
+        seen["late_factor_between"] = bounds
+        expect(bounds[0] - 0.02 < got[-1].factor < bounds[1] + 0.02,
+               f"late factor {got[-1].factor} vs states {bounds[0]}..{bounds[1]}")
         floats = valid(float_speed.take(N=1000))
         expect(floats and all(0.0 <= f.data <= 1.0 for f in floats), f"arm_left Float64 scaling: {floats[:3]}")
         seen["float64_values"] = len(floats)

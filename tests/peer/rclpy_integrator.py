@@ -122,7 +122,7 @@ def run(seen, tmp):
         expect(c.wait_for_service(timeout_sec=10.0), "~/reset_stop never appeared")
         t0 = time.time()
         # (A request can wait for Fast DDS's 3-s heartbeat to be resent,
-        # more than once: the reply-path race the README names.)
+        # more than once: the reply-path race docs/ros-interface.md names.)
         res = done(c.call_async(Trigger.Request()), timeout=10.0)
         times.append(time.time() - t0)
         expect(res is not None and res.message, "empty answer")

@@ -407,15 +407,15 @@ fn speed_scaling_types_and_moveit_actions_are_checked() {
     let base = common::minimal_workcell(&arm7());
     let dir = tempfile::tempdir().unwrap();
     let wc = workcell::load(&write(dir.path(), "ok.yaml", &base)).unwrap();
-    assert_eq!(wc.manipulators[0].speed_scaling_type, ScalingMessage::SpeedScalingFactor, "the default");
-    assert!(wc.manipulators[0].moveit_actions.is_empty());
+    assert_eq!(wc.manipulators[0].topics.speed_scaling_type, ScalingMessage::SpeedScalingFactor, "the default");
+    assert!(wc.manipulators[0].topics.moveit_actions.is_empty());
     let set = base.replace(
         "priority: 1",
         "priority: 1\n    speed_scaling_topic: s\n    speed_scaling_type: std_msgs/msg/Float64\n    moveit_actions: [execute_trajectory, /move_action]",
     );
     let wc = workcell::load(&write(dir.path(), "set.yaml", &set)).unwrap();
-    assert_eq!(wc.manipulators[0].speed_scaling_type, ScalingMessage::Float64);
-    assert_eq!(wc.manipulators[0].moveit_actions, ["execute_trajectory", "/move_action"]);
+    assert_eq!(wc.manipulators[0].topics.speed_scaling_type, ScalingMessage::Float64);
+    assert_eq!(wc.manipulators[0].topics.moveit_actions, ["execute_trajectory", "/move_action"]);
     let (e, _) = workcell_error(&base.replace("priority: 1", "priority: 1\n    speed_scaling_type: std_msgs/Float64"));
     assert!(
         e.to_string().contains("speed_scaling_type") && e.to_string().contains("control_msgs/msg/SpeedScalingFactor"),

@@ -10,6 +10,7 @@ mod common;
 
 mod alloc;
 mod arbitration;
+mod architecture;
 mod at_start;
 
 mod bad_inputs;

@@ -8,13 +8,13 @@ use crate::common;
 use std::process::Command;
 use workcell_guard_description::workcell;
 use workcell_guard_ros::args::RosArgs;
-use workcell_guard_ros::bag::topics::{Role, Topics};
 use workcell_guard_ros::bag::{self, Msg};
 use workcell_guard_ros::event_loop::{Rebuild, seconds};
 use workcell_guard_ros::msg::{Header, JointState, ManipulatorGrant, Time};
 use workcell_guard_ros::node::GuardNode;
 use workcell_guard_ros::params::NodeParams;
-use workcell_guard_ros::{dds, replay};
+use workcell_guard_ros::topics::{Role, Topics};
+use workcell_guard_ros::{replay, startup};
 
 const LEFT: [&str; 7] = ["shoulder_pan", "shoulder_lift", "elbow", "wrist_1", "wrist_2", "wrist_3", "finger_left"];
 const RIGHT: [&str; 8] = ["j1", "j2", "j3", "j4", "j5", "j6", "j7", "finger_a_joint"];
@@ -23,7 +23,7 @@ const T0_NS: u64 = 1_790_000_000_000_000_000;
 fn node() -> GuardNode {
     let params =
         NodeParams { workcell_file: Some(common::repo().join("config/workcell.yaml")), ..NodeParams::default() };
-    dds::build_from(params, Some(common::cell::cache_dir())).unwrap()
+    startup::build_from(params, Some(common::cell::cache_dir())).unwrap()
 }
 
 /// Both arms turning to face each other over 3 s (they would meet), a
@@ -130,7 +130,8 @@ fn a_bag_from_an_independent_writer_reads_back_and_replays_to_the_decisions_of_i
     // Replayed: the decisions of the same inputs fed directly.
     let mut n = node();
     let cache = common::cell::cache_dir().to_path_buf();
-    let rebuild: Rebuild = std::sync::Arc::new(move |p| dds::build_from(p, Some(&cache)).map_err(|e| e.to_string()));
+    let rebuild: Rebuild =
+        std::sync::Arc::new(move |p| startup::build_from(p, Some(&cache)).map_err(|e| e.to_string()));
     let r = replay::replay(&mut n, &rec, &topics, 500.0, &rebuild);
     assert_eq!(r.clock, replay::CycleClock::Rate, "no cycle instants, no grants: cycled at the rate");
     assert_eq!((r.inputs, r.recorded_out, r.difference), (states.len(), 0, None));

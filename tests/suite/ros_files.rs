@@ -100,7 +100,51 @@ fn a_launch_command_line_is_read_as_launch_means_it() {
     let wf = p.workcell_file.unwrap();
     assert_eq!(wf.canonicalize().unwrap(), repo.join("config/workcell.yaml").canonicalize().unwrap());
     assert_eq!(
-        workcell_guard_ros::dds::resolve_name(&ros, "workcell_guard", "/cell_a", "arm_left/joint_states"),
+        workcell_guard_ros::topics::resolve_name(&ros, "workcell_guard", "/cell_a", "arm_left/joint_states"),
         "/cell_a/arm_left/joint_states"
     );
+}
+
+/// The one topic table both transports make their endpoints from: every
+/// robot's and unit's topics, each name once per direction, latched where a
+/// late joiner needs the latest, and the recorded topics a subset of it.
+#[test]
+fn the_topic_table_names_every_topic_of_the_sample_cell_once_with_its_qos() {
+    use workcell_guard_ros::topics::{QosClass, Role, Topics, table};
+    let repo = common::repo();
+    let cell = workcell::load(&repo.join("config/workcell.yaml")).unwrap();
+    let rows = table(&cell, false);
+    let mut seen = std::collections::HashSet::new();
+    for row in &rows {
+        assert!(seen.insert((row.name.clone(), row.role.is_input())), "{} twice the same way", row.name);
+        let latched = matches!(
+            row.role,
+            Role::Stop(_)
+                | Role::ArmGrant(_)
+                | Role::State(_)
+                | Role::Speed(_, workcell::ScalingMessage::SpeedScalingFactor)
+        );
+        assert_eq!(row.qos == QosClass::Latched, latched, "{row:?}");
+        if matches!(row.role, Role::JointState(_) | Role::Points | Role::PlatenPose(_)) {
+            assert_eq!(row.qos, QosClass::Sensor, "{row:?}");
+        }
+    }
+    for (r, m) in cell.manipulators.iter().enumerate() {
+        for role in [Role::JointState(r), Role::Plan(r), Role::Stop(r), Role::ArmGrant(r), Role::State(r)] {
+            assert_eq!(rows.iter().filter(|row| row.role == role).count(), 1, "{} has no {role:?}", m.name);
+        }
+    }
+    for role in [Role::Points, Role::Diagnostics, Role::Markers] {
+        assert_eq!(rows.iter().filter(|row| row.role == role).count(), 1, "{role:?} once");
+    }
+    let units = cell.platen.iter().flat_map(|p| &p.units).count();
+    assert_eq!(rows.iter().filter(|row| matches!(row.role, Role::PlatenGrant(_))).count(), units);
+    assert!(rows.iter().any(|row| row.role == Role::Display(0)), "the sample cell names a MoveIt display topic");
+    assert!(!rows.iter().any(|row| row.role == Role::Clock), "/clock only with use_sim_time");
+    assert!(table(&cell, true).iter().any(|row| row.role == Role::Clock && row.name == "/clock"));
+    let recorded = Topics::new(&RosArgs::default(), &cell);
+    for (name, role) in &recorded.all {
+        assert!(role.is_recorded(), "{name}");
+        assert!(*role == Role::Cycle || rows.iter().any(|row| row.role == *role && name.ends_with(&row.name)));
+    }
 }

@@ -9,12 +9,12 @@ use workcell_guard_core::field::DistanceField;
 use workcell_guard_core::guard::{CollisionMatrix, Guard};
 use workcell_guard_description::workcell::{self, Workcell};
 use workcell_guard_ros::args::RosArgs;
-use workcell_guard_ros::bag::topics::{Role, Topics};
 use workcell_guard_ros::bag::{self, Call, Entry, Recording};
 use workcell_guard_ros::event_loop::{Rebuild, seconds};
 use workcell_guard_ros::node::{GuardNode, check_param};
 use workcell_guard_ros::params::NodeParams;
 use workcell_guard_ros::replay;
+use workcell_guard_ros::topics::{Role, Topics};
 
 /// The sample cell, built once per process.
 pub(crate) struct Sample {

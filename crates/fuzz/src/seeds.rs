@@ -212,7 +212,7 @@ fn mcap_seed() -> Option<Vec<u8>> {
     for k in 0..20u64 {
         let ns = T0_NS + k * 2_000_000;
         for (r, js) in joint_states(ns).into_iter().enumerate() {
-            let topic = topics.name(workcell_guard_ros::bag::topics::Role::JointState(r))?;
+            let topic = topics.name(workcell_guard_ros::topics::Role::JointState(r))?;
             bag.write(topic, ns, &js).ok()?;
         }
     }

@@ -68,7 +68,7 @@ fn the_crashes_fuzzing_found_are_refused_with_their_reason() {
     let bag = std::fs::read(dir.join("mcap/record-claims-192-pib")).unwrap();
     let cell =
         workcell_guard_description::workcell::load(&workcell_guard_fuzz::repo().join("config/workcell.yaml")).unwrap();
-    let topics = workcell_guard_ros::bag::topics::Topics::new(&Default::default(), &cell);
+    let topics = workcell_guard_ros::topics::Topics::new(&Default::default(), &cell);
     let e = workcell_guard_ros::bag::read_bytes(&bag, std::path::Path::new("f.mcap"), &topics);
     let e = e.map(drop).expect_err("refused").to_string();
     assert!(e.contains("not a readable MCAP file") && e.contains("exceeds limit"), "{e}");

@@ -3,7 +3,7 @@
 //! diagnostics. Buffers are kept and reused, so a cycle allocates nothing
 //! while the publishers keep their joint order.
 
-use crate::msg::{Bool, DiagnosticStatus, JointState, KeyValue, Time};
+use crate::msg::{DiagnosticStatus, JointState, KeyValue, Time};
 use std::fmt::Write;
 use workcell_guard_core::guard::{Body, Decision, Reason, StopKind};
 use workcell_guard_description::workcell::Workcell;
@@ -260,11 +260,6 @@ fn value<'a>(kv: &'a mut KeyValue, key: &str) -> &'a mut String {
     &mut kv.value
 }
 
-/// The stop flag of a decision.
-pub fn stop_flag(d: &Decision) -> Bool {
-    Bool { data: d.is_stop() }
-}
-
 /// A robot's diagnostic message while nothing stops it: it may move (it
 /// need not be moving).
 pub const CLEAR: &str = "clear: may move";
@@ -502,7 +497,7 @@ mod tests {
     }
 
     #[test]
-    fn decisions_become_a_stop_flag_and_a_status() {
+    fn decisions_become_a_status() {
         let cell = workcell_guard_description::workcell::load(
             &std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../..")).join("config/workcell.yaml"),
         )
@@ -515,7 +510,6 @@ mod tests {
             clearance_m: 0.004,
             time_to_contact_s: Some(0.12),
         });
-        assert!(stop_flag(&stop).data);
         let mut s = DiagnosticStatus::default();
         names.fill_status(&mut s, 0, &stop);
         assert_eq!(s.level, DiagnosticStatus::WARN);
@@ -524,7 +518,6 @@ mod tests {
         assert!(s.values[1].value.starts_with(&format!("{}/{l0} <-> ", cell.manipulators[0].name)), "{:?}", s.values);
         assert_eq!(s.values[2].value, "0.1200");
         let go = Decision::Continue { clearance_m: 0.25, pair: None, escaping: false };
-        assert!(!stop_flag(&go).data);
         names.fill_status(&mut s, 1, &go);
         assert_eq!((s.level, s.message.as_str(), s.values[0].value.as_str()), (DiagnosticStatus::OK, CLEAR, "0.2500"));
         assert_eq!(s.values[2].value, "");

@@ -70,6 +70,40 @@ pub enum Trigger {
     Reload,
 }
 
+/// A call on the node that is no message on a topic: a parameter set
+/// through the parameter services, a service call. The node records them as
+/// metadata records named [`crate::bag::CALL`], each with its instant (`time_ns`).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Call {
+    /// A parameter set to a value (JSON).
+    Param {
+        /// The parameter.
+        name: String,
+        /// Its value, as JSON text.
+        value: String,
+    },
+    /// `~/set_priority`.
+    SetPriority {
+        /// The robot.
+        robot: String,
+        /// Its new priority.
+        priority: i32,
+    },
+    /// `~/set_contact`.
+    SetContact {
+        /// One body.
+        a: String,
+        /// The other.
+        b: String,
+        /// Allowed or forbidden.
+        allowed: bool,
+    },
+    /// `~/reset_stop`.
+    ResetStop,
+    /// `~/reload`: the workcell loaded again and a new node swapped in.
+    Reload,
+}
+
 /// A middleware binding: receives into [`Incoming`] and publishes what
 /// the loop hands it. Publishing failures are the transport's to log.
 #[allow(async_fn_in_trait)]
@@ -97,7 +131,7 @@ pub trait Transport {
     fn record_cycle(&mut self, _now_ns: u64) {}
     /// Called with each call on the node that is no input: a parameter
     /// update it took, a reloaded workcell swapped in.
-    fn record_call(&mut self, _call: &crate::bag::Call, _now_ns: u64) {}
+    fn record_call(&mut self, _call: &Call, _now_ns: u64) {}
     /// Robot `robot`'s stop flag.
     fn publish_stop(&mut self, robot: usize, stop: Bool);
     /// Robot `robot`'s speed scaling (where the workcell names a topic).
@@ -295,6 +329,7 @@ fn trigger(success: bool, message: String) -> TriggerResponse {
 
 /// Runs the node over `t` until `shutdown` resolves, the transport
 /// closes, or a thread of the node panics.
+// long: the loop's one select over every source of work
 pub async fn serve<T: Transport>(
     t: &mut T,
     core: &mut GuardNode,
@@ -322,7 +357,7 @@ pub async fn serve<T: Transport>(
                     && let Some(id) = reload_pending.take()
                 {
                     if r.is_ok() {
-                        t.record_call(&crate::bag::Call::Reload, clock(t).0);
+                        t.record_call(&Call::Reload, clock(t).0);
                     }
                     let answer = swap_in(core, cx, r);
                     t.answer_trigger(Trigger::Reload, id, answer);
@@ -342,7 +377,7 @@ pub async fn serve<T: Transport>(
                     Ok(()) => {
                         for (name, v) in &batch {
                             tracing::info!("parameter {name} = {v}");
-                            let call = crate::bag::Call::Param { name: name.clone(), value: v.to_string() };
+                            let call = Call::Param { name: name.clone(), value: v.to_string() };
                             t.record_call(&call, clock(t).0);
                         }
                     }
@@ -436,12 +471,18 @@ fn clock<T: Transport>(t: &T) -> (u64, f64) {
 
 /// Hands one arrival to the node at `now` (s) (and, for a joint state
 /// with `cycle_on_joint_state`, runs the split cycle and publishes it).
+// long: one arm per kind of arrival
 pub(crate) fn take<T: Transport>(t: &mut T, core: &mut GuardNode, m: Incoming<T::Request>, now: f64) {
     let robot_name = |core: &GuardNode, r: usize| core.cell().manipulators.get(r).map_or("?", |m| &m.name).to_string();
+    // Refusals repeat as fast as their stream comes: one line a second per
+    // robot and cause ([`crate::throttle`]).
+    let warn = |source: &str, e: &dyn Refusal| {
+        THROTTLE.with(|t| t.borrow_mut().warn(source, &crate::throttle::cause_of(&e), e));
+    };
     match m {
         Incoming::JointState(robot, msg) => {
             if let Err(e) = core.on_joint_state(robot, &msg, now) {
-                tracing::warn!("{}: {e}", robot_name(core, robot));
+                warn(&robot_name(core, robot), &e);
             }
             if core.params().cycle_on_joint_state {
                 // This robot's stop first, then the others'.
@@ -458,19 +499,19 @@ pub(crate) fn take<T: Transport>(t: &mut T, core: &mut GuardNode, m: Incoming<T:
         }
         Incoming::Trajectory(robot, msg) => {
             if let Err(e) = core.on_trajectory(robot, &msg) {
-                tracing::warn!("{}: {e}", robot_name(core, robot));
+                warn(&robot_name(core, robot), &e);
             }
         }
         Incoming::Display(robots, msg) => {
             for robot in robots {
                 if let Err(e) = core.on_display_trajectory(robot, &msg) {
-                    tracing::warn!("{}: {e}", robot_name(core, robot));
+                    warn(&robot_name(core, robot), &e);
                 }
             }
         }
         Incoming::Cloud(msg) => {
             if let Err(e) = core.on_cloud(&msg, now) {
-                tracing::warn!("point cloud refused: {e}");
+                warn("point cloud refused", &e);
             }
         }
         Incoming::PlatenPose(unit, msg) => core.on_platen_pose(unit, &msg),
@@ -511,8 +552,20 @@ pub(crate) fn take<T: Transport>(t: &mut T, core: &mut GuardNode, m: Incoming<T:
         }
         // The loop takes reloads itself (built beside the running node).
         Incoming::Reload(_) => tracing::error!("a reload reached the node's inputs: ignored"),
-        Incoming::Undecodable(what, why) => tracing::warn!("{what} not decoded: {why}"),
+        Incoming::Undecodable(what, why) => {
+            THROTTLE.with(|t| t.borrow_mut().warn(what, "not decoded", format_args!("not decoded: {why}")))
+        }
     }
+}
+
+/// What `take` logs of a refused input: its message and its cause.
+trait Refusal: std::fmt::Display + std::fmt::Debug {}
+impl<E: std::fmt::Display + std::fmt::Debug> Refusal for E {}
+
+thread_local! {
+    /// The loop's throttled warnings (one loop per thread).
+    static THROTTLE: std::cell::RefCell<crate::throttle::Throttle> =
+        std::cell::RefCell::new(crate::throttle::Throttle::new(Duration::from_secs(1)));
 }
 
 /// The workcell's MoveIt display topics, each with the robots pointed at it
@@ -520,7 +573,7 @@ pub(crate) fn take<T: Transport>(t: &mut T, core: &mut GuardNode, m: Incoming<T:
 pub fn display_topics(cell: &Workcell) -> Vec<(String, Vec<usize>)> {
     let mut out: Vec<(String, Vec<usize>)> = Vec::new();
     for (r, m) in cell.manipulators.iter().enumerate() {
-        if let Some(d) = &m.display_trajectory_topic {
+        if let Some(d) = &m.topics.display_trajectory {
             match out.iter_mut().find(|(t, _)| t == d) {
                 Some((_, robots)) => robots.push(r),
                 None => out.push((d.clone(), vec![r])),

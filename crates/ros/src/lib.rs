@@ -9,6 +9,9 @@
 //! - [`node`]: [`node::GuardNode`], input in and messages out, diagnostics
 //!   and markers;
 //! - [`event_loop`]: the one loop, over the [`event_loop::Transport`] trait;
+//! - [`topics`]: the node's topics over a cell, each with its role, type and
+//!   direction; [`startup`]: start-up, the run and its end, shared by both
+//!   transports;
 //! - [`bag`], [`replay`]: rosbag2 MCAP recordings (written by the node
 //!   itself or by anyone), and their inputs through the node offline;
 //! - the transports: [`dds`] through `ros2-client` (the default) and `r2r`
@@ -28,3 +31,6 @@ pub mod qos;
 #[cfg(feature = "r2r")]
 pub mod r2r;
 pub mod replay;
+pub mod startup;
+mod throttle;
+pub mod topics;

@@ -199,14 +199,15 @@ pub enum Applies {
 
 /// One parameter: name, type and range, default, what it does, when an
 /// update applies, and how it is read and written. [`PARAMS`] lists them
-/// all; setting, declaring, describing and the README's table all come
+/// all; setting, declaring, describing and the table in
+/// `docs/ros-interface.md` all come
 /// from it.
 pub struct ParamSpec {
     /// The ROS name.
     pub name: &'static str,
     /// Type and range.
     pub kind: Kind,
-    /// The default, as the README shows it.
+    /// The default, as the documented table shows it.
     pub default: &'static str,
     /// What it does.
     pub doc: &'static str,
@@ -328,7 +329,7 @@ pub fn spec(name: &str) -> Option<&'static ParamSpec> {
 }
 
 impl ParamSpec {
-    /// Its type and range, as the README's table writes it.
+    /// Its type and range, as the documented table writes it.
     pub fn kind_text(&self) -> String {
         match self.kind {
             Kind::Bool => "bool".to_string(),
@@ -355,7 +356,7 @@ impl ParamSpec {
     }
 }
 
-/// The parameters as a Markdown table (the README's).
+/// The parameters as a Markdown table (`docs/ros-interface.md`'s).
 pub fn markdown_table() -> String {
     let mut out = String::from("| Parameter | Type | Default | Applies | What it does |\n|---|---|---|---|---|\n");
     for s in PARAMS {
@@ -484,10 +485,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_readme_shows_the_parameter_table() {
-        let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../README.md")).unwrap();
+    fn the_interface_reference_shows_the_parameter_table() {
+        let doc = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/ros-interface.md")).unwrap();
         let table = markdown_table();
-        assert!(readme.contains(&table), "README.md must hold the parameter table as the code has it:\n{table}");
+        assert!(
+            doc.contains(&table),
+            "docs/ros-interface.md must hold the parameter table as the code has it:\n{table}"
+        );
     }
 
     #[test]

@@ -13,7 +13,6 @@
 //! order, with the decisions the recording holds, where it holds any: the
 //! first one that differs is named.
 
-use crate::bag::topics::{Role, Topics};
 use crate::bag::{Call, Entry, Msg, Recording};
 use crate::event_loop::{self, Incoming, Rebuild, Transport, Trigger, seconds};
 use crate::msg::{
@@ -21,6 +20,7 @@ use crate::msg::{
     SetPriorityResponse, Time, TriggerResponse,
 };
 use crate::node::GuardNode;
+use crate::topics::{Role, Topics};
 use std::collections::BTreeMap;
 
 /// The replay's transport: a clock set by the replay, and a list of what
@@ -166,6 +166,7 @@ pub struct Observed<'a> {
 
 /// [`replay`], calling `observe` after each timer cycle with the node as
 /// the cycle left it.
+// long: the replay's loop: arrivals, timer cycles and calls in recorded time
 pub fn replay_observed(
     core: &mut GuardNode,
     rec: &Recording,

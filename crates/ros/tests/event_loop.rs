@@ -14,13 +14,13 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::time::Instant;
-use workcell_guard_ros::dds::build_from;
 use workcell_guard_ros::event_loop::{Incoming, LoopContext, Transport, Trigger, serve};
 use workcell_guard_ros::msg::{
     Bool, DiagnosticArray, Float64, JointTrajectory, ManipulatorGrant, MarkerArray, PlatenGrant, SetContactResponse,
     SetPriorityResponse, Time, TriggerResponse,
 };
 use workcell_guard_ros::params::NodeParams;
+use workcell_guard_ros::startup::build_from;
 
 #[derive(Clone, Debug, PartialEq)]
 enum Out {

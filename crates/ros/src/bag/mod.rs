@@ -6,26 +6,25 @@
 //!
 //! [`BagWriter`] writes any message this crate defines; [`read`] reads a
 //! bag written by anyone into the messages of a cell's topics
-//! ([`topics::Topics`]), in log-time order, counting what it skips (topics
+//! ([`crate::topics::Topics`]), in log-time order, counting what it skips (topics
 //! the cell has no role for) and refusing, with what it had read, a file
 //! it cannot read (truncated, not MCAP, a topic of the cell in another
 //! encoding or type).
 
 pub mod record;
 pub mod schema;
-pub mod topics;
 
 use crate::msg::{
     Bool, Float64, JointState, JointTrajectory, ManipulatorGrant, PlatenGrant, PlatenMoveRequest, PlatenPathRequest,
     PointCloud2, PoseStamped, RosMessage, SpeedScalingFactor, Time,
 };
+use crate::topics::{Role, Topics};
 use byteorder::{BigEndian, LittleEndian};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use std::collections::{BTreeMap, HashMap};
 use std::io::{BufWriter, Seek, Write};
 use std::path::{Path, PathBuf};
-use topics::{Role, Topics};
 use workcell_guard_description::workcell::ScalingMessage;
 
 /// The RTPS encapsulation header of a little-endian plain CDR payload.
@@ -152,39 +151,7 @@ pub struct Entry {
     pub msg: Msg,
 }
 
-/// A call on the node that is no message on a topic: a parameter set
-/// through the parameter services, a service call. The node records them as
-/// metadata records named [`CALL`], each with its instant (`time_ns`).
-#[derive(Clone, Debug, PartialEq)]
-pub enum Call {
-    /// A parameter set to a value (JSON).
-    Param {
-        /// The parameter.
-        name: String,
-        /// Its value, as JSON text.
-        value: String,
-    },
-    /// `~/set_priority`.
-    SetPriority {
-        /// The robot.
-        robot: String,
-        /// Its new priority.
-        priority: i32,
-    },
-    /// `~/set_contact`.
-    SetContact {
-        /// One body.
-        a: String,
-        /// The other.
-        b: String,
-        /// Allowed or forbidden.
-        allowed: bool,
-    },
-    /// `~/reset_stop`.
-    ResetStop,
-    /// `~/reload`: the workcell loaded again and a new node swapped in.
-    Reload,
-}
+pub use crate::event_loop::Call;
 
 /// The name of the metadata records that hold [`Call`]s.
 pub const CALL: &str = "workcell_guard/call";
@@ -390,6 +357,9 @@ pub fn decode_as(role: Role, data: &[u8]) -> Result<Msg, String> {
         Role::ArmGrant(_) => Msg::ArmGrant(decode(data)?),
         Role::PlatenGrant(_) => Msg::PlatenGrant(decode(data)?),
         Role::Cycle => Msg::Time(decode(data)?),
+        Role::State(_) | Role::Diagnostics | Role::Markers | Role::Display(_) | Role::Clock => {
+            return Err(format!("{} is not recorded", role.type_name()));
+        }
     })
 }
 

@@ -5,7 +5,6 @@
 //! ([`crate::replay`]) gives the same decisions.
 
 use super::Msg;
-use super::topics::{Role, Topics};
 use super::{BagError, BagWriter, Call};
 use crate::event_loop::{self, Incoming, LoopContext, Transport, Trigger};
 use crate::msg::{
@@ -13,6 +12,7 @@ use crate::msg::{
     SetContactResponse, SetPriorityResponse, Time, TriggerResponse,
 };
 use crate::node::GuardNode;
+use crate::topics::{Role, Topics};
 use serde::Serialize;
 use std::collections::BTreeMap;
 

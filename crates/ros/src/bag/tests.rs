@@ -1,6 +1,6 @@
-use super::topics::{Role, Topics};
 use super::*;
 use crate::msg::Header;
+use crate::topics::{Role, Topics};
 use std::io::Cursor;
 
 fn topics() -> Topics {

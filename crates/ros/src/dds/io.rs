@@ -143,11 +143,12 @@ impl<'a> DdsIo<'a> {
             joint_states: merged(topics.joint_states.iter()),
             trajectories: merged(topics.trajectories.iter()),
             displays: merged(topics.displays.iter().map(|(s, _)| s)),
-            clouds: topics
-                .points
-                .async_stream()
-                .map(|m| m.map(|(msg, _)| msg).map_err(|e| format!("{e:?}")))
-                .boxed_local(),
+            clouds: match &topics.points {
+                Some(points) => {
+                    points.async_stream().map(|m| m.map(|(msg, _)| msg).map_err(|e| format!("{e:?}"))).boxed_local()
+                }
+                None => futures::stream::pending().boxed_local(),
+            },
             unit_poses: merged(topics.unit_poses.iter()),
             move_requests: merged(topics.move_requests.iter()),
             path_requests: merged(topics.path_requests.iter()),
@@ -290,11 +291,15 @@ impl Transport for DdsIo<'_> {
     }
 
     fn publish_diagnostics(&mut self, d: &DiagnosticArray) {
-        warn("diagnostics", self.topics.diagnostics.publish(d.clone()));
+        if let Some(p) = &self.topics.diagnostics {
+            warn("diagnostics", p.publish(d.clone()));
+        }
     }
 
     fn publish_markers(&mut self, m: &MarkerArray) {
-        warn("markers", self.topics.markers.publish(m.clone()));
+        if let Some(p) = &self.topics.markers {
+            warn("markers", p.publish(m.clone()));
+        }
     }
 
     fn joint_state_publishers(&self, robot: usize) -> Option<usize> {

@@ -27,7 +27,9 @@
 //!   frame) and `<unit>/move_request` in, `<unit>/grant` out
 //!   (`workcell_guard_msgs`).
 //! - Services: `~/reset_stop` and `~/reload` (`std_srvs/Trigger`),
-//!   `~/set_contact` (`workcell_guard_msgs/SetContact`). A reload builds
+//!   `~/set_contact` and `~/set_priority` (`workcell_guard_msgs`), each
+//!   answering both request mappings and announced as the node's
+//!   ([`services`]). A reload builds
 //!   the new guard beside the running one and swaps it in; a workcell that
 //!   fails validation is refused and the old one keeps running.
 //! - Parameters through the six `rcl_interfaces` services; each update is
@@ -47,15 +49,15 @@ pub mod services;
 mod topics;
 
 use crate::args::RosArgs;
-use crate::event_loop::{self, Incoming, LoopContext, Transport, Trigger};
+use crate::event_loop::{self, Incoming, Transport, Trigger};
 use crate::msg::{
     Bool, CancelGoalRequest, CancelGoalResponse, DiagnosticArray, DisplayTrajectory, Float64, JointState,
     JointTrajectory, ManipulatorGrant, MarkerArray, PlatenGrant, PlatenMoveRequest, PlatenPathRequest, PointCloud2,
     PoseStamped, RosMessage, SetContactRequest, SetContactResponse, SetPriorityRequest, SetPriorityResponse,
     TriggerRequest, TriggerResponse,
 };
-use crate::node::GuardNode;
-use crate::params::{NodeParams, ParamError};
+use crate::params::NodeParams;
+use crate::startup::{self, EnvError, NODE_NAME, PANIC_ON_FRAME_ID, RunError, build_node, catch_panics};
 use futures::StreamExt;
 use io::DdsIo;
 use ros2_client::dds::rustdds::DomainParticipantBuilder;
@@ -66,14 +68,12 @@ use ros2_client::{
 };
 use serde_json::Value;
 use std::net::Ipv4Addr;
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-pub use topics::{LATCHED, SENSOR, resolve_name};
+pub use topics::{LATCHED, SENSOR};
 use topics::{Topics, create_topics, name, topic};
-use workcell_guard_core::field::DistanceField;
-use workcell_guard_description::workcell::{self, Workcell};
+use workcell_guard_description::workcell::Workcell;
 
 impl Message for SetContactRequest {}
 impl Message for SetContactResponse {}
@@ -84,9 +84,6 @@ impl Message for TriggerResponse {}
 impl Message for CancelGoalRequest {}
 impl Message for CancelGoalResponse {}
 
-/// The default node name.
-pub const NODE_NAME: &str = "workcell_guard";
-
 /// What the environment says about DDS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DdsEnv {
@@ -94,18 +91,6 @@ pub struct DdsEnv {
     pub domain_id: u16,
     /// Keep discovery and traffic on 127.0.0.1.
     pub localhost_only: bool,
-}
-
-/// A ROS environment variable with a value ROS would refuse.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("{var}={value}: {problem}")]
-pub struct EnvError {
-    /// The variable.
-    pub var: &'static str,
-    /// Its value.
-    pub value: String,
-    /// What is wrong.
-    pub problem: &'static str,
 }
 
 impl DdsEnv {
@@ -145,70 +130,8 @@ impl DdsEnv {
     }
 }
 
-/// The node could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    /// Bad environment.
-    #[error(transparent)]
-    Env(#[from] EnvError),
-    /// Bad parameters.
-    #[error(transparent)]
-    Param(#[from] ParamError),
-    /// No workcell file.
-    #[error(
-        "parameter `workcell_file` is not set (give --params-file config/workcell_guard.yaml or -p workcell_file:=…)"
-    )]
-    NoWorkcell,
-    /// The workcell failed validation.
-    #[error(transparent)]
-    Workcell(#[from] workcell::ConfigError),
-    /// The guard could not be built.
-    #[error(transparent)]
-    Guard(#[from] workcell_guard_core::guard::GuardError),
-    /// A DDS entity could not be created.
-    #[error("DDS: {0}")]
-    Dds(String),
-    /// A topic name is not a valid ROS name.
-    #[error("topic `{name}`: {problem}")]
-    Name {
-        /// The name.
-        name: String,
-        /// Why.
-        problem: String,
-    },
-    /// The async runtime could not start.
-    #[error("runtime: {0}")]
-    Runtime(#[from] std::io::Error),
-    /// The recording (`record_file`) could not be created.
-    #[error(transparent)]
-    Record(#[from] crate::bag::BagError),
-    /// The node panicked; every stop was published true before it ended.
-    #[error("panicked (every stop published true): {0}")]
-    Panicked(String),
-}
-
-/// The environment variable that names a joint-state `frame_id` on which
-/// the node panics (fault injection for tests; unset in production).
-pub const PANIC_ON_FRAME_ID: &str = "WORKCELL_GUARD_PANIC_ON_FRAME_ID";
-
 fn dds<E: std::fmt::Debug>(e: E) -> RunError {
     RunError::Dds(format!("{e:?}"))
-}
-
-/// Loads parameters, the workcell and the guard as the command line says.
-pub fn build_node(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<GuardNode, RunError> {
-    let node_name = ros.node_name.as_deref().unwrap_or(NODE_NAME);
-    let ns = ros.namespace.as_deref().unwrap_or("/");
-    build_from(NodeParams::load(ros, node_name, ns)?, matrix_cache)
-}
-
-/// Loads the workcell `params` name and builds its guard.
-pub fn build_from(params: NodeParams, matrix_cache: Option<&std::path::Path>) -> Result<GuardNode, RunError> {
-    let file = params.workcell_file.clone().ok_or(RunError::NoWorkcell)?;
-    let cell = workcell::load(&file)?;
-    let field = DistanceField::from_workcell(&cell);
-    let (guard, _) = workcell_guard_description::build_guard(&cell, field, matrix_cache)?;
-    Ok(GuardNode::new(cell, guard, params)?)
 }
 
 fn json_of(v: &ParameterValue) -> Value {
@@ -244,6 +167,7 @@ fn declared(p: &NodeParams, cell: &Workcell) -> Vec<(&'static str, ParameterValu
 }
 
 /// Runs the node until SIGINT or SIGTERM.
+// long: the transport's start-up in its order: participant, node, endpoints, services, loop, end
 pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), RunError> {
     let env = DdsEnv::from_env()?;
     let mut core = build_node(ros, matrix_cache)?;
@@ -283,8 +207,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     if core.params().use_sim_time {
         node.set_parameter("use_sim_time", ParameterValue::Boolean(true)).map_err(RunError::Dds)?;
     }
-    let param_services =
-        param_services::ParamServices::new(&context.domain_participant(), &node.fully_qualified_name(), (ps, pc, tx))?;
+    let param_services = param_services::ParamServices::new(&context.domain_participant(), &mut node, (ps, pc, tx))?;
     let topics = create_topics(
         &context.domain_participant(),
         &mut node,
@@ -311,99 +234,21 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     core.inject_panic_on_frame_id(std::env::var(PANIC_ON_FRAME_ID).ok());
     let linger = Duration::from_secs_f64(core.params().shutdown_linger_s);
     let mut topics = topics;
-    // A panic anywhere (this thread's is caught below, another thread's
-    // raises the flag the loop watches) ends the loop; every stop then goes
-    // out true before the process ends.
-    let panicked = Arc::new(AtomicBool::new(false));
-    let report = catch_panics(panicked.clone());
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let (bag, recorded) = (crate::bag::record::open(&core)?, crate::bag::topics::Topics::new(ros, core.cell()));
-    let cache = matrix_cache.map(|p| p.to_path_buf());
-    let mut cx = LoopContext {
-        params: rx,
-        checked_cell: cell,
-        rebuild: Arc::new(move |params| build_from(params, cache.as_deref()).map_err(|e| e.to_string())),
-        panicked: panicked.clone(),
+    let mut cx = startup::loop_context(rx, cell, matrix_cache);
+    // A panic anywhere (this thread's is caught in `serve`, another
+    // thread's raises the flag the loop watches) ends the loop; every stop
+    // then goes out true before the process ends.
+    let report = catch_panics(cx.panicked.clone());
+    let ran = {
+        let _entered = rt.enter();
+        let mut io = DdsIo::new(&node, &topics, context.domain_participant());
+        startup::serve(&rt, ros, &mut core, &mut io, &mut cx, param_services.serve(&node))?
     };
-    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        rt.block_on(async {
-            let mut shutdown = Shutdown::new();
-            let mut io = DdsIo::new(&node, &topics, context.domain_participant());
-            let serving = crate::bag::record::serve(&mut io, bag, recorded, &mut core, &mut cx, shutdown.requested());
-            let parameters = param_services.serve(&node);
-            futures::pin_mut!(serving, parameters);
-            futures::future::select(serving, parameters).await;
-        })
-    }));
     let left = shutdown_watchdog(linger + Duration::from_secs(2));
     leave_stopped(&mut node, &mut topics, linger);
     left.store(true, Ordering::SeqCst);
-    if let Some(r) = report.lock().ok().and_then(|mut r| r.take()) {
-        eprintln!("{r}");
-    }
-    match ran {
-        Err(p) => Err(RunError::Panicked(panic_message(p.as_ref()).to_string())),
-        Ok(()) if panicked.load(Ordering::SeqCst) => Err(RunError::Panicked("in another thread".into())),
-        Ok(()) => Ok(()),
-    }
-}
-
-/// A panic's message (its payload, when it is text).
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> &str {
-    payload
-        .downcast_ref::<String>()
-        .map(String::as_str)
-        .or_else(|| payload.downcast_ref::<&str>().copied())
-        .unwrap_or("(no message)")
-}
-
-/// Installs the process's panic hook for the node's run: it raises `flag`
-/// and keeps what the default hook would print (thread, place, message and,
-/// with `RUST_BACKTRACE`, a backtrace left unresolved), so that the stops go
-/// out true at once and the report is printed after (resolving a backtrace
-/// takes long enough for a subscriber to discover the stale writers).
-fn catch_panics(flag: Arc<AtomicBool>) -> Arc<Mutex<Option<PanicReport>>> {
-    let report = Arc::new(Mutex::new(None::<PanicReport>));
-    let keep = report.clone();
-    std::panic::set_hook(Box::new(move |info| {
-        // A third-party parser's panic, contained and refused as a bad file
-        // (a mesh on a reload): the node runs on.
-        if workcell_guard_description::contain::active() {
-            return;
-        }
-        flag.store(true, Ordering::SeqCst);
-        let thread = std::thread::current();
-        let bt = std::backtrace::Backtrace::capture();
-        let text = format!(
-            "thread '{}' panicked at {}:\n{}",
-            thread.name().unwrap_or("<unnamed>"),
-            info.location().map_or_else(|| "?".to_string(), |l| l.to_string()),
-            panic_message(info.payload())
-        );
-        if let Ok(mut r) = keep.try_lock()
-            && r.is_none()
-        {
-            *r = Some(PanicReport { text, backtrace: bt });
-        }
-    }));
-    report
-}
-
-/// What a panic hook keeps to print once the stops are out.
-struct PanicReport {
-    text: String,
-    /// Resolved (slowly) only when printed.
-    backtrace: std::backtrace::Backtrace,
-}
-
-impl std::fmt::Display for PanicReport {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.text)?;
-        if self.backtrace.status() == std::backtrace::BacktraceStatus::Captured {
-            write!(f, "\nstack backtrace:\n{}", self.backtrace)?;
-        }
-        Ok(())
-    }
+    startup::finish(ran, &cx.panicked, &report)
 }
 
 /// A thread that ends the process if the returned flag is not raised
@@ -469,54 +314,10 @@ fn leave_stopped(node: &mut Node, topics: &mut Topics, linger: Duration) {
     drop(fresh);
 }
 
-/// SIGINT or SIGTERM, listened for once for the node's whole run.
-pub struct Shutdown {
-    int: Option<tokio::signal::unix::Signal>,
-    term: Option<tokio::signal::unix::Signal>,
-}
-
-impl Shutdown {
-    /// Starts listening (inside a tokio runtime).
-    pub fn new() -> Shutdown {
-        use tokio::signal::unix::{SignalKind, signal};
-        Shutdown { int: signal(SignalKind::interrupt()).ok(), term: signal(SignalKind::terminate()).ok() }
-    }
-
-    /// Resolves on the next SIGINT or SIGTERM.
-    pub async fn requested(&mut self) {
-        async fn next(s: Option<&mut tokio::signal::unix::Signal>) {
-            match s {
-                Some(s) => {
-                    s.recv().await;
-                }
-                None => std::future::pending().await,
-            }
-        }
-        tokio::select! {
-            _ = next(self.int.as_mut()) => {}
-            _ = next(self.term.as_mut()) => {}
-        }
-    }
-}
-
-impl Default for Shutdown {
-    fn default() -> Self {
-        Shutdown::new()
-    }
-}
-
-/// Where the collision matrix is cached unless told: `$XDG_CACHE_HOME` or
-/// `~/.cache`, under `workcell_guard/`.
-pub fn default_cache_dir() -> Option<PathBuf> {
-    std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .map(|d| d.join("workcell_guard"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::topics::resolve_name;
 
     fn env(vars: &[(&str, &str)]) -> Result<DdsEnv, EnvError> {
         let vars: Vec<(String, String)> = vars.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();

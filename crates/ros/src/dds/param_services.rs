@@ -150,22 +150,23 @@ fn result(r: Result<(), String>) -> raw::SetParametersResult {
 }
 
 impl ParamServices {
-    /// The six servers under node `fq_node` (fully qualified).
+    /// The six servers of `node`.
     pub(super) fn new(
         dp: &DomainParticipant,
-        fq_node: &str,
+        node: &mut Node,
         (current, cell, to_loop): Shared,
     ) -> Result<ParamServices, RunError> {
         let qos = QosProfile::publisher_default().history(History::KeepLast { depth: 10 });
+        let fq_node = node.fully_qualified_name();
         let srv = |s: &str| format!("{}/{s}", fq_node.trim_end_matches('/'));
         let ty = |t| ("rcl_interfaces", t);
         Ok(ParamServices {
-            get: server(dp, &srv("get_parameters"), ty("GetParameters"), &qos)?,
-            get_types: server(dp, &srv("get_parameter_types"), ty("GetParameterTypes"), &qos)?,
-            set: server(dp, &srv("set_parameters"), ty("SetParameters"), &qos)?,
-            set_atomically: server(dp, &srv("set_parameters_atomically"), ty("SetParametersAtomically"), &qos)?,
-            list: server(dp, &srv("list_parameters"), ty("ListParameters"), &qos)?,
-            describe: server(dp, &srv("describe_parameters"), ty("DescribeParameters"), &qos)?,
+            get: server(dp, node, &srv("get_parameters"), ty("GetParameters"), &qos)?,
+            get_types: server(dp, node, &srv("get_parameter_types"), ty("GetParameterTypes"), &qos)?,
+            set: server(dp, node, &srv("set_parameters"), ty("SetParameters"), &qos)?,
+            set_atomically: server(dp, node, &srv("set_parameters_atomically"), ty("SetParametersAtomically"), &qos)?,
+            list: server(dp, node, &srv("list_parameters"), ty("ListParameters"), &qos)?,
+            describe: server(dp, node, &srv("describe_parameters"), ty("DescribeParameters"), &qos)?,
             current,
             cell,
             to_loop,

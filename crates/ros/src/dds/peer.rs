@@ -11,7 +11,7 @@
 use super::recorder::Sub;
 use super::*;
 use crate::bag::Msg;
-use crate::bag::topics::{Role, Topics};
+use crate::topics::{Role, Topics};
 
 /// A participant and its node, loopback only where the environment says
 /// so, its spinner on a thread of its own.
@@ -104,6 +104,8 @@ impl CellPeer {
                     }
                 }
                 Role::Points | Role::Command(_) | Role::Cycle => {}
+                // (Not in a recording's topics.)
+                Role::State(_) | Role::Diagnostics | Role::Markers | Role::Display(_) | Role::Clock => {}
             }
         }
         spin(&mut p._node)?;

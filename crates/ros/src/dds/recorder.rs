@@ -9,9 +9,9 @@
 //! the node reads them; the rest reliable.
 
 use super::*;
-use crate::bag::topics::{Role, Topics};
 use crate::bag::{BagWriter, Msg};
 use crate::msg::SpeedScalingFactor;
+use crate::topics::{Role, Topics};
 use std::collections::BTreeMap;
 use workcell_guard_description::workcell::ScalingMessage;
 
@@ -64,7 +64,9 @@ impl Sub {
             Role::Speed(_, ScalingMessage::SpeedScalingFactor) => Sub::SpeedScaling(sub(node, name, &LATCHED)?),
             Role::ArmGrant(_) => Sub::ArmGrant(sub(node, name, &LATCHED)?),
             Role::PlatenGrant(_) => Sub::PlatenGrant(sub(node, name, &reliable)?),
-            Role::Cycle => return Ok(None),
+            Role::Cycle | Role::State(_) | Role::Diagnostics | Role::Markers | Role::Display(_) | Role::Clock => {
+                return Ok(None);
+            }
         }))
     }
 
@@ -116,7 +118,7 @@ pub fn record(
     let mut got = Recorded::default();
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let written: Result<(), crate::bag::BagError> = rt.block_on(async {
-        let mut shutdown = Shutdown::new();
+        let mut shutdown = crate::startup::Shutdown::new();
         let stop = shutdown.requested();
         tokio::pin!(stop);
         let until = duration_s.map(|d| tokio::time::Instant::now() + Duration::from_secs_f64(d.max(0.0)));

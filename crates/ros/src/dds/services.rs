@@ -12,6 +12,14 @@
 //! to CDR's end padding) wins, the header-less one first; a request that
 //! neither form reads is refused with both reasons. Every reply also
 //! carries the related sample identity, which Cyclone ignores.
+//!
+//! The server's reader and writer are the participant's, made beside the
+//! node (a node's writer cannot set a reply's related sample identity). So
+//! that the graph shows the service as the node's (`ros2 node info`,
+//! `get_service_names_and_types_by_node`: rmw lists a node's services by
+//! the request readers and reply writers the node announces on
+//! `ros_discovery_info`), the node also makes a reader and a writer of its
+//! own on the same two topics, which are never read or written.
 
 use ros2_client::dds::rustdds::{
     self, QosPolicies, RepresentationIdentifier, TopicKind, WriteOptionsBuilder,
@@ -20,6 +28,7 @@ use ros2_client::dds::rustdds::{
     rpc::SampleIdentity,
     serialization::deserialize_from_cdr_with_rep_id,
 };
+use ros2_client::dds::{Node, Publisher, Subscription};
 use ros2_client::{Message, QosProfile, message_info::MessageInfo};
 use std::marker::PhantomData;
 
@@ -182,17 +191,22 @@ pub fn encode_reply<A: serde::Serialize>(id: RequestId, answer: &A) -> Result<Ra
 }
 
 /// A service server answering both mappings.
-pub struct DualServer<Q, A> {
+pub struct DualServer<Q, A: serde::Serialize> {
     requests: SimpleDataReader<Raw, RawAdapter>,
     replies: DataWriter<Raw, RawAdapter>,
+    /// The node's own reader and writer on the two topics (module text):
+    /// they announce the service as the node's and are never used.
+    _announced: (Subscription<Q>, Publisher<A>),
     _types: PhantomData<fn(Q) -> A>,
 }
 
 impl<Q: Message + 'static, A: Message + 'static> DualServer<Q, A> {
     /// The server of service `fq_name` (fully qualified) of type
-    /// `pkg/srv/name`, on `participant`, `qos` both ways.
+    /// `pkg/srv/name`, on `participant`, `qos` both ways, announced as
+    /// `node`'s.
     pub fn new(
         participant: &rustdds::DomainParticipant,
+        node: &mut Node,
         fq_name: &str,
         (pkg, name): (&str, &str),
         qos: &QosProfile,
@@ -216,7 +230,11 @@ impl<Q: Message + 'static, A: Message + 'static> DualServer<Q, A> {
             .map_err(e)?
             .create_datawriter_no_key::<Raw, RawAdapter>(&rr, Some(q))
             .map_err(e)?;
-        Ok(DualServer { requests, replies, _types: PhantomData })
+        let announced = (
+            node.create_subscription::<Q>(&rq, Some(qos.clone())).map_err(e)?,
+            node.create_publisher::<A>(&rr, Some(qos.clone())).map_err(e)?,
+        );
+        Ok(DualServer { requests, replies, _announced: announced, _types: PhantomData })
     }
 
     /// Every request as it arrives, decoded as [`decode_request`] reads it.

@@ -5,6 +5,7 @@ use super::services::DualServer;
 use super::*;
 use crate::msg::{Clock, GuardState, SpeedScalingFactor};
 use crate::qos::{DurabilityKind, Endpoint, HistoryKind, QosOverride, QosOverrides, ReliabilityKind};
+use crate::topics::{QosClass, Role, resolve_name};
 use ros2_client::dds::rustdds::policy::ResourceLimits;
 use ros2_client::dds::rustdds::{DomainParticipant, QosPolicies, QosPolicyBuilder, TopicKind};
 use workcell_guard_description::workcell::ScalingMessage;
@@ -23,9 +24,9 @@ pub(super) struct Topics {
     pub(super) stops: Vec<Publisher<Bool>>,
     /// The stop topics, to make fresh writers on shutdown.
     pub(super) stop_topics: Vec<ros2_client::dds::rustdds::Topic>,
-    pub(super) diagnostics: Publisher<DiagnosticArray>,
-    pub(super) markers: Publisher<MarkerArray>,
-    pub(super) points: Subscription<PointCloud2>,
+    pub(super) diagnostics: Option<Publisher<DiagnosticArray>>,
+    pub(super) markers: Option<Publisher<MarkerArray>>,
+    pub(super) points: Option<Subscription<PointCloud2>>,
     /// MoveIt display topics, each with the robots pointed at it.
     pub(super) displays: Vec<(Subscription<DisplayTrajectory>, Vec<usize>)>,
     pub(super) unit_poses: Vec<Subscription<PoseStamped>>,
@@ -55,17 +56,6 @@ pub(super) struct Topics {
     /// own subscription is typed `builtin_interfaces/Time`, which no ROS 2
     /// clock publisher matches).
     pub(super) clock: Option<Subscription<Clock>>,
-}
-
-/// The fully qualified name of topic `n` for a node in namespace `ns`,
-/// after the remaps (matched against the name as written, then against
-/// the fully qualified name).
-pub fn resolve_name(ros: &RosArgs, node: &str, ns: &str, n: &str) -> String {
-    let qualify = |n: &str| {
-        if n.starts_with('/') { n.to_string() } else { format!("{}/{}", ns.trim_end_matches('/'), n) }
-    };
-    let fq = qualify(ros.remapped(node, n));
-    qualify(ros.remapped(node, &fq))
 }
 
 pub(super) fn name(ros: &RosArgs, node: &str, ns: &str, n: &str) -> Result<Name, RunError> {
@@ -130,11 +120,12 @@ pub const SENSOR: QosProfile = QosProfile::subscription_default().history(Histor
 /// both ways.
 pub(super) fn server<Q: Message + 'static, A: Message + 'static>(
     dp: &DomainParticipant,
+    node: &mut Node,
     fq: &str,
     typ: (&str, &str),
     qos: &QosProfile,
 ) -> Result<DualServer<Q, A>, RunError> {
-    DualServer::new(dp, fq, typ, qos).map_err(RunError::Dds)
+    DualServer::new(dp, node, fq, typ, qos).map_err(RunError::Dds)
 }
 
 /// Names the node's endpoints, applies their QoS overrides and keeps the
@@ -256,6 +247,23 @@ impl Ends<'_> {
     }
 }
 
+/// This transport's profile of QoS class `class`.
+fn profile(class: QosClass) -> QosProfile {
+    let reliable = QosProfile::publisher_default();
+    match class {
+        QosClass::Sensor => SENSOR,
+        QosClass::Reliable => reliable,
+        QosClass::Requests => reliable.history(History::KeepLast { depth: 10 }),
+        QosClass::Latched => LATCHED,
+        // rclcpp's clock QoS: best effort, keep last 1.
+        QosClass::Clock => QosProfile::subscription_default().history(History::KeepLast { depth: 1 }),
+    }
+}
+
+/// The node's endpoints: a subscription or publisher for every row of the
+/// topic table ([`crate::topics::table`]), the services, and the cancel
+/// clients of each robot's actions.
+// long: one arm per role of the topic table
 pub(super) fn create_topics(
     dp: &DomainParticipant,
     node: &mut Node,
@@ -265,8 +273,7 @@ pub(super) fn create_topics(
     overrides: &QosOverrides,
     sim_time: bool,
 ) -> Result<Topics, RunError> {
-    let reliable = QosProfile::publisher_default();
-    let services = reliable.clone().history(History::KeepLast { depth: 10 });
+    let services = profile(QosClass::Requests);
     let private = |srv: &str| {
         let fq = format!("{}/{node_name}/{srv}", ns.trim_end_matches('/'));
         let fq = ros.remapped(node_name, &fq).to_string();
@@ -276,12 +283,17 @@ pub(super) fn create_topics(
     let trigger = ("std_srvs", "Trigger");
     let ours = |srv| ("workcell_guard_msgs", srv);
     let mut e = Ends { dp, ros, node_name, ns, overrides, all: Vec::new(), qos: Vec::new() };
+    let displays = event_loop::display_topics(cell);
+    let robots = cell.manipulators.len();
     let mut t = Topics {
-        points: e.subscription::<PointCloud2>(node, "points", &SENSOR)?,
+        joint_states: Vec::new(),
+        trajectories: Vec::new(),
+        stops: Vec::new(),
+        stop_topics: Vec::new(),
+        diagnostics: None,
+        markers: None,
+        points: None,
         displays: Vec::new(),
-        commands: Vec::new(),
-        cancels: Vec::new(),
-        speed: Vec::new(),
         unit_poses: Vec::new(),
         move_requests: Vec::new(),
         path_requests: Vec::new(),
@@ -290,39 +302,56 @@ pub(super) fn create_topics(
         states: Vec::new(),
         endpoints: Vec::new(),
         js_names: Vec::new(),
-        reset_stop: server(dp, &private("reset_stop")?, trigger, &services)?,
-        reload: server(dp, &private("reload")?, trigger, &services)?,
-        set_contact: server(dp, &private("set_contact")?, ours("SetContact"), &services)?,
-        set_priority: server(dp, &private("set_priority")?, ours("SetPriority"), &services)?,
-        joint_states: Vec::new(),
-        trajectories: Vec::new(),
-        stops: Vec::new(),
-        stop_topics: Vec::new(),
-        diagnostics: e.publisher::<DiagnosticArray>(node, "diagnostics", &reliable)?,
-        markers: e.publisher::<MarkerArray>(node, "markers", &reliable)?,
+        reset_stop: server(dp, node, &private("reset_stop")?, trigger, &services)?,
+        reload: server(dp, node, &private("reload")?, trigger, &services)?,
+        set_contact: server(dp, node, &private("set_contact")?, ours("SetContact"), &services)?,
+        set_priority: server(dp, node, &private("set_priority")?, ours("SetPriority"), &services)?,
+        commands: crate::topics::nones(robots),
+        cancels: Vec::new(),
+        speed: crate::topics::nones(robots),
         clock: None,
     };
-    if sim_time {
-        // rclcpp's clock QoS: best effort, keep last 1.
-        let clock = QosProfile::subscription_default().history(History::KeepLast { depth: 1 });
-        t.clock = Some(e.subscription::<Clock>(node, "/clock", &clock)?);
+    for row in crate::topics::table(cell, sim_time) {
+        let (n, q) = (row.name.as_str(), profile(row.qos));
+        match row.role {
+            Role::JointState(_) => {
+                t.joint_states.push(e.subscription::<JointState>(node, n, &q)?);
+                t.js_names.push(e.all.last().map(|(fq, _)| fq.clone()).unwrap_or_default());
+            }
+            Role::Plan(_) => t.trajectories.push(e.subscription::<JointTrajectory>(node, n, &q)?),
+            Role::Points => t.points = Some(e.subscription::<PointCloud2>(node, n, &q)?),
+            Role::PlatenPose(_) => t.unit_poses.push(e.subscription::<PoseStamped>(node, n, &q)?),
+            Role::MoveRequest(_) => t.move_requests.push(e.subscription::<PlatenMoveRequest>(node, n, &q)?),
+            Role::PathRequest(_) => t.path_requests.push(e.subscription::<PlatenPathRequest>(node, n, &q)?),
+            Role::Display(d) => {
+                let robots = displays.get(d).map(|(_, r)| r.clone()).unwrap_or_default();
+                t.displays.push((e.subscription::<DisplayTrajectory>(node, n, &q)?, robots));
+            }
+            Role::Clock => t.clock = Some(e.subscription::<Clock>(node, n, &q)?),
+            Role::Stop(_) => {
+                let (stop, topic) = e.latched::<Bool>(node, n, &q, COMMAND_RETENTION)?;
+                t.stops.push(stop);
+                t.stop_topics.push(topic);
+            }
+            Role::ArmGrant(_) => t.arm_grants.push(e.latched::<ManipulatorGrant>(node, n, &q, GRANT_RETENTION)?.0),
+            Role::State(_) => t.states.push(e.latched::<GuardState>(node, n, &q, STATE_RETENTION)?.0),
+            Role::Speed(r, ScalingMessage::SpeedScalingFactor) => {
+                let p = e.latched::<SpeedScalingFactor>(node, n, &q, COMMAND_RETENTION)?.0;
+                t.speed[r] = Some(SpeedPublisher::Factor(p));
+            }
+            Role::Speed(r, ScalingMessage::Float64) => {
+                t.speed[r] = Some(SpeedPublisher::Float64(e.publisher::<Float64>(node, n, &q)?));
+            }
+            Role::Command(r) => t.commands[r] = Some(e.publisher::<JointTrajectory>(node, n, &q)?),
+            Role::PlatenGrant(_) => t.grants.push(e.publisher::<PlatenGrant>(node, n, &q)?),
+            Role::Diagnostics => t.diagnostics = Some(e.publisher::<DiagnosticArray>(node, n, &q)?),
+            Role::Markers => t.markers = Some(e.publisher::<MarkerArray>(node, n, &q)?),
+            Role::Cycle => {}
+        }
     }
     for m in &cell.manipulators {
-        t.joint_states.push(e.subscription::<JointState>(node, &m.joint_state_topic, &SENSOR)?);
-        t.js_names.push(e.all.last().map(|(fq, _)| fq.clone()).unwrap_or_default());
-        t.trajectories.push(e.subscription::<JointTrajectory>(node, &m.trajectory_topic, &reliable)?);
-        let (stop, st) = e.latched::<Bool>(node, &format!("{}/stop", m.name), &LATCHED, COMMAND_RETENTION)?;
-        t.stops.push(stop);
-        t.stop_topics.push(st);
-        let grant = format!("{}/grant", m.name);
-        t.arm_grants.push(e.latched::<ManipulatorGrant>(node, &grant, &LATCHED, GRANT_RETENTION)?.0);
-        t.states.push(e.latched::<GuardState>(node, &format!("{}/state", m.name), &LATCHED, STATE_RETENTION)?.0);
-        t.commands.push(match &m.controller_command_topic {
-            Some(c) => Some(e.publisher::<JointTrajectory>(node, c, &reliable)?),
-            None => None,
-        });
         let mut cancels = Vec::new();
-        for a in m.controller_action.iter().chain(&m.moveit_actions) {
+        for a in m.topics.controller_action.iter().chain(&m.topics.moveit_actions) {
             cancels.push(
                 node.create_client(
                     ServiceMapping::Enhanced,
@@ -335,32 +364,6 @@ pub(super) fn create_topics(
             );
         }
         t.cancels.push(cancels);
-        t.speed.push(match &m.speed_scaling_topic {
-            Some(c) => Some(match m.speed_scaling_type {
-                ScalingMessage::SpeedScalingFactor => {
-                    SpeedPublisher::Factor(e.latched::<SpeedScalingFactor>(node, c, &LATCHED, COMMAND_RETENTION)?.0)
-                }
-                ScalingMessage::Float64 => SpeedPublisher::Float64(e.publisher::<Float64>(node, c, &reliable)?),
-            }),
-            None => None,
-        });
-    }
-    for (d, robots) in event_loop::display_topics(cell) {
-        t.displays.push((e.subscription::<DisplayTrajectory>(node, &d, &services)?, robots));
-    }
-    for u in cell.platen.iter().flat_map(|p| &p.units) {
-        t.unit_poses.push(e.subscription::<PoseStamped>(node, &format!("{}/pose", u.name), &SENSOR)?);
-        t.move_requests.push(e.subscription::<PlatenMoveRequest>(
-            node,
-            &format!("{}/move_request", u.name),
-            &services,
-        )?);
-        t.path_requests.push(e.subscription::<PlatenPathRequest>(
-            node,
-            &format!("{}/path_request", u.name),
-            &services,
-        )?);
-        t.grants.push(e.publisher::<PlatenGrant>(node, &format!("{}/grant", u.name), &services)?);
     }
     overrides.check_against(&e.all).map_err(|q| {
         RunError::Param(crate::params::ParamError::Invalid { name: q.name, value: String::new(), problem: q.problem })

@@ -527,11 +527,6 @@ impl GuardNode {
         }
     }
 
-    /// Every cycle's duration since start, and the timer cycles missed.
-    pub fn cycle_times(&self) -> &CycleTimes {
-        &self.times
-    }
-
     /// The first half of a cycle run on `robot`'s joint state
     /// ([`Scope::First`]): that robot's stop flag, to publish at once;
     /// [`GuardNode::cycle_rest`] then converts the others'. `None` (and

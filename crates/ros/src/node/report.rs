@@ -107,6 +107,7 @@ impl GuardNode {
     /// The diagnostics of the last cycle, stamped `stamp`: one status per
     /// manipulator (decision, reason, closest pair, clearance, time to
     /// contact, cycle time) and one for the node.
+    // long: one status per robot, its keys in the order rqt_robot_monitor lists them
     pub fn diagnostics(&mut self, stamp: Time) -> &DiagnosticArray {
         let n = self.io.len();
         let units = self.unit_status.len();
@@ -179,7 +180,7 @@ impl GuardNode {
                 && let Decision::Stop(st) = decisions[r]
                 && matches!(st.reason, Reason::NoJointState | Reason::StaleJointState { .. })
             {
-                let topic = &self.cell.manipulators[r].joint_state_topic;
+                let topic = &self.cell.manipulators[r].topics.joint_states;
                 let _ = match k {
                     0 => write!(s.message, "; no publisher on `{topic}`"),
                     k => write!(s.message, "; {k} publisher(s) matched on `{topic}` but silent"),

@@ -12,20 +12,20 @@
 //! [`check_param`] and refused with its reason.
 //!
 //! Messages whose generated types exist only in a workspace that built
-//! them (this package's `workcell_guard_msgs`, MoveIt's `moveit_msgs`) go
-//! through r2r's untyped API as JSON with the ROS field names, which the
-//! serde twins in [`msg`](crate::msg) carry. The three services
-//! (`std_srvs/Trigger`, `SetContact`) are the `dds` transport's: typed
-//! servers could not be checked without a ROS install, and r2r has no
-//! untyped server.
+//! them (this package's `workcell_guard_msgs`, MoveIt's `moveit_msgs`,
+//! control_msgs' `SpeedScalingFactor`) go through r2r's untyped API as JSON
+//! with the ROS field names, which the serde twins in [`msg`](crate::msg)
+//! carry. The services are typed and served through the node itself
+//! ([`services`]): one participant, the node's, as rclcpp's.
 
 use crate::args::RosArgs;
-use crate::dds::{NODE_NAME, RunError, build_node};
-use crate::event_loop::{self, Incoming, LoopContext, Transport, Trigger};
+use crate::event_loop::{self, Incoming, Transport, Trigger};
 use crate::msg;
 use crate::node::check_param;
 use crate::params::NodeParams;
 use crate::qos::{DurabilityKind, Endpoint, HistoryKind, QosOverrides, ReliabilityKind};
+use crate::startup::{self, NODE_NAME, PANIC_ON_FRAME_ID, RunError, build_node, catch_panics};
+use crate::topics::{QosClass, Role};
 use ::r2r as r2;
 use futures::StreamExt;
 use r2::{ParameterValue, QosProfile};
@@ -156,7 +156,7 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
     let spin = node.clone();
     let running = Arc::new(std::sync::atomic::AtomicBool::new(true));
     let spinning = running.clone();
-    std::thread::Builder::new().name("rcl-spin".into()).spawn(move || {
+    let spinner = std::thread::Builder::new().name("rcl-spin".into()).spawn(move || {
         while spinning.load(std::sync::atomic::Ordering::Relaxed) {
             if let Ok(mut n) = spin.lock() {
                 n.spin_once(Duration::from_millis(5));
@@ -164,140 +164,155 @@ pub fn run(ros: &RosArgs, matrix_cache: Option<&std::path::Path>) -> Result<(), 
         }
     })?;
 
-    core.inject_panic_on_frame_id(std::env::var(crate::dds::PANIC_ON_FRAME_ID).ok());
+    core.inject_panic_on_frame_id(std::env::var(PANIC_ON_FRAME_ID).ok());
     let linger = Duration::from_secs_f64(core.params().shutdown_linger_s);
     let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    let (bag, recorded) = (crate::bag::record::open(&core)?, crate::bag::topics::Topics::new(ros, core.cell()));
-    let cache = matrix_cache.map(|p| p.to_path_buf());
-    let mut cx = LoopContext {
-        params: rx,
-        checked_cell: Arc::new(Mutex::new(Arc::new(core.cell().clone()))),
-        rebuild: Arc::new(move |params| crate::dds::build_from(params, cache.as_deref()).map_err(|e| e.to_string())),
-        panicked: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+    let checked = Arc::new(Mutex::new(Arc::new(core.cell().clone())));
+    let mut cx = startup::loop_context(rx, checked, matrix_cache);
+    // A panic on any thread (rcl's spinning one too) ends the loop with
+    // every stop published true, as on the dds transport.
+    let report = catch_panics(cx.panicked.clone());
+    let parameters = async move {
+        // (r2r's handler runs as a task of its own; should it ever end,
+        // the loop runs on.)
+        let _ = tokio::spawn(param_handler).await;
+        std::future::pending::<()>().await
     };
-    // A panic in the loop is caught so that every stop goes out true.
-    let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        rt.block_on(async {
-            tokio::spawn(param_handler);
-            let mut shutdown = crate::dds::Shutdown::new();
-            crate::bag::record::serve(&mut io, bag, recorded, &mut core, &mut cx, shutdown.requested()).await
-        })
-    }));
+    let ran = startup::serve(&rt, ros, &mut core, &mut io, &mut cx, parameters)?;
     // Every robot stopped, latched (rmw keeps the last sample only, so late
     // joiners get this `true`), while the node lingers on the wire.
     for p in &io.stops {
         let _ = p.publish(&r2::std_msgs::msg::Bool { data: true });
     }
     std::thread::sleep(linger);
+    // rcl's objects go in order: the spinning stops, then the loop's tasks
+    // and every publisher, subscription and service, then the node (the
+    // last handle to it dropped on the spinning thread while publishers
+    // were dropped here crashed the process on the way out).
     running.store(false, std::sync::atomic::Ordering::Relaxed);
-    ran.map_err(|p| RunError::Panicked(crate::dds::panic_message(p.as_ref()).to_string()))
+    let _ = spinner.join();
+    drop(rt);
+    drop(io);
+    drop(node);
+    startup::finish(ran, &cx.panicked, &report)
 }
 
 /// Every subscription and publisher of the node, as the loop's transport.
+/// This transport's profile of QoS class `class`.
+fn profile(class: QosClass) -> QosProfile {
+    match class {
+        QosClass::Sensor => QosProfile::sensor_data(),
+        QosClass::Reliable | QosClass::Requests => QosProfile::default(),
+        QosClass::Latched => latched(),
+        QosClass::Clock => QosProfile::default().best_effort().keep_last(1),
+    }
+}
+
+/// Subscriptions merged into one stream, each message tagged with the
+/// index of the subscription it came on (a robot's, a unit's).
+fn tagged<T: 'static>(subs: Vec<impl futures::Stream<Item = T> + 'static>) -> Tagged<T> {
+    futures::stream::select_all(subs.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()))
+}
+
+/// The node's endpoints: a subscription or publisher for every row of the
+/// topic table ([`crate::topics::table`]), the cancel clients of each
+/// robot's actions, and the services.
+// long: one arm per role of the topic table
 fn make_io(
     node: &mut r2::Node,
     ros: &RosArgs,
     core: &crate::node::GuardNode,
     clock: r2::Clock,
 ) -> Result<R2rIo, RunError> {
+    use r2::{diagnostic_msgs, geometry_msgs, sensor_msgs, std_msgs, trajectory_msgs, visualization_msgs};
     let q = Overridden::new(node, ros, &core.params().qos_overrides);
-    let mut joint_states = Vec::new();
-    let mut trajectories = Vec::new();
-    let mut stops = Vec::new();
-    let mut arm_grants = Vec::new();
-    let mut outs = Outputs { commands: Vec::new(), speed: Vec::new(), cancels: Vec::new(), states: Vec::new() };
-    for m in &core.cell().manipulators {
-        joint_states.push(
-            node.subscribe::<r2::sensor_msgs::msg::JointState>(
-                &m.joint_state_topic,
-                q.sub(&m.joint_state_topic, QosProfile::sensor_data()),
-            )
-            .map_err(r2err)?,
-        );
-        trajectories.push(
-            node.subscribe::<r2::trajectory_msgs::msg::JointTrajectory>(
-                &m.trajectory_topic,
-                q.sub(&m.trajectory_topic, QosProfile::default()),
-            )
-            .map_err(r2err)?,
-        );
-        stops.push(
-            node.create_publisher::<r2::std_msgs::msg::Bool>(
-                &format!("{}/stop", m.name),
-                q.publ(&format!("{}/stop", m.name), latched()),
-            )
-            .map_err(r2err)?,
-        );
-        arm_grants.push(
-            node.create_publisher_untyped(
-                &format!("{}/grant", m.name),
-                &type_name::<msg::ManipulatorGrant>(),
-                q.publ(&format!("{}/grant", m.name), latched()),
-            )
-            .map_err(r2err)?,
-        );
-        outputs(node, &q, m, &mut outs)?;
+    let cell = core.cell();
+    let robots = cell.manipulators.len();
+    let (commands, speed) = (crate::topics::nones(robots), crate::topics::nones(robots));
+    let mut outs = Outputs { commands, speed, cancels: Vec::new(), states: Vec::new() };
+    let (mut joint_states, mut trajectories, mut unit_poses) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut move_requests, mut path_requests, mut displays) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut stops, mut arm_grants, mut grants) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut points, mut diagnostics, mut markers) = (None, None, None);
+    for row in crate::topics::table(cell, core.params().use_sim_time) {
+        let n = row.name.as_str();
+        let sub = || q.sub(n, profile(row.qos));
+        let publ = || q.publ(n, profile(row.qos));
+        // This package's messages, MoveIt's and control_msgs' need not be
+        // among r2r's generated types: untyped, as JSON.
+        match row.role {
+            Role::JointState(_) => {
+                joint_states.push(node.subscribe::<sensor_msgs::msg::JointState>(n, sub()).map_err(r2err)?)
+            }
+            Role::Plan(_) => {
+                trajectories.push(node.subscribe::<trajectory_msgs::msg::JointTrajectory>(n, sub()).map_err(r2err)?)
+            }
+            Role::Points => points = Some(node.subscribe::<sensor_msgs::msg::PointCloud2>(n, sub()).map_err(r2err)?),
+            Role::PlatenPose(_) => {
+                unit_poses.push(node.subscribe::<geometry_msgs::msg::PoseStamped>(n, sub()).map_err(r2err)?)
+            }
+            Role::MoveRequest(_) => {
+                move_requests.push(untyped_sub(node, n, type_name::<msg::PlatenMoveRequest>(), sub())?)
+            }
+            Role::PathRequest(_) => {
+                path_requests.push(untyped_sub(node, n, type_name::<msg::PlatenPathRequest>(), sub())?)
+            }
+            Role::Display(_) => displays.push(untyped_sub(node, n, type_name::<msg::DisplayTrajectory>(), sub())?),
+            // rcl's ROS-time clock reads `/clock` itself; the cycle
+            // instants are the recording's own.
+            Role::Clock | Role::Cycle => {}
+            Role::Stop(_) => stops.push(node.create_publisher::<std_msgs::msg::Bool>(n, publ()).map_err(r2err)?),
+            Role::ArmGrant(_) => arm_grants.push(untyped_pub(node, n, type_name::<msg::ManipulatorGrant>(), publ())?),
+            Role::State(_) => outs.states.push(untyped_pub(node, n, type_name::<msg::GuardState>(), publ())?),
+            Role::Speed(r, kind) => {
+                let ty = match kind {
+                    ScalingMessage::SpeedScalingFactor => type_name::<msg::SpeedScalingFactor>(),
+                    ScalingMessage::Float64 => type_name::<msg::Float64>(),
+                };
+                outs.speed[r] = Some((kind, untyped_pub(node, n, ty, publ())?));
+            }
+            Role::Command(r) => {
+                let p = node.create_publisher::<trajectory_msgs::msg::JointTrajectory>(n, publ()).map_err(r2err)?;
+                outs.commands[r] = Some(p);
+            }
+            Role::PlatenGrant(_) => grants.push(untyped_pub(node, n, type_name::<msg::PlatenGrant>(), publ())?),
+            Role::Diagnostics => {
+                let p = node.create_publisher::<diagnostic_msgs::msg::DiagnosticArray>(n, publ()).map_err(r2err)?;
+                diagnostics = Some(p);
+            }
+            Role::Markers => {
+                let p = node.create_publisher::<visualization_msgs::msg::MarkerArray>(n, publ()).map_err(r2err)?;
+                markers = Some(p);
+            }
+        }
     }
-    let diagnostics = node
-        .create_publisher::<r2::diagnostic_msgs::msg::DiagnosticArray>(
-            "diagnostics",
-            q.publ("diagnostics", QosProfile::default()),
-        )
-        .map_err(r2err)?;
-    let markers = node
-        .create_publisher::<r2::visualization_msgs::msg::MarkerArray>(
-            "markers",
-            q.publ("markers", QosProfile::default()),
-        )
-        .map_err(r2err)?;
-    let points = node
-        .subscribe::<r2::sensor_msgs::msg::PointCloud2>("points", q.sub("points", QosProfile::sensor_data()))
-        .map_err(r2err)?;
-    let (mut unit_poses, mut grants) = (Vec::new(), Vec::new());
-    for u in core.cell().platen.iter().flat_map(|p| &p.units) {
-        unit_poses.push(
-            node.subscribe::<r2::geometry_msgs::msg::PoseStamped>(
-                &format!("{}/pose", u.name),
-                q.sub(&format!("{}/pose", u.name), QosProfile::sensor_data()),
-            )
-            .map_err(r2err)?,
-        );
-        grants.push(
-            node.create_publisher_untyped(
-                &format!("{}/grant", u.name),
-                &type_name::<msg::PlatenGrant>(),
-                q.publ(&format!("{}/grant", u.name), QosProfile::default()),
-            )
-            .map_err(r2err)?,
-        );
-    }
-    // One subscription per MoveIt display topic, with the robots pointed at it.
-    let display_robots = event_loop::display_topics(core.cell());
-    let mut displays = Vec::new();
-    for (d, _) in &display_robots {
-        displays.push(
-            node.subscribe_untyped(d, &type_name::<msg::DisplayTrajectory>(), q.sub(d, QosProfile::default()))
+    for m in &cell.manipulators {
+        let mut cancels = Vec::new();
+        for a in m.topics.controller_action.iter().chain(&m.topics.moveit_actions) {
+            cancels.push(
+                node.create_client::<r2::action_msgs::srv::CancelGoal::Service>(
+                    &format!("{a}/_action/cancel_goal"),
+                    QosProfile::services_default(),
+                )
                 .map_err(r2err)?,
-        );
+            );
+        }
+        outs.cancels.push(cancels);
     }
     q.check()?;
     Ok(R2rIo {
-        joint_states: futures::stream::select_all(
-            joint_states.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
-        ),
-        trajectories: futures::stream::select_all(
-            trajectories.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
-        ),
-        clouds: points.boxed_local(),
-        unit_poses: futures::stream::select_all(
-            unit_poses.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
-        ),
-        move_requests: per_unit::<msg::PlatenMoveRequest>(node, core, "move_request", &q)?,
-        path_requests: per_unit::<msg::PlatenPathRequest>(node, core, "path_request", &q)?,
-        displays: futures::stream::select_all(
-            displays.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local()),
-        ),
-        display_robots,
+        joint_states: tagged(joint_states),
+        trajectories: tagged(trajectories),
+        clouds: match points {
+            Some(p) => p.boxed_local(),
+            None => futures::stream::pending().boxed_local(),
+        },
+        unit_poses: tagged(unit_poses),
+        move_requests: tagged(move_requests),
+        path_requests: tagged(path_requests),
+        displays: tagged(displays),
+        display_robots: event_loop::display_topics(cell),
+        services: services::create(node).map_err(r2err)?,
         stops,
         outs,
         grants,
@@ -308,84 +323,26 @@ fn make_io(
     })
 }
 
+/// An untyped subscription to `n` of type `ty` (`pkg/msg/Name`).
+fn untyped_sub(
+    node: &mut r2::Node,
+    n: &str,
+    ty: String,
+    qos: QosProfile,
+) -> Result<impl futures::Stream<Item = r2::Result<Value>> + 'static, RunError> {
+    node.subscribe_untyped(n, &ty, qos).map_err(r2err)
+}
+
+/// An untyped publisher on `n` of type `ty` (`pkg/msg/Name`).
+fn untyped_pub(node: &mut r2::Node, n: &str, ty: String, qos: QosProfile) -> Result<r2::PublisherUntyped, RunError> {
+    node.create_publisher_untyped(n, &ty, qos).map_err(r2err)
+}
+
 struct Outputs {
     commands: Vec<Option<r2::Publisher<r2::trajectory_msgs::msg::JointTrajectory>>>,
     speed: Vec<Option<(ScalingMessage, r2::PublisherUntyped)>>,
     cancels: Vec<Vec<r2::Client<r2::action_msgs::srv::CancelGoal::Service>>>,
     states: Vec<r2::PublisherUntyped>,
-}
-
-/// One untyped subscription per platen unit to `<unit>/<suffix>`, merged
-/// and tagged with the unit's index.
-fn per_unit<M: msg::RosMessage>(
-    node: &mut r2::Node,
-    core: &crate::node::GuardNode,
-    suffix: &str,
-    q: &Overridden,
-) -> Result<Tagged<r2::Result<Value>>, RunError> {
-    let mut subs = Vec::new();
-    for u in core.cell().platen.iter().flat_map(|p| &p.units) {
-        let topic = format!("{}/{suffix}", u.name);
-        subs.push(
-            node.subscribe_untyped(&topic, &type_name::<M>(), q.sub(&topic, QosProfile::default())).map_err(r2err)?,
-        );
-    }
-    Ok(futures::stream::select_all(subs.into_iter().enumerate().map(|(i, s)| s.map(move |m| (i, m)).boxed_local())))
-}
-
-/// Robot `m`'s outputs beside its stop and grant: its controller's command
-/// topic and goal cancels (the controller's action and MoveIt's), its
-/// state, its speed scaling.
-fn outputs(
-    node: &mut r2::Node,
-    q: &Overridden,
-    m: &workcell_guard_description::workcell::Manipulator,
-    outs: &mut Outputs,
-) -> Result<(), RunError> {
-    outs.commands.push(match &m.controller_command_topic {
-        Some(t) => Some(
-            node.create_publisher::<r2::trajectory_msgs::msg::JointTrajectory>(t, q.publ(t, QosProfile::default()))
-                .map_err(r2err)?,
-        ),
-        None => None,
-    });
-    let mut cancels = Vec::new();
-    for a in m.controller_action.iter().chain(&m.moveit_actions) {
-        cancels.push(
-            node.create_client::<r2::action_msgs::srv::CancelGoal::Service>(
-                &format!("{a}/_action/cancel_goal"),
-                QosProfile::services_default(),
-            )
-            .map_err(r2err)?,
-        );
-    }
-    outs.cancels.push(cancels);
-    outs.states.push(
-        node.create_publisher_untyped(
-            &format!("{}/state", m.name),
-            &type_name::<msg::GuardState>(),
-            q.publ(&format!("{}/state", m.name), latched()),
-        )
-        .map_err(r2err)?,
-    );
-    // control_msgs need not be among the workspace's generated types:
-    // both scaling types go through the untyped API.
-    outs.speed.push(match &m.speed_scaling_topic {
-        Some(t) => Some(match m.speed_scaling_type {
-            ScalingMessage::SpeedScalingFactor => (
-                m.speed_scaling_type,
-                node.create_publisher_untyped(t, &type_name::<msg::SpeedScalingFactor>(), q.publ(t, latched()))
-                    .map_err(r2err)?,
-            ),
-            ScalingMessage::Float64 => (
-                m.speed_scaling_type,
-                node.create_publisher_untyped(t, &type_name::<msg::Float64>(), q.publ(t, QosProfile::default()))
-                    .map_err(r2err)?,
-            ),
-        }),
-        None => None,
-    });
-    Ok(())
 }
 
 /// The QoS of each endpoint, with the `qos_overrides` parameters applied
@@ -403,7 +360,7 @@ impl<'a> Overridden<'a> {
     fn new(node: &r2::Node, ros: &'a RosArgs, overrides: &'a QosOverrides) -> Overridden<'a> {
         Overridden {
             ros,
-            node: node.name().unwrap_or_else(|_| crate::dds::NODE_NAME.to_string()),
+            node: node.name().unwrap_or_else(|_| NODE_NAME.to_string()),
             ns: node.namespace().unwrap_or_else(|_| "/".to_string()),
             overrides,
             seen: std::cell::RefCell::new(Vec::new()),
@@ -411,7 +368,7 @@ impl<'a> Overridden<'a> {
     }
 
     fn apply(&self, n: &str, end: Endpoint, base: QosProfile) -> QosProfile {
-        let fq = crate::dds::resolve_name(self.ros, &self.node, &self.ns, n);
+        let fq = crate::topics::resolve_name(self.ros, &self.node, &self.ns, n);
         let o = self.overrides.get(&fq, end).copied();
         self.seen.borrow_mut().push((fq, end));
         let Some(o) = o else { return base };
@@ -456,8 +413,7 @@ impl<'a> Overridden<'a> {
 
 type Tagged<T> = futures::stream::SelectAll<futures::stream::LocalBoxStream<'static, (usize, T)>>;
 
-/// The r2r transport's side of the shared loop. It serves no services
-/// (see the module notes): `Request` is `()`.
+/// The r2r transport's side of the shared loop.
 struct R2rIo {
     joint_states: Tagged<r2::sensor_msgs::msg::JointState>,
     trajectories: Tagged<r2::trajectory_msgs::msg::JointTrajectory>,
@@ -467,23 +423,30 @@ struct R2rIo {
     path_requests: Tagged<r2::Result<Value>>,
     displays: Tagged<r2::Result<Value>>,
     display_robots: Vec<(String, Vec<usize>)>,
+    /// The node's services ([`services::create`]).
+    services: services::Services,
     stops: Vec<r2::Publisher<r2::std_msgs::msg::Bool>>,
     outs: Outputs,
     grants: Vec<r2::PublisherUntyped>,
     arm_grants: Vec<r2::PublisherUntyped>,
-    diagnostics: r2::Publisher<r2::diagnostic_msgs::msg::DiagnosticArray>,
-    markers: r2::Publisher<r2::visualization_msgs::msg::MarkerArray>,
+    diagnostics: Option<r2::Publisher<r2::diagnostic_msgs::msg::DiagnosticArray>>,
+    markers: Option<r2::Publisher<r2::visualization_msgs::msg::MarkerArray>>,
     clock: std::cell::RefCell<r2::Clock>,
 }
 
 impl Transport for R2rIo {
-    type Request = ();
+    type Request = services::Request;
 
-    async fn next(&mut self) -> Option<Incoming<()>> {
+    async fn next(&mut self) -> Option<Incoming<services::Request>> {
         use Incoming as I;
+        let srv = &mut self.services;
         tokio::select! {
             biased;
             Some((robot, m)) = self.joint_states.next() => Some(I::JointState(robot, joint_state_in(m))),
+            Some(rq) = srv.reset_stop.next() => Some(I::ResetStop(rq)),
+            Some(rq) = srv.reload.next() => Some(I::Reload(rq)),
+            Some((rq, m)) = srv.set_contact.next() => Some(I::SetContact(rq, m)),
+            Some((rq, m)) = srv.set_priority.next() => Some(I::SetPriority(rq, m)),
             Some(m) = self.clouds.next() => Some(I::Cloud(cloud_in(m))),
             Some((unit, m)) = self.unit_poses.next() => Some(I::PlatenPose(unit, pose_in(m))),
             Some((unit, m)) = self.move_requests.next() => {
@@ -576,23 +539,35 @@ impl Transport for R2rIo {
     }
 
     fn publish_diagnostics(&mut self, d: &msg::DiagnosticArray) {
-        let _ = self.diagnostics.publish(&diagnostics_out(d));
+        if let Some(p) = &self.diagnostics {
+            let _ = p.publish(&diagnostics_out(d));
+        }
     }
 
     fn publish_markers(&mut self, m: &msg::MarkerArray) {
-        let _ = self.markers.publish(&markers_out(m));
+        if let Some(p) = &self.markers {
+            let _ = p.publish(&markers_out(m));
+        }
     }
 
     fn markers_wanted(&self) -> bool {
-        self.markers.get_inter_process_subscription_count().map_or(true, |n| n > 0)
+        self.markers.as_ref().is_some_and(|p| p.get_inter_process_subscription_count().map_or(true, |n| n > 0))
     }
 
-    fn answer_trigger(&mut self, _: Trigger, _: (), _: msg::TriggerResponse) {}
+    fn answer_trigger(&mut self, _: Trigger, request: services::Request, answer: msg::TriggerResponse) {
+        services::answer_trigger(request, answer);
+    }
 
-    fn answer_set_contact(&mut self, _: (), _: msg::SetContactResponse) {}
-    fn answer_set_priority(&mut self, _: (), _: msg::SetPriorityResponse) {}
+    fn answer_set_contact(&mut self, request: services::Request, answer: msg::SetContactResponse) {
+        services::answer_set_contact(request, answer);
+    }
+
+    fn answer_set_priority(&mut self, request: services::Request, answer: msg::SetPriorityResponse) {
+        services::answer_set_priority(request, answer);
+    }
 }
 
 mod convert;
+mod services;
 #[cfg(test)]
 mod tests;
