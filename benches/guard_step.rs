@@ -133,11 +133,11 @@ fn main() {
 /// A stopping model for `m` fitted to 600 stops under its simulated
 /// braking physics.
 fn learned_model(m: &workcell_guard_core::cell::Manipulator) -> workcell_guard_core::forecast::stopping::StoppingModel {
-    use workcell_guard_core::forecast::calibrate::{FitOptions, fit_joint, measure_stops};
+    use workcell_guard_core::forecast::calibrate::{BEFORE_S, FitOptions, fit_joint, measure_stops};
     let physics = workcell_guard_sim::braking::BrakePhysics::for_manipulator(m);
     let log = workcell_guard_sim::stops::record_stops(m, &physics, 600, 1, 0.0);
     let mut samples = Vec::new();
-    measure_stops(&log.stamps, &log.positions, m.robot.dof(), &log.commands, &mut samples);
+    measure_stops(&log.stamps, &log.positions, m.robot.dof(), &log.commands, BEFORE_S, &mut samples);
     let opts = FitOptions { min_stops: 50, ..FitOptions::default() };
     let joints = (0..m.robot.dof())
         .map(|j| {

@@ -3,16 +3,25 @@
 //! ([`workcell_guard_core::forecast::calibrate`]), written as its
 //! workcell `stopping:` file, with an HTML report of the fit.
 //!
-//! A stop is where the robot's stop flag (`<robot>/stop`) turns true or
-//! its speed scaling falls to 0, at the command's log time; it ends where
-//! the flag turns false or the scaling rises again. The joint states are
-//! read at their header stamps (log times where the stamps are zero); the
-//! commands are moved onto the stamps' clock by the median lag between
+//! A stop is where the robot's stop flag (`<robot>/stop`) turns true, its
+//! speed scaling falls to 0, or its controller is told to hold (an empty
+//! trajectory on the controller's command topic), at the command's log
+//! time; it ends where the flag turns false, the scaling rises again or
+//! the controller is given a trajectory. The joint states (positions only)
+//! are read at their header stamps (log times where the stamps are zero);
+//! the commands are moved onto the stamps' clock by the median lag between
 //! the joint states' log times and stamps.
+//!
+//! Each joint is fitted on its own: one without enough stops or speed
+//! range keeps its configured figures and is named, with what the
+//! recordings would need; the stopping file holds the joints that fit.
+//! Every stop found is accounted for (used, or dropped and why, per
+//! joint), printed and in the report.
 
 mod read;
 mod report;
 pub mod stops;
+mod summary;
 
 use crate::AnyError;
 use std::path::{Path, PathBuf};
@@ -42,14 +51,14 @@ pub struct CalibrateArgs {
     /// Share of the stops held out of the fit to score it (every n-th stop).
     #[arg(long, default_value_t = 0.2)]
     pub holdout: f64,
-    /// Recordings to score the fit on instead of held-out stops (with --holdout 0, the fit uses every stop
-    /// of FILES).
-    #[arg(long = "test", value_name = "MCAP")]
+    /// Recordings to score the fit on beside the held-out stops (one or more; with --holdout 0, the fit uses
+    /// every stop of FILES).
+    #[arg(long = "test", value_name = "MCAP", num_args = 1..)]
     pub test: Vec<PathBuf>,
     /// Share of stops the model's bound may fall short of.
     #[arg(long, default_value_t = FitOptions::default().miss_rate)]
     pub miss_rate: f64,
-    /// Stops needed per joint (a joint that never moves is left out instead).
+    /// Stops needed to fit a joint (one with fewer keeps its configured figures, and is named).
     #[arg(long, default_value_t = FitOptions::default().min_stops)]
     pub min_stops: usize,
 }
@@ -103,36 +112,33 @@ pub enum CalibrateError {
     /// Stops, but none measurable.
     #[error(
         "{found} stops of `{robot}`, none measurable: {before} with fewer than {min_before} joint states in the \
-         {window_ms} ms before the command (joint states come every {period_ms:.1} ms), {ended} ending before the \
-         robot stood, {released} released before it stood"
+         {window_ms:.0} ms before the command (joint states come every {period_ms:.1} ms), {standing} with no joint \
+         moving at the command; of {moving} joint stops, {released} released before the joint stood, {never} never \
+         at rest, {ended} ending before it stood"
     )]
     NoUsableStops {
         /// The robot.
         robot: String,
         /// Stops found.
         found: usize,
-        /// Skipped for too few states before.
+        /// Dropped for too few states before.
         before: usize,
-        /// Skipped for ending before rest.
-        ended: usize,
-        /// Skipped for a release before rest.
+        /// Stops with no joint moving.
+        standing: usize,
+        /// Joint stops with the joint moving.
+        moving: usize,
+        /// Joint stops released before rest.
         released: usize,
+        /// Joint stops ending before rest.
+        ended: usize,
+        /// Joint stops never at rest.
+        never: usize,
         /// States needed before.
         min_before: usize,
         /// The window, ms.
         window_ms: f64,
         /// The median joint-state period, ms.
         period_ms: f64,
-    },
-    /// A joint's fit failed.
-    #[error("joint `{joint}` of `{robot}`: {source}")]
-    Fit {
-        /// The robot.
-        robot: String,
-        /// The joint.
-        joint: String,
-        /// Why.
-        source: fit::FitError,
     },
     /// The options make no sense.
     #[error("--{option} = {value}: {why}")]
@@ -168,16 +174,62 @@ pub struct JointFit {
     pub constant_react_s: f64,
 }
 
+/// A joint the recordings could not fit: its configured figures stand.
+pub struct Kept {
+    /// Its name.
+    pub name: String,
+    /// Why.
+    pub why: KeptWhy,
+    /// Its held-out stops, scored at the configured figures.
+    pub held_out: Vec<StopSample>,
+    /// Score of the configured figures on them.
+    pub score: Score,
+}
+
+/// Why a joint keeps its configured figures.
+pub enum KeptWhy {
+    /// It never moved at a stop that could be measured.
+    NeverMoving,
+    /// Its fit could not be made from the stops there are.
+    Fit(fit::FitError),
+}
+
+impl Kept {
+    /// Why, and what the recordings would need to hold for a fit; `unit`
+    /// the joint's speed unit.
+    pub fn need(&self, unit: &str) -> String {
+        match self.why {
+            KeptWhy::NeverMoving => format!("never moving faster than {} {unit} at a measured stop", fit::MIN_SPEED),
+            KeptWhy::Fit(fit::FitError::TooFewStops { got, need }) => format!(
+                "{got} stops with it moving in the fit; {need} are needed: {} more with it moving faster than {} {unit} \
+                 (or --min-stops)",
+                need - got,
+                fit::MIN_SPEED
+            ),
+            KeptWhy::Fit(fit::FitError::NarrowSpeedRange { lo, hi, ratio }) => format!(
+                "its stops cover {lo:.3}..{hi:.3} {unit} only; stops at {:.3} {unit} or faster are needed (the fastest \
+                 at least {ratio}× the slowest)",
+                ratio * lo
+            ),
+            KeptWhy::Fit(fit::FitError::Degenerate) => {
+                "its stops gave no finite fit; stops over more speeds and positions are needed".to_string()
+            }
+        }
+    }
+}
+
 /// Everything calibrate found.
 pub struct Calibration {
     /// The robot.
     pub robot: String,
-    /// Stops found, measured, held out.
-    pub stops: (usize, usize, usize),
+    /// The stops measured, and what became of each.
+    pub measured: read::Measured,
+    /// Stops held out of the fit to score it (with those of `--test`).
+    pub held_stops: usize,
     /// Calibrated joints.
     pub joints: Vec<JointFit>,
-    /// Joints that never moved in a stop.
-    pub left_out: Vec<String>,
+    /// Joints that keep their configured figures.
+    pub kept: Vec<Kept>,
     /// The robot's reaction time under the model, s.
     pub reaction_s: f64,
     /// The configured reaction time and decelerations.
@@ -221,7 +273,7 @@ pub fn run(a: &CalibrateArgs) -> Result<(), AnyError> {
     let report = a.report.clone().unwrap_or_else(|| out.with_extension("html"));
     std::fs::write(&report, report::html(&c, &cell.manipulators[r]))
         .map_err(|e| format!("{}: {e}", report.display()))?;
-    print_summary(&c, &cell.manipulators[r]);
+    summary::print(&c, &cell.manipulators[r]);
     let rel = pathdiff(&out, workcell_path.parent().unwrap_or(Path::new(".")));
     println!("wrote {} and {}", out.display(), report.display());
     println!("the workcell uses it with, in manipulator `{}`:  stopping: {{file: {}}}", a.robot, rel.display());
@@ -235,8 +287,9 @@ fn pathdiff(path: &Path, base: &Path) -> PathBuf {
 }
 
 /// Measures the stops of manipulator `r` of `cell` in `files` and fits
-/// every joint that moved, holding out every n-th stop (`holdout` share);
-/// scored on the held-out stops and those of `test`.
+/// every joint the stops allow, holding out every n-th stop (`holdout`
+/// share); scored on the held-out stops and those of `test`. A joint
+/// without enough stops or speed range keeps its configured figures.
 pub fn calibrate(
     files: &[PathBuf],
     test: &[PathBuf],
@@ -246,71 +299,79 @@ pub fn calibrate(
     opts: &FitOptions,
 ) -> Result<Calibration, AnyError> {
     let m = &cell.manipulators[r];
-    let (samples, found) = read::measured_stops(files, cell, r)?;
-    let tested = if test.is_empty() { Vec::new() } else { read::measured_stops(test, cell, r)?.0 };
-    let measured = samples.iter().map(|s| s.stop).collect::<std::collections::BTreeSet<_>>().len();
+    let measured = read::measured_stops(files, cell, r)?;
+    let tested = if test.is_empty() { Vec::new() } else { read::measured_stops(test, cell, r)?.samples };
     let every = if holdout > 0.0 { (1.0 / holdout).round().max(2.0) as usize } else { usize::MAX };
-    let held = |s: &StopSample| every != usize::MAX && s.stop % every == every - 1;
-    let mut joints = Vec::new();
-    let mut left_out = Vec::new();
+    let held = |stop: usize| every != usize::MAX && stop % every == every - 1;
+    let (mut joints, mut kept) = (Vec::new(), Vec::new());
     for (j, name) in m.robot.dof_names.iter().enumerate() {
         let (mut held_out, train): (Vec<StopSample>, Vec<StopSample>) =
-            samples.iter().filter(|s| s.joint == j).partition(|s| held(s));
+            measured.samples.iter().filter(|s| s.joint == j).partition(|s| held(s.stop));
         held_out.extend(tested.iter().filter(|s| s.joint == j));
-        if train.is_empty() && held_out.is_empty() {
-            left_out.push(name.clone());
-            continue;
-        }
         let rotational = m.robot.dof_joint(j).kind.is_rotational();
-        let (model, summary) = fit::fit_joint(&train, rotational, opts).map_err(|source| CalibrateError::Fit {
-            robot: m.name.clone(),
-            joint: name.clone(),
-            source,
-        })?;
-        joints.push(JointFit {
-            name: name.clone(),
-            model,
-            summary,
-            held_out,
-            train,
-            scores: [Score::default(); 3],
-            constant_decel: 0.0,
-            constant_react_s: 0.0,
-        });
+        let why = if train.is_empty() && held_out.is_empty() {
+            KeptWhy::NeverMoving
+        } else {
+            match fit::fit_joint(&train, rotational, opts) {
+                Ok((model, summary)) => {
+                    joints.push(JointFit {
+                        name: name.clone(),
+                        model,
+                        summary,
+                        held_out,
+                        train,
+                        scores: [Score::default(); 3],
+                        constant_decel: 0.0,
+                        constant_react_s: 0.0,
+                    });
+                    continue;
+                }
+                Err(e) => KeptWhy::Fit(e),
+            }
+        };
+        let score = fit::evaluate(&held_out, |s| configured_bound(m, s));
+        kept.push(Kept { name: name.clone(), why, held_out, score });
     }
     let reaction_s = joints.iter().map(|f| f.model.reaction_s.max(0.0)).fold(f64::INFINITY, f64::min);
     let reaction_s = if reaction_s.is_finite() { reaction_s } else { m.reaction_time_s };
     for f in &mut joints {
-        let j = m.robot.dof_names.iter().position(|n| *n == f.name).unwrap_or(0);
         (f.constant_react_s, f.constant_decel) = fit::best_constant(&f.train, opts.miss_rate);
-        let (r, a, cfg_a, cfg_r) = (f.constant_react_s, f.constant_decel, m.max_decel[j], m.reaction_time_s);
+        let (r, a) = (f.constant_react_s, f.constant_decel);
         let model = &f.model;
         f.scores = [
             fit::evaluate(&f.held_out, |s| model.bound(s.w, s.q)),
             fit::evaluate(&f.held_out, |s| s.w.abs() * r + s.w * s.w / (2.0 * a)),
-            fit::evaluate(&f.held_out, |s| s.w.abs() * cfg_r + s.w * s.w / (2.0 * cfg_a)),
+            fit::evaluate(&f.held_out, |s| configured_bound(m, s)),
         ];
     }
-    let held_stops = (0..found).filter(|k| every != usize::MAX && k % every == every - 1).count()
+    let held_stops = (0..measured.tally.found).filter(|&k| held(k)).count()
         + tested.iter().map(|s| s.stop).collect::<std::collections::BTreeSet<_>>().len();
     Ok(Calibration {
         robot: m.name.clone(),
-        stops: (found, measured, held_stops),
+        measured,
+        held_stops,
         joints,
-        left_out,
+        kept,
         reaction_s,
         configured: (m.reaction_time_s, m.max_decel.clone()),
     })
 }
 
-/// Writes `c` as a stopping file at `out`.
+/// The stopping distance the configured figures give for stop `s`.
+pub fn configured_bound(m: &workcell_guard_core::cell::Manipulator, s: &StopSample) -> f64 {
+    let v = s.w.abs();
+    v * m.reaction_time_s + v * v / (2.0 * m.max_decel[s.joint])
+}
+
+/// Writes `c` as a stopping file at `out`: the fitted joints (the kept
+/// ones absent, so their configured figures stand).
 fn write_model(c: &Calibration, files: &[PathBuf], out: &Path) -> Result<(), AnyError> {
     let raw = RawStopping {
         file: None,
         source: Some(RawSource {
             recordings: files.iter().map(|f| f.display().to_string()).collect(),
-            stops: c.stops.1,
-            held_out: c.stops.2,
+            stops: c.measured.tally.used,
+            held_out: c.held_stops,
         }),
         joints: c
             .joints
@@ -326,67 +387,4 @@ fn write_model(c: &Calibration, files: &[PathBuf], out: &Path) -> Result<(), Any
     }
     std::fs::write(out, text).map_err(|e| format!("{}: {e}", out.display()))?;
     Ok(())
-}
-
-/// The per-joint table, as `calibrate` prints it.
-fn print_summary(c: &Calibration, m: &workcell_guard_core::cell::Manipulator) {
-    let (found, measured, held) = c.stops;
-    println!(
-        "{}: {found} stops found, {measured} measured, {held} held out; reaction time {:.4} s (configured {:.4} s)",
-        c.robot, c.reaction_s, c.configured.0
-    );
-    println!(
-        "{:<16} {:>6} {:>15}  {:>22}  {:>22}  {:>22}",
-        "joint", "stops", "speeds", "learned cover/median", "constant cover/median", "configured cover/median"
-    );
-    for f in &c.joints {
-        let j = m.robot.dof_names.iter().position(|n| *n == f.name).unwrap_or(0);
-        let cell = |s: &Score| format!("{:.2} % / {:+.1} %", 100.0 * s.coverage(), 100.0 * s.median_over);
-        println!(
-            "{:<16} {:>6} {:>6.3}..{:<6.3}  {:>22}  {:>22}  {:>22}   (constant {:.1} ms + {:.2}, configured {:.2})",
-            f.name,
-            f.summary.stops,
-            f.summary.speed_range.0,
-            f.summary.speed_range.1,
-            cell(&f.scores[0]),
-            cell(&f.scores[1]),
-            cell(&f.scores[2]),
-            f.constant_react_s * 1e3,
-            f.constant_decel,
-            m.max_decel[j]
-        );
-    }
-    let all = |k: usize| {
-        let held: Vec<StopSample> = c.joints.iter().flat_map(|f| f.held_out.iter().copied()).collect();
-        let preds: Vec<&JointFit> = c.joints.iter().collect();
-        overall(&held, &preds, k, m)
-    };
-    let [l, k, h] = [all(0), all(1), all(2)];
-    println!(
-        "held out, all joints: learned {:.3} % covered, median overestimate {:+.1} %; best constant deceleration {:.3} % / {:+.1} %; configured {:.3} % / {:+.1} %",
-        100.0 * l.coverage(),
-        100.0 * l.median_over,
-        100.0 * k.coverage(),
-        100.0 * k.median_over,
-        100.0 * h.coverage(),
-        100.0 * h.median_over
-    );
-    if !c.left_out.is_empty() {
-        println!("not calibrated (never moving at a stop; their configured figures stand): {}", c.left_out.join(", "));
-    }
-}
-
-/// Scores prediction `k` (0 learned, 1 constant, 2 configured) over the
-/// held-out stops of every joint.
-pub fn overall(held: &[StopSample], fits: &[&JointFit], k: usize, m: &workcell_guard_core::cell::Manipulator) -> Score {
-    let fit_of = |j: usize| fits.iter().find(|f| m.robot.dof_names.get(j) == Some(&f.name));
-    fit::evaluate(held, |s| {
-        let Some(f) = fit_of(s.joint) else { return f64::INFINITY };
-        let v = s.w.abs();
-        match k {
-            0 => f.model.bound(s.w, s.q),
-            1 => v * f.constant_react_s + v * v / (2.0 * f.constant_decel),
-            _ => v * m.reaction_time_s + v * v / (2.0 * m.max_decel[s.joint]),
-        }
-    })
 }

@@ -1,10 +1,12 @@
-//! The fit report: per joint, the held-out stops' measured distance
+//! The fit report: every stop accounted for (where it came from, used or
+//! dropped and why, per joint), the joints kept at their configured
+//! figures and why; per fitted joint, the held-out stops' measured distance
 //! against what the learned model, the best constant deceleration and the
 //! configured figures predict, and the distance over speed with the
 //! model's bound; the scores as a table. Self-contained HTML in the main
 //! report's style.
 
-use super::{Calibration, JointFit};
+use super::{Calibration, JointFit, summary};
 use crate::report::svg::{Axes, SERIES, STOP, Svg, esc};
 use std::fmt::Write;
 use workcell_guard_core::cell::Manipulator;
@@ -20,15 +22,15 @@ pub fn html(c: &Calibration, m: &Manipulator) -> String {
     ));
     let title = format!("Stopping model of {}", c.robot);
     let _ = write!(h, "<title>{}</title><style>{}</style></head><body>", esc(&title), crate::report::CSS);
-    let (found, measured, held) = c.stops;
     let _ = write!(
         h,
-        "<section id=\"summary\"><h1>{}</h1><p>{found} stops found, {measured} measured, {held} held out of the fit and \
-         scored below. Reaction time under the model {:.1} ms (configured {:.1} ms).</p>",
+        "<section id=\"summary\"><h1>{}</h1><p>Reaction time under the model {:.1} ms (configured {:.1} ms).</p>",
         esc(&title),
         c.reaction_s * 1e3,
         c.configured.0 * 1e3
     );
+    accounting(&mut h, c, m);
+    h.push_str("<h2 id=\"fit\">The fit, scored on held-out stops</h2>");
     h.push_str(
         "<table><tr><th>joint</th><th>stops fitted</th><th>speeds covered</th><th>learned: covered / median over</th>\
          <th>best constant deceleration</th><th>configured</th></tr>",
@@ -52,9 +54,7 @@ pub fn html(c: &Calibration, m: &Manipulator) -> String {
         );
     }
     h.push_str("</table>");
-    if !c.left_out.is_empty() {
-        let _ = write!(h, "<p>Not calibrated (never moving at a stop): {}.</p>", esc(&c.left_out.join(", ")));
-    }
+    kept_and_totals(&mut h, c, m);
     h.push_str("</section>");
     for f in &c.joints {
         let _ = write!(
@@ -70,6 +70,66 @@ pub fn html(c: &Calibration, m: &Manipulator) -> String {
     }
     h.push_str("</body></html>\n");
     h
+}
+
+/// The joints kept at their configured figures and why, and the held-out
+/// scores over every joint.
+fn kept_and_totals(h: &mut String, c: &Calibration, m: &Manipulator) {
+    let cell = |s: &Score| format!("{:.2} % / {:+.1} %", 100.0 * s.coverage(), 100.0 * s.median_over);
+    if !c.kept.is_empty() {
+        h.push_str("<h2 id=\"kept\">Kept at their configured figures</h2><ul>");
+        for l in summary::kept_lines(c, m) {
+            let _ = write!(h, "<li>{}</li>", esc(&l));
+        }
+        h.push_str("</ul>");
+    }
+    let ([l, k, f], kept, used) = summary::held_out_scores(c, m);
+    if !c.joints.is_empty() {
+        let _ = write!(
+            h,
+            "<p>Held out, fitted joints ({} joint stops): learned {}; best constant deceleration {}; configured {}.</p>",
+            l.stops,
+            cell(&l),
+            cell(&k),
+            cell(&f)
+        );
+    }
+    if !c.kept.is_empty() {
+        let _ = write!(
+            h,
+            "<p>Held out, kept joints at their configured figures ({} joint stops): {}.</p>",
+            kept.stops,
+            cell(&kept)
+        );
+    }
+    let _ = write!(
+        h,
+        "<p>Held out, every joint as the guard will forecast it ({} joint stops): {}.</p>",
+        used.stops,
+        cell(&used)
+    );
+}
+
+/// Every stop accounted for: where the stops came from, used or dropped
+/// and why, per joint.
+fn accounting(h: &mut String, c: &Calibration, m: &Manipulator) {
+    h.push_str("<h2 id=\"stops\">Every stop accounted for</h2><ul>");
+    for l in summary::stop_lines(c) {
+        let _ = write!(h, "<li>{}</li>", esc(&l));
+    }
+    h.push_str("</ul><table><tr>");
+    for col in summary::JOINT_COLUMNS {
+        let _ = write!(h, "<th>{}</th>", esc(col));
+    }
+    h.push_str("</tr>");
+    for row in summary::joint_rows(c, m) {
+        h.push_str("<tr>");
+        for x in row {
+            let _ = write!(h, "<td>{}</td>", esc(&x));
+        }
+        h.push_str("</tr>");
+    }
+    h.push_str("</table>");
 }
 
 fn dof(m: &Manipulator, f: &JointFit) -> usize {

@@ -15,6 +15,7 @@ mod at_start;
 
 mod bad_inputs;
 mod calibrate;
+mod calibrate_foreign;
 mod cli;
 mod coverage;
 mod crossing;

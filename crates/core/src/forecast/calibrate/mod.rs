@@ -1,6 +1,7 @@
 //! Stopping models from recorded stops: [`measure_stops`] finds, per stop
 //! command and joint, the speed and position at the command and the
-//! distance and time to rest; [`fit_joint`] fits a joint's
+//! distance and time to rest, and accounts for every stop and joint it
+//! could not measure ([`StopTally`]); [`fit_joint`] fits a joint's
 //! [`JointStopping`] to them; [`fit_constant`] the best single constant
 //! deceleration, for comparison; [`evaluate`] scores either on other stops.
 //!
@@ -19,8 +20,11 @@
 //!    `⌈(n+1)(1−α)⌉` (the normalised split-conformal quantile; the largest
 //!    where `n` is too small for `α`), plus its distance to the order
 //!    statistic one percent of `n` below it (the tail's spacing, once
-//!    more: the quantile estimate's own uncertainty), scales the spread on
-//!    top of the point model.
+//!    more: the quantile estimate's own uncertainty), or, where larger,
+//!    the quantile `1 − α` of an exponential tail fitted to the top tenth
+//!    of the residuals (their mean excess over the tenth's lower edge: a
+//!    few hundred stops cannot hold a 1-in-2000 quantile among them),
+//!    scales the spread on top of the point model.
 //! 4. Monotone: the bound is checked positive and non-decreasing in speed
 //!    on a grid of speeds, positions and both directions. Where the check
 //!    fails, the speed-dependent gravity terms are replaced by their
@@ -28,6 +32,13 @@
 //!    raised to their running maximum and above the gravity term: the
 //!    bound is then monotone by construction at every position, and only
 //!    longer.
+
+mod measure;
+
+pub use measure::{
+    BEFORE_S, JointTally, MAX_BEFORE_S, MAX_STOP_S, MIN_BEFORE, MIN_SPEED, REST_S, StopTally, before_window_s,
+    measure_stops,
+};
 
 use super::stopping::JointStopping;
 use nalgebra::{DMatrix, DVector};
@@ -47,127 +58,6 @@ pub struct StopSample {
     pub dist: f64,
     /// Time from the command to rest, s.
     pub time_s: f64,
-}
-
-/// Why a stop, or a joint in it, gave no sample.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Skipped {
-    /// Fewer than [`MIN_BEFORE`] joint states in the [`BEFORE_S`] before
-    /// the command.
-    pub too_few_before: usize,
-    /// The recording (or the joint states) ended before every joint came
-    /// to rest.
-    pub ended: usize,
-    /// The robot was released (or commanded again) before it came to rest.
-    pub released: usize,
-}
-
-/// Window before the command the speed and position are fitted over, s.
-pub const BEFORE_S: f64 = 0.02;
-/// Joint states needed in that window.
-pub const MIN_BEFORE: usize = 5;
-/// A joint is at rest once it stays within its noise band this long, s.
-pub const REST_S: f64 = 0.03;
-/// A joint slower than this at the command is not stopping (rad/s or m/s).
-pub const MIN_SPEED: f64 = 0.01;
-
-/// Measures every stop: `t` the joint-state stamps (ascending), `q` their
-/// positions flat (`dof` per state), `commands` each stop's instant and
-/// the instant it was released (∞ if never). Samples go to `out`.
-pub fn measure_stops(t: &[f64], q: &[f64], dof: usize, commands: &[(f64, f64)], out: &mut Vec<StopSample>) -> Skipped {
-    let mut skipped = Skipped::default();
-    let n = t.len().min(q.len() / dof.max(1));
-    for (stop, &(tc, release)) in commands.iter().enumerate() {
-        let ic = t[..n].partition_point(|&x| x <= tc);
-        let i0 = t[..ic].partition_point(|&x| x < tc - BEFORE_S);
-        if ic - i0 < MIN_BEFORE {
-            skipped.too_few_before += 1;
-            continue;
-        }
-        let mut found = Vec::with_capacity(dof);
-        let mut fault = None;
-        for j in 0..dof {
-            let (w, q0, sigma) = line_fit(&t[i0..ic], |i| q[(i0 + i) * dof + j], tc);
-            if w.abs() < MIN_SPEED.max(10.0 * sigma / BEFORE_S) {
-                continue;
-            }
-            let band = (8.0 * sigma).max(1e-7);
-            match rest_after(t, q, dof, j, ic, n, band, release) {
-                Ok((tr, qr)) => {
-                    found.push(StopSample { stop, joint: j, w, q: q0, dist: (qr - q0) * w.signum(), time_s: tr - tc })
-                }
-                Err(e) => {
-                    fault = Some(e);
-                    break;
-                }
-            }
-        }
-        match fault {
-            Some(Rest::Ended) => skipped.ended += 1,
-            Some(Rest::Released) => skipped.released += 1,
-            None => out.extend(found.into_iter().filter(|s| s.dist > 0.0)),
-        }
-    }
-    skipped
-}
-
-enum Rest {
-    Ended,
-    Released,
-}
-
-/// The first state from `from` on after which joint `j` stays within
-/// `band` for [`REST_S`]: its stamp and the mean position over that span.
-#[allow(clippy::too_many_arguments)]
-fn rest_after(
-    t: &[f64],
-    q: &[f64],
-    dof: usize,
-    j: usize,
-    from: usize,
-    n: usize,
-    band: f64,
-    release: f64,
-) -> Result<(f64, f64), Rest> {
-    for i in from..n {
-        if t[i] + REST_S > release {
-            return Err(Rest::Released);
-        }
-        let (mut lo, mut hi, mut sum, mut k) = (f64::INFINITY, f64::NEG_INFINITY, 0.0, 0usize);
-        let mut end = i;
-        while end < n && t[end] <= t[i] + REST_S {
-            let x = q[end * dof + j];
-            (lo, hi, sum, k) = (lo.min(x), hi.max(x), sum + x, k + 1);
-            if hi - lo > band {
-                break;
-            }
-            end += 1;
-        }
-        if end >= n {
-            return Err(Rest::Ended);
-        }
-        if hi - lo <= band && k > 1 {
-            return Ok((t[i], sum / k as f64));
-        }
-    }
-    Err(Rest::Ended)
-}
-
-/// Least-squares line through `(t[i], y(i))`: its slope, its value at
-/// `at`, and the residuals' standard deviation.
-fn line_fit(t: &[f64], y: impl Fn(usize) -> f64, at: f64) -> (f64, f64, f64) {
-    let n = t.len() as f64;
-    let tm = t.iter().sum::<f64>() / n;
-    let ym = (0..t.len()).map(&y).sum::<f64>() / n;
-    let (mut stt, mut sty) = (0.0, 0.0);
-    for (i, &ti) in t.iter().enumerate() {
-        stt += (ti - tm) * (ti - tm);
-        sty += (ti - tm) * (y(i) - ym);
-    }
-    let slope = if stt > 0.0 { sty / stt } else { 0.0 };
-    let ss: f64 = t.iter().enumerate().map(|(i, &ti)| (y(i) - ym - slope * (ti - tm)).powi(2)).sum();
-    let sigma = (ss / (n - 2.0).max(1.0)).sqrt();
-    (slope, ym + slope * (at - tm), sigma)
 }
 
 /// What the fit needs and aims at.
@@ -295,7 +185,14 @@ pub fn fit_joint(
     // exceeded by one new stop in n + 1, and a bounded distribution's edge
     // lies beyond its largest sample).
     let spacing = z[rank - 1] - z[rank - 1 - (n / 100).max(1).min(rank - 1)];
-    m.quantile = z[rank - 1] + spacing;
+    // Too few stops to hold the quantile among them (n + 1 < 1/α): the
+    // tail above the top tenth taken as exponential, its mean excess from
+    // their spacings, and read at 1 − α.
+    let k = (n / 10).max(5).min(n - 1);
+    let base = z[n - 1 - k];
+    let excess = z[n - k..].iter().map(|x| x - base).sum::<f64>() / k as f64;
+    let tail = base + excess * (k as f64 / ((n + 1) as f64 * o.miss_rate)).ln().max(0.0);
+    m.quantile = (z[rank - 1] + spacing).max(tail);
     if !m.quantile.is_finite() || !m.reaction_s.is_finite() {
         return Err(FitError::Degenerate);
     }
