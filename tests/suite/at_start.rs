@@ -193,6 +193,10 @@ fn arms_knotted_at_a_plans_start_are_held_on_their_paths_not_stopped() {
     println!("{}", r.summary(4, opts.dt_s));
     assert_eq!(r.contacts(), 0);
     assert_eq!((r.hazards, r.hazards_caught), (1, 1), "seed 31 no longer draws the knot");
+    // Something true is in the way: none of its stops counts among those
+    // of episodes without a hazard.
+    assert!(r.busy_s > 0.0);
+    assert_eq!(r.clear_stops, (0, 0, 0.0));
     assert_eq!(r.stops, 0, "the robot above was stopped by the check instead of held");
     assert!(r.holds > 0, "nobody was held");
 }

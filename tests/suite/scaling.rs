@@ -137,4 +137,12 @@ fn two_arms_obeying_every_output_finish_at_full_speed_without_a_stall_or_a_conta
     assert!(clear <= r.makespan_s && clear_unguarded <= r.makespan_unguarded_s);
     assert!(clear_unguarded > 0.0, "no finished episode without a hazard among {}", r.finished);
     assert!(r.makespan_ratio_clear() < 1.15, "makespan {:.3} × unguarded without hazards", r.makespan_ratio_clear());
+    // Stops where nothing true was in the way: those of the episodes
+    // without a hazard, all of them when there is none.
+    let (stops, false_stops, busy_s) = r.clear_stops;
+    assert!(stops <= r.stops && false_stops <= r.false_stops && false_stops <= stops);
+    assert!(busy_s > 0.0 && busy_s <= r.busy_s);
+    if r.hazards == 0 {
+        assert_eq!(r.clear_stops, (r.stops, r.false_stops, r.busy_s));
+    }
 }

@@ -456,6 +456,7 @@ impl Sim {
         if !hazard && rep.finished > 0 {
             rep.makespan_clear_s = (rep.makespan_s, rep.makespan_unguarded_s);
         }
+        rep.clear_stops = if hazard { (0, 0, 0.0) } else { (rep.stops, rep.false_stops, rep.busy_s) };
         if hazard {
             // Nobody can finish such an episode without a contact: it is
             // not a stall but a hazard, caught when nothing touched.

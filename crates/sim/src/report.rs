@@ -97,6 +97,10 @@ pub struct SimReport {
     pub hazards_caught: usize,
     /// Those not finished (the guard stopped the arms short of the contact).
     pub hazards_unfinished: usize,
+    /// Over the episodes without a hazard (nothing true in the way): their
+    /// stops, the false ones among them, and their arm-seconds with goals
+    /// left.
+    pub clear_stops: (usize, usize, f64),
     /// Stops that came within the guard's hold time (its settle time,
     /// `guard.release_hold_s`) of the same arm's release: flag flips.
     pub restops: usize,
@@ -156,6 +160,9 @@ impl SimReport {
         self.hazards += o.hazards;
         self.hazards_caught += o.hazards_caught;
         self.hazards_unfinished += o.hazards_unfinished;
+        self.clear_stops.0 += o.clear_stops.0;
+        self.clear_stops.1 += o.clear_stops.1;
+        self.clear_stops.2 += o.clear_stops.2;
         self.retreats += o.retreats;
     }
     /// False stops over stops, of arms whose plan the guard had.
@@ -285,6 +292,15 @@ impl SimReport {
                 self.hazards_caught,
                 100.0 * self.hazards_caught as f64 / self.hazards as f64,
                 self.hazards_unfinished
+            );
+            let (stops, false_stops, busy_s) = self.clear_stops;
+            let hours = busy_s / 3600.0;
+            let _ = writeln!(
+                o,
+                "episodes without a hazard (nothing true in the way): stops {stops}, false {false_stops} \
+                 ({:.1} per robot-hour over {busy_s:.1} arm-s, {:.1} % of stops)",
+                if hours > 0.0 { false_stops as f64 / hours } else { 0.0 },
+                if stops > 0 { 100.0 * false_stops as f64 / stops as f64 } else { 0.0 }
             );
         }
         seed_list(&mut o, "stalled episodes' seeds", &self.stalled_seeds);
