@@ -146,3 +146,21 @@ fn two_arms_obeying_every_output_finish_at_full_speed_without_a_stall_or_a_conta
         assert_eq!(r.clear_stops, (r.stops, r.false_stops, r.busy_s));
     }
 }
+
+/// `simulate --obey-scaling --seed 505`: the two arms, without plans,
+/// each on its way to a goal behind the other, are stopped for each other.
+/// Released together, both set off towards each other and were stopped
+/// again every half second until the episode stalled. They take turns:
+/// one goes while the other holds on, and the episode finishes.
+#[test]
+fn two_arms_stopped_for_each_other_take_turns_and_finish() {
+    let opts = SimOptions { obey_scaling: true, obey_grants: true, hazards: true, ..Default::default() };
+    let mut sim = Sim::new(sample_cell().clone(), opts, Some(cache_dir())).unwrap();
+    let r = sim.episode(505);
+    println!("{}", r.summary(2, opts.dt_s));
+    assert_eq!(r.episodes, 1, "{r:?}");
+    assert_eq!(r.contacts(), 0, "{r:?}");
+    assert!(r.stops >= 2, "the arms are no longer stopped for each other: the episode tests nothing: {r:?}");
+    assert_eq!(r.stalled, 0, "stalled: the arms stand stopped for each other: {r:?}");
+    assert!(r.stops <= 6, "stopped again and again: {} stops", r.stops);
+}

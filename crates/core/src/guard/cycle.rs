@@ -144,7 +144,7 @@ impl Guard {
     /// `decided_s` (the first half's time in a split cycle), then its
     /// command at `now_s`.
     fn decide(&mut self, ri: usize, (decided_s, now_s): (f64, f64), release: f32, unknown: Option<u16>) {
-        let evidence = self.release_evidence(ri);
+        let evidence = self.release_evidence(ri, decided_s, release);
         let timing = (release, self.settings.release_hold_s, self.settings.velocity_fit_window_s);
         self.decisions[ri] = hysteresis::decide(&mut self.arms[ri], ri, decided_s, timing, unknown, evidence);
         self.command(ri, now_s);

@@ -41,6 +41,25 @@ pub(super) struct Evidence {
     /// Stopped on its plan for its own links or the cell, that pair is
     /// clear where its increment ends ([`Guard::plan_clear`]).
     pub(super) plan_clear: bool,
+    /// Stopped for another robot that is stopped for it (or was, and goes
+    /// now): whose turn it is ([`Guard::turn`]).
+    pub(super) turn: Turn,
+}
+
+/// Two robots stopped for each other with no plans the arbiter could
+/// weigh against each other, both clear of the margin: released together,
+/// each moves towards the other again (goals behind each other) and both
+/// are stopped again, over and over. They take turns instead: one goes,
+/// the other holds on (its stop stays) until the first is clear of it by
+/// the release margin or is stopped for it again, which passes the turn.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Turn {
+    /// Not stopped for a robot stopped for it (or both on plans).
+    None,
+    /// Its turn: the pair's nearness alone no longer holds it.
+    Mine,
+    /// The other robot's: it holds on, its release hold running.
+    Theirs,
 }
 
 /// The decide stage for robot `ri`: its stop or release this cycle, from
@@ -61,6 +80,9 @@ pub(super) fn decide(
 ) -> Decision {
     let was = a.state.phase.stopped();
     let d = decide_state(a, ri, now_s, (release, hold_s), unknown, evidence);
+    if was && !a.state.phase.stopped() && matches!(a.state.cause, StopCause::Proximity(2, _)) {
+        a.state.robot_releases = (a.state.robot_releases.0.saturating_add(1), now_s);
+    }
     if was
         && !a.state.phase.stopped()
         && let Some(last) = a.state.est.last_stamp()
@@ -73,8 +95,57 @@ pub(super) fn decide(
 
 impl Guard {
     /// What the arbitration and robot `ri`'s plan say about releasing it.
-    pub(super) fn release_evidence(&mut self, ri: usize) -> Evidence {
-        Evidence { clear_ahead: self.clear_ahead(ri), plan_clear: self.plan_clear(ri) }
+    pub(super) fn release_evidence(&mut self, ri: usize, now_s: f64, release: f32) -> Evidence {
+        let turn = self.turn(ri, now_s, release);
+        Evidence { clear_ahead: self.clear_ahead(ri), plan_clear: self.plan_clear(ri), turn }
+    }
+
+    /// Whose turn it is to go for robot `ri`, stopped for another robot
+    /// that was stopped for it ([`Turn`]): that robot's while it goes
+    /// (released within the hold time, or its stopping path comes near a
+    /// robot, or it is within `release` of `ri`); while both stand, the
+    /// one released fewer times from stops robots caused, then the higher
+    /// priority, then the lower index. A robot held by something else as
+    /// well does not take its turn: the other goes; held within the
+    /// release margin of `ri` itself, neither takes a turn.
+    fn turn(&self, ri: usize, now_s: f64, release: f32) -> Turn {
+        let me = &self.arms[ri];
+        let StopCause::Proximity(2, (_, Body::Link { robot, .. })) = me.state.cause else { return Turn::None };
+        let o = robot as usize;
+        let planned = |r: usize| self.arbitration.offers.get(r).is_some_and(|x| x.planned);
+        if o == ri || o >= self.arms.len() || !me.state.phase.stopped() || (planned(ri) && planned(o)) {
+            return Turn::None;
+        }
+        let other = &self.arms[o].state;
+        if !matches!(other.cause, StopCause::Proximity(2, (_, Body::Link { robot: r, .. })) if r as usize == ri) {
+            return Turn::None;
+        }
+        let near = me.scratch.track.class_best[2] < release
+            && matches!(me.scratch.track.class_pair[2], Some((_, Body::Link { robot: r, .. })) if r as usize == o);
+        let going = now_s - other.robot_releases.1 < self.settings.release_hold_s
+            || self.arms[o].scratch.track.approach[1].is_finite();
+        match other.phase {
+            Phase::Moving { .. } if near || going => Turn::Theirs,
+            Phase::Moving { .. } => Turn::None,
+            // Held by something else, it waits; held by `ri` itself (within
+            // the release margin of it), neither goes first: the escape
+            // rules release them.
+            Phase::Stopped { clear_since: None } => {
+                let t = &self.arms[o].scratch.track;
+                let held_by_me = t.class_best[2] < release
+                    && matches!(t.class_pair[2], Some((_, Body::Link { robot: r, .. })) if r as usize == ri);
+                if held_by_me { Turn::None } else { Turn::Mine }
+            }
+            Phase::Stopped { clear_since: Some(_) } => {
+                let prio = |r: usize| self.arbitration.offers.get(r).map_or(0, |x| x.priority);
+                let key = |r: usize, n: u32| (n, std::cmp::Reverse(prio(r)), r);
+                if key(ri, me.state.robot_releases.0) < key(o, other.robot_releases.0) {
+                    Turn::Mine
+                } else {
+                    Turn::Theirs
+                }
+            }
+        }
     }
 
     /// Whether robot `ri`, stopped for another robot's nearness, is granted
@@ -125,7 +196,7 @@ fn decide_state(
     now_s: f64,
     (release, hold): (f32, f64),
     unknown: Option<u16>,
-    Evidence { clear_ahead, plan_clear }: Evidence,
+    Evidence { clear_ahead, plan_clear, turn }: Evidence,
 ) -> Decision {
     let prev = std::mem::replace(&mut a.state.prev_class_best, a.scratch.track.class_best);
     if let Some((reason, kind)) = a.scratch.forecast.problem {
@@ -175,7 +246,7 @@ fn decide_state(
         return Decision::Continue { clearance_m: t.best, pair: t.best_pair, escaping: false };
     }
     if let Phase::Stopped { clear_since } = a.state.phase
-        && let Some(d) = hold_or_release(a, (now_s, clear_since), (release, hold), prev, (plan_clear, escape))
+        && let Some(d) = hold_or_release(a, (now_s, clear_since), (release, hold), prev, (plan_clear, escape, turn))
     {
         return d;
     }
@@ -189,8 +260,11 @@ fn hold_or_release(
     (now_s, clear_since): (f64, Option<f64>),
     (release, hold): (f32, f64),
     prev: [f32; 3],
-    (plan_clear, escape): (bool, bool),
+    (plan_clear, escape, turn): (bool, bool, Turn),
 ) -> Option<Decision> {
+    // Two robots stopped for each other take turns ([`Turn`]): on its
+    // turn the pair no longer holds it; on the other's it holds on.
+    //
     // Nothing is within the margin now. Released once, for the hold
     // time, the pair that caused the stop is no longer the closest
     // of its kind within the release margin, and nothing within that
@@ -217,7 +291,7 @@ fn hold_or_release(
     // stopped for good.
     let held = (0..3).any(|c| {
             let now = a.scratch.track.class_best[c];
-            let cause = (c == 2 || !plan_clear)
+            let cause = (if c == 2 { turn != Turn::Mine } else { !plan_clear })
                 && matches!(a.state.cause, StopCause::Proximity(k, pair) if k == c && a.scratch.track.class_pair[c] == Some(pair));
             let approaching = c != class_of(Reason::SelfCollision) && now < prev[c] - APPROACH_EPS_M;
             now < release && (cause || approaching)
@@ -225,7 +299,7 @@ fn hold_or_release(
     if !held {
         let since = clear_since.unwrap_or(now_s);
         a.state.phase = Phase::Stopped { clear_since: Some(since) };
-        if now_s - since >= hold {
+        if now_s - since >= hold && turn != Turn::Theirs {
             a.state.phase = Phase::Moving { escaping: escape };
             a.state.escape_floor = None;
         } else {

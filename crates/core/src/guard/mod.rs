@@ -338,6 +338,10 @@ struct ArmState {
     /// time, it waits the hold time like any other stop (no flag flipping
     /// back and forth while the two judgements differ).
     ahead_released_s: f64,
+    /// Its releases from stops another robot caused, and when the last
+    /// was, s: two robots stopped for each other take turns
+    /// ([`hysteresis::Turn`]), the one with fewer first.
+    robot_releases: (u32, f64),
 }
 
 /// The manipulator guard of one cell, with the platen's part beside it.
@@ -392,6 +396,7 @@ impl Guard {
             a.state.cause = StopCause::Data;
             a.state.escape_floor = None;
             a.state.ahead_released_s = f64::NEG_INFINITY;
+            a.state.robot_releases = (0, f64::NEG_INFINITY);
         }
         self.arbitration.reset();
     }
