@@ -164,3 +164,23 @@ fn two_arms_stopped_for_each_other_take_turns_and_finish() {
     assert_eq!(r.stalled, 0, "stalled: the arms stand stopped for each other: {r:?}");
     assert!(r.stops <= 6, "stopped again and again: {} stops", r.stops);
 }
+
+/// `simulate --arms 3 --obey-scaling --seed 23`: an arm without a plan,
+/// stopped beside an arm parked at its last goal, was let go at full pace
+/// again and again; each time its stopping path saw the turn towards the
+/// parked arm too late, and it was stopped again (22 stops). Let go beside
+/// the robot that stopped it, it creeps (`CREEP_SCALING`) while the gap
+/// does not grow: a few stops, not one every half second. (Its way past the
+/// parked arm runs within the sphere models' margin, so it still ends
+/// stopped there: a stall `simulate` reports.)
+#[test]
+fn an_arm_let_go_beside_the_robot_that_stopped_it_creeps_instead_of_being_stopped_again_and_again() {
+    let opts = SimOptions { obey_scaling: true, obey_grants: true, hazards: true, ..Default::default() };
+    let cell = workcell_guard_sim::arms::cell_with_arms(sample_cell(), 3);
+    let mut sim = Sim::new(cell, opts, Some(cache_dir())).unwrap();
+    let r = sim.episode(23);
+    println!("{}", r.summary(3, opts.dt_s));
+    assert_eq!(r.contacts(), 0, "{r:?}");
+    assert!(r.stops >= 1, "the arm is no longer stopped beside the parked one: the episode tests nothing: {r:?}");
+    assert!(r.stops <= 8, "stopped again and again beside the arm that stopped it: {} stops", r.stops);
+}

@@ -26,15 +26,17 @@ pub struct NodeParams {
     pub use_sim_time: bool,
     /// `diagnostics_hz`: diagnostics published per second (0 = none), default 10.
     pub diagnostics_hz: f64,
-    /// `slow_down_m`: speed scaling falls from 1 to `escape_speed_scaling`
-    /// as the clearance of what a robot's stopping path approaches, beyond
-    /// the clearance margin, falls from this to 0, default 0.05.
+    /// `slow_down_m`: where a robot's stopping path approaches something to
+    /// within this of the clearance margin, its speed scaling is the larger
+    /// of the speed whose path keeps this far out (or half the present gap)
+    /// and a ramp from `escape_speed_scaling` to 1 by where the path ends,
+    /// default 0.05.
     pub slow_down_m: f64,
     /// `speed_scaling_rate`: the speed scaling changes by at most this much
     /// a second either way (but to 0 at once on a stop), default 4.
     pub speed_scaling_rate: f64,
     /// `escape_speed_scaling`: the speed scaling of a robot let go on is at
-    /// least this, default 0.25 (only a stop or its grant bring it lower).
+    /// least this, default 0.25 (only a stop, its grant or a creep bring it lower).
     pub escape_speed_scaling: f64,
     /// `latch_stops`: a proximity stop (cell, robot, self) stays until the
     /// `~/reset_stop` service releases it, default false.
@@ -276,13 +278,13 @@ pub const PARAMS: &[ParamSpec] = &[
         "A proximity stop (cell, robot, self) holds until `~/reset_stop` releases it.",
         get: |p, c| p.latch_stops, set: |p, v| p.latch_stops = v.as_bool() == Some(true)),
     spec!("slow_down_m", range(1e-3, 2.0), "0.05", NextCycle,
-        "Speed scaling rises from `escape_speed_scaling` to 1 as the clearance of what the robot's stopping path approaches (the cell, other robots; not its own links), at the speed it goes, rises from the clearance margin to that plus this, m; what it moves away from or past does not slow it.",
+        "Speed scaling is 1 unless the robot's stopping path, at the speed it goes, takes it nearer the cell or another robot (not its own links) than it is now and to within this of the clearance margin; then it is the larger of the speed whose stopping path keeps this far beyond the margin (or half the present gap beyond it, where that is less) and a ramp from `escape_speed_scaling` where the path ends at the margin to 1 where it ends this past it, m. What it moves away from or past does not slow it.",
         get: |p, c| p.slow_down_m, set: |p, v| p.slow_down_m = num(v)),
     spec!("speed_scaling_rate", range(0.1, 1000.0), "4", NextCycle,
         "Speed scaling changes by at most this much a second, up or down (a controller's ramp); a stop still drops it to 0 at once and it never exceeds the grant's, 1/s.",
         get: |p, c| p.speed_scaling_rate, set: |p, v| p.speed_scaling_rate = num(v)),
     spec!("escape_speed_scaling", range(0.0, 1.0), "0.25", NextCycle,
-        "Speed scaling of a robot the guard lets go on at least this, whatever its clearance (as when it escapes: released because its forecast moves it away from what stopped it); only a stop or its grant bring it lower.",
+        "Speed scaling of a robot the guard lets go on at least this, whatever its stopping path approaches (a robot that must get somewhere never stands unstopped); only a stop, its grant, or a creep bring it lower (at most 0.05, let go beside the robot that stopped it while not moving away from it).",
         get: |p, c| p.escape_speed_scaling, set: |p, v| p.escape_speed_scaling = num(v)),
     spec!("stop_heartbeat_s", range(0.0, 60.0), "1", NextCycle,
         "A stop goes out when it changes and this often while it does not, s (0: every cycle).",

@@ -12,21 +12,37 @@
 //! - the speed scaling, from the stopping forecast: 0 when stopped; else
 //!   1 unless the robot's stopping path takes it nearer something than it
 //!   is now (the cell, or another robot: not its own links, which stay as
-//!   near each other at any speed). Then it rises from
-//!   [`CommandPolicy::escape_scaling`] to 1 as the least clearance of what
-//!   the path approaches ([`super::track::Track::approach`], on its plan
-//!   when it follows one) goes from the clearance margin to the margin plus
-//!   [`CommandPolicy::slow_down_m`]: the faster it goes, the farther its
-//!   stopping path reaches and the lower its scaling, so it settles at the
-//!   speed whose stopping path ends that far out. What it moves away from
-//!   or past (a table beside its base, an arm it leaves) does not slow it.
-//!   Never below the escape scaling (a robot let go on must get somewhere:
-//!   at 0 it would stand unstopped and unexplained for ever); never above
-//!   what the robot's grant allows ([`ArmGrant::scaling`]), and at least
-//!   the escape scaling while it backs away (its retreat must run). The
-//!   value changes by at most [`CommandPolicy::scaling_rate_per_s`] a
-//!   second either way (a controller's ramp), but drops to 0 at once on a
-//!   stop and never exceeds the grant's;
+//!   near each other at any speed) and nearer than the clearance margin
+//!   plus [`CommandPolicy::slow_down_m`]. Then it is the larger of two
+//!   bounds that each keep that path out of the margin:
+//!   - *by room*: the speed whose stopping path keeps `slow_down_m` beyond
+//!     the margin (or half the present gap beyond it, where that is less).
+//!     The checks measure how much of the path's approach there is room
+//!     for ([`super::track::room`]); the stopping distance's shape
+//!     (reaction at the speed it goes, then braking:
+//!     `d(λv) = λ·v·t_r + λ²·v²/2a`) turns that into a factor on the speed
+//!     it goes at ([`speed_for_room`]), taken on the scaling it was given;
+//!   - *by the path's end*: a ramp from [`CommandPolicy::escape_scaling`]
+//!     to 1 as the least clearance of what the path approaches
+//!     ([`super::track::Track::approach`]) goes from the margin to the
+//!     margin plus `slow_down_m` (the faster it goes, the farther its path
+//!     reaches and the lower this bound).
+//!
+//!   What it moves away from or past (a table beside its base, an arm it
+//!   leaves) does not slow it, nor does anything while it stands (its path
+//!   approaches nothing). Never below the escape scaling (a robot let go
+//!   on must get somewhere: at 0 it would stand unstopped and unexplained
+//!   for ever) but for a **creep**: let go after a stop another robot
+//!   caused, while that robot is the nearest within the margin plus
+//!   `slow_down_m` and the gap to it does not grow, at most
+//!   [`CREEP_SCALING`] (its stopping path at full pace sees where it turns
+//!   towards that robot too late: released beside an arm parked where it
+//!   was stopped, it was stopped again and again). Never above what the
+//!   robot's grant allows ([`ArmGrant::scaling`]), and at least the escape
+//!   scaling while it backs away (its retreat must run). The value changes
+//!   by at most [`CommandPolicy::scaling_rate_per_s`] a second either way
+//!   (a controller's ramp), but drops to 0 at once on a stop and never
+//!   exceeds the grant's;
 //! - the grant itself, and the stop flag under it: a robot whose grant says
 //!   hold is stopped ([`StopSource::Grant`]), so the flag never tells a
 //!   held robot to go on;
@@ -38,7 +54,9 @@
 //!
 //! Allocates nothing.
 
+use super::Body;
 use super::arbitrate::{ArmGrant, RETREAT_S};
+use super::track::{APPROACH_EPS_M, StopCause};
 use super::{Decision, Reason, Stop};
 use crate::arbiter::GrantState;
 
@@ -47,16 +65,16 @@ use crate::arbiter::GrantState;
 pub struct CommandPolicy {
     /// Proximity stops (cell, robot, self) hold until reset.
     pub latch_stops: bool,
-    /// Clearance beyond the clearance margin, of what a robot's stopping
-    /// path approaches, over which its speed scaling rises from the escape
-    /// scaling to 1, m (positive).
+    /// A robot's stopping path, where it approaches something, is kept
+    /// this far beyond the clearance margin (or half its present gap beyond
+    /// the margin, where that is less) by its speed scaling, m (positive).
     pub slow_down_m: f64,
     /// The speed scaling changes by at most this much a second, up or
     /// down, except to 0 on a stop and down to its grant's (positive).
     pub scaling_rate_per_s: f64,
     /// Speed scaling of a robot let go on at least this, whatever its
-    /// clearance (escaping, released within the release margin, or going
-    /// on inside it): only a stop or its grant bring it lower, 0..=1.
+    /// stopping path approaches: only a stop, its grant or a creep
+    /// ([`CREEP_SCALING`]) bring it lower, 0..=1.
     pub escape_scaling: f64,
     /// An unchanged stop flag is due again after this long, s (0: every
     /// cycle).
@@ -216,7 +234,14 @@ pub(crate) struct Supervision {
     grant_sent: Option<(GrantShown, f64)>,
     /// When the last command was made (the scaling's rate limit).
     made_s: f64,
+    /// Last cycle's gap to the robot that caused its last stop, once let
+    /// go (+∞: not near it, or another cause), m: a creep while it does
+    /// not grow ([`super::Guard::creeping`]).
+    robot_gap: f32,
 }
+
+/// The speed scaling of a robot that creeps (the module's rule), at most.
+pub const CREEP_SCALING: f64 = 0.05;
 
 /// A speed scaling this far from the last published one is published
 /// (smaller changes go out with the heartbeat, but reaching 0 or 1 at once).
@@ -234,6 +259,7 @@ impl Supervision {
         speed_sent: None,
         grant_sent: None,
         made_s: f64::NEG_INFINITY,
+        robot_gap: f32::INFINITY,
     };
 
     /// What stops the robot, the first that does of: a refused input, the
@@ -255,16 +281,16 @@ impl Supervision {
     }
 
     /// The command after decision `d` and grant `grant` at `now_s`, with
-    /// `approach_m` the least clearance of what its stopping path
-    /// approaches; `prev` is the last command, `margin_m` the clearance
-    /// margin and `shown` what the grant's message shows.
+    /// `speed` what bounds its speed scaling ([`Supervision::scaling`]) and
+    /// `creep` whether it creeps; `prev` is the last command and `shown`
+    /// what the grant's message shows.
     pub(crate) fn command(
         &mut self,
         p: &CommandPolicy,
         prev: &Command,
-        (d, grant, approach_m): (&Decision, &ArmGrant, f32),
+        (d, grant, speed, creep): (&Decision, &ArmGrant, [f64; 3], bool),
         now_s: f64,
-        (margin_m, shown): (f64, GrantShown),
+        shown: GrantShown,
     ) -> Command {
         let mut c = Command { cause: prev.cause, grant: *grant, ..Command::START };
         let beat = p.stop_heartbeat_s;
@@ -292,7 +318,7 @@ impl Supervision {
         if c.publish_stop {
             self.sent = Some((c.stop, now_s));
         }
-        c.speed_scaling = self.scaling(p, prev, (d, grant, approach_m), now_s, c.stop, margin_m);
+        c.speed_scaling = self.scaling(p, prev, (d, grant, speed, creep), now_s, c.stop);
         let s = c.speed_scaling;
         c.publish_speed = match self.speed_sent {
             Some((sent, at)) => {
@@ -347,28 +373,35 @@ impl Supervision {
 }
 
 impl Supervision {
-    /// The speed scaling (the module's rule): from what the stopping path
-    /// approaches, the escape floor, the grant, and the rate limit from
-    /// the last command's.
+    /// The speed scaling (the module's rule), from `[speed, approach_m,
+    /// margin_m]`: the factor its stopping path has room for on the scaling
+    /// it goes at (the last command's), the least clearance of what the
+    /// path approaches and the clearance margin; the escape floor (a creep
+    /// with `creep`), the grant, and the rate limit from the last command's.
     fn scaling(
         &mut self,
         p: &CommandPolicy,
         prev: &Command,
-        (d, grant, approach_m): (&Decision, &ArmGrant, f32),
+        (d, grant, speed, creep): (&Decision, &ArmGrant, [f64; 3], bool),
         now_s: f64,
         stop: bool,
-        margin_m: f64,
     ) -> f64 {
         let dt = (now_s - std::mem::replace(&mut self.made_s, now_s)).clamp(0.0, 1.0);
         if stop || !matches!(d, Decision::Continue { .. }) {
             return 0.0;
         }
-        // A robot let go on never crawls to a standstill by clearance
-        // alone: where nothing stops or holds it, it must be able to get
-        // somewhere.
+        // A robot let go on never crawls to a standstill by what its path
+        // approaches: where nothing stops or holds it, it must be able to
+        // get somewhere.
         let escape = p.escape_scaling.clamp(0.0, 1.0);
-        // (A NaN ratio gives the escape scaling: `max` takes the number.)
-        let by_path = ((f64::from(approach_m) - margin_m) / p.slow_down_m).clamp(0.0, 1.0).max(escape);
+        let [speed, approach_m, margin_m] = speed;
+        // The larger of two bounds that each keep its stopping path out of
+        // the margin (the module's rule).
+        let by_room = (prev.speed_scaling * speed).clamp(0.0, 1.0);
+        let by_end = ((approach_m - margin_m) / p.slow_down_m).clamp(0.0, 1.0);
+        // (A NaN gives the escape scaling: `max` takes the number.)
+        let by_path = by_room.max(by_end).max(escape);
+        let by_path = if creep { by_path.min(escape.min(CREEP_SCALING)) } else { by_path };
         let cap = if grant.state == GrantState::BackAway { 1.0 } else { grant.scaling.clamp(0.0, 1.0) };
         let step = p.scaling_rate_per_s * dt;
         let s = by_path.min(cap).max(prev.speed_scaling - step).min(prev.speed_scaling + step);
@@ -376,19 +409,76 @@ impl Supervision {
     }
 }
 
+/// The factor on a robot's present speed at which its stopping path
+/// reaches `room` times as far (`room` from [`super::track::room`]; +∞:
+/// nothing approached, no bound): the stopping distance at `λ` times the
+/// speed is `λ·v·t_r + λ²·v²/2a`, a share `α = t_r / (t_r + t_b/2)` of it
+/// the reaction's (`react_s`, with the braking time `t_b` = `horizon_s` −
+/// `react_s`), so `α·λ + (1 − α)·λ² = room`. 0 for no room; at least the
+/// room where the braking dominates, the room itself where the reaction
+/// does.
+pub fn speed_for_room(room: f64, react_s: f64, horizon_s: f64) -> f64 {
+    if room.is_nan() {
+        return 0.0;
+    }
+    if room.is_infinite() {
+        return f64::INFINITY;
+    }
+    let room = room.max(0.0);
+    let brake = (horizon_s - react_s).max(0.0);
+    let whole = react_s.max(0.0) + brake / 2.0;
+    if whole <= 0.0 {
+        return f64::INFINITY; // a path of no length: nothing to bound
+    }
+    let alpha = (react_s.max(0.0) / whole).clamp(0.0, 1.0);
+    if alpha >= 1.0 - 1e-9 {
+        return room;
+    }
+    let q = 1.0 - alpha;
+    (-alpha + (alpha * alpha + 4.0 * q * room).sqrt()) / (2.0 * q)
+}
+
 impl super::Guard {
     /// Robot `ri`'s command from its decision.
     pub(super) fn command(&mut self, ri: usize, now_s: f64) {
         self.supervision[ri].sensing_stale = self.policy.stale_cloud_stops && self.sensing_stale(now_s).is_some();
-        let [cell, robots] = self.arms[ri].scratch.track.approach;
+        let sc = &self.arms[ri].scratch;
+        let [cell, robots] = sc.track.room;
         let [by_cell, by_robots] = self.slowed_by(ri);
         let pick = |on: bool, v: f32| if on { v } else { f32::INFINITY };
-        let approach = pick(by_cell, cell).min(pick(by_robots, robots));
-        let input = (&self.decisions[ri], &self.arbitration.out[ri], approach);
+        let room = pick(by_cell, cell).min(pick(by_robots, robots));
+        let speed = speed_for_room(f64::from(room), sc.forecast.plan.react_s, sc.forecast.plan.horizon_s);
+        let creep = self.creeping(ri, by_robots);
+        let sc = &self.arms[ri].scratch;
+        let [ac, ar] = sc.track.approach;
+        let approach = f64::from(pick(by_cell, ac).min(pick(by_robots, ar)));
+        let input =
+            (&self.decisions[ri], &self.arbitration.out[ri], [speed, approach, self.margins.clearance_m], creep);
         let shown = self.grant_shown(ri);
-        let margin = self.margins.clearance_m;
-        self.commands[ri] =
-            self.supervision[ri].command(&self.policy, &self.commands[ri], input, now_s, (margin, shown));
+        self.commands[ri] = self.supervision[ri].command(&self.policy, &self.commands[ri], input, now_s, shown);
+    }
+
+    /// Whether robot `ri`, let go after a stop another robot caused, creeps
+    /// (at the escape scaling): while the robots may slow it (`by_robots`),
+    /// that robot is the nearest within the clearance margin plus the
+    /// slow-down distance, and the gap to it does not grow. Its stopping
+    /// path at full pace would see the approach too late where it turns
+    /// towards that robot: released beside a parked arm it was stopped for,
+    /// it was stopped again and again (`simulate --arms 3 --seed 23`).
+    fn creeping(&mut self, ri: usize, by_robots: bool) -> bool {
+        let a = &self.arms[ri];
+        let t = &a.scratch.track;
+        let gap = match a.state.cause {
+            StopCause::Proximity(2, (_, Body::Link { robot, .. }))
+                if t.robot_now.1 == robot && by_robots && !a.state.phase.stopped() =>
+            {
+                t.robot_now.0
+            }
+            _ => f32::INFINITY,
+        };
+        let last = std::mem::replace(&mut self.supervision[ri].robot_gap, gap);
+        let zone = (self.margins.clearance_m + self.policy.slow_down_m) as f32;
+        gap < zone && gap <= last + APPROACH_EPS_M
     }
 
     /// What may slow robot `ri` this cycle, [the cell, the other robots]
@@ -422,5 +512,81 @@ impl super::Guard {
             | u16::from(self.lifted(ri).is_some()) << 1
             | u16::from(self.boosted_since(ri).is_some()) << 2;
         GrantShown::of(self.arbitration.out[ri], bits | plan << 3)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{CREEP_SCALING, Command, CommandPolicy, Supervision, speed_for_room};
+    use crate::guard::Decision;
+    use crate::guard::arbitrate::ArmGrant;
+    use crate::guard::track::room;
+
+    /// The scaling a robot let go on at 0.5 gets, a second after its last
+    /// command, from `[speed, approach_m, margin_m]` and `creep`.
+    fn scaling(bounds: [f64; 3], creep: bool) -> f64 {
+        let p = CommandPolicy::default();
+        let mut sup = Supervision { made_s: 0.0, ..Supervision::START };
+        let prev = Command { stop: false, speed_scaling: 0.5, ..Command::START };
+        let go = Decision::Continue { clearance_m: 0.1, pair: None, escaping: false };
+        sup.scaling(&p, &prev, (&go, &ArmGrant::NONE, bounds, creep), 1.0, false)
+    }
+
+    #[test]
+    fn the_scaling_is_the_larger_bound_floored_but_for_a_creep() {
+        let margin = 0.01;
+        // Room for 1.2 times its speed, the path's end 5 mm past the margin
+        // (the ramp: 0.1): 0.6.
+        assert!((scaling([1.2, margin + 0.005, margin], false) - 0.6).abs() < 1e-12);
+        // Little room, the path's end 40 mm past it: the ramp's 0.8.
+        assert!((scaling([0.2, margin + 0.04, margin], false) - 0.8).abs() < 1e-12);
+        // Neither: the escape scaling.
+        assert_eq!(scaling([0.1, margin, margin], false), CommandPolicy::default().escape_scaling);
+        // Nothing approached: full speed.
+        assert_eq!(scaling([f64::INFINITY, f64::INFINITY, margin], false), 1.0);
+        // A creep, whatever the bounds.
+        assert_eq!(scaling([f64::INFINITY, f64::INFINITY, margin], true), CREEP_SCALING);
+        // No number: the escape scaling, not a NaN.
+        assert_eq!(scaling([f64::NAN, f64::NAN, margin], false), CommandPolicy::default().escape_scaling);
+    }
+
+    #[test]
+    fn the_speed_for_a_room_inverts_the_stopping_distance() {
+        // Reaction only: distance in proportion to speed.
+        assert!((speed_for_room(0.5, 0.1, 0.1) - 0.5).abs() < 1e-12);
+        // Braking only: distance with the square of speed.
+        assert!((speed_for_room(0.25, 0.0, 0.2) - 0.5).abs() < 1e-12);
+        for (react, horizon) in [(0.05, 0.3), (0.02, 0.02), (0.0, 1.0), (0.2, 0.25)] {
+            assert!((speed_for_room(1.0, react, horizon) - 1.0).abs() < 1e-12, "room 1 is the speed it goes");
+            let mut last = 0.0;
+            for k in 1..=40 {
+                let r = f64::from(k) * 0.05;
+                let l = speed_for_room(r, react, horizon);
+                // The stopping distance at λ·v is the room's share of today's.
+                let brake = horizon - react;
+                let d = |x: f64| x * react + x * x * brake / 2.0;
+                assert!((d(l) / d(1.0) - r).abs() < 1e-9, "room {r}: λ {l}");
+                assert!(l > last, "not increasing at room {r}");
+                last = l;
+            }
+        }
+        assert_eq!(speed_for_room(0.0, 0.05, 0.3), 0.0);
+        assert_eq!(speed_for_room(f64::NAN, 0.05, 0.3), 0.0, "no number, no room");
+        assert!(speed_for_room(f64::INFINITY, 0.05, 0.3).is_infinite(), "nothing approached: no bound");
+        assert!(speed_for_room(0.3, 0.0, 0.0).is_infinite(), "a path of no length bounds nothing");
+    }
+
+    #[test]
+    fn the_room_keeps_the_slow_down_distance_or_half_the_gap() {
+        // 150 mm beyond a 10 mm margin: 50 mm kept, 100 mm of room for an
+        // approach of 125 mm.
+        assert!((room(0.16, 0.035, 0.01, 0.05) - 0.8).abs() < 1e-6);
+        // 90 mm beyond it: 45 mm kept (half), 45 mm of room for 50 mm.
+        assert!((room(0.1, 0.05, 0.01, 0.05) - 0.9).abs() < 1e-6);
+        // 20 mm beyond it: half kept.
+        assert!((room(0.03, 0.02, 0.01, 0.05) - 1.0).abs() < 1e-6);
+        assert!((room(0.03, 0.01, 0.01, 0.05) - 0.5).abs() < 1e-6);
+        // Within the margin already: none.
+        assert_eq!(room(0.008, 0.005, 0.01, 0.05), 0.0);
     }
 }

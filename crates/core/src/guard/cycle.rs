@@ -125,6 +125,7 @@ impl Guard {
     fn check(&mut self, lim: Limits, part: Part) {
         for ri in 0..self.arms.len() {
             self.arms[ri].scratch.look.slowed = self.slowed_by(ri);
+            self.arms[ri].scratch.track.gauge = (lim.margin, lim.slow_down);
         }
         let checked = Checked { matrix: &self.matrix, allowed: &self.allowed };
         check_cell::check_cell(&self.cell, &mut self.arms, &self.matrix, lim, part);

@@ -39,8 +39,18 @@ pub(super) struct Track {
     /// now, by more than [`APPROACH_SCALING_EPS_M`]; recorded within the
     /// clearance margin plus [`super::CommandPolicy::slow_down_m`] (+∞:
     /// nothing approached there), of the cell (0) and of other robots (1).
-    /// The speed scaling's measure.
     pub(super) approach: [f32; 2],
+    /// The speed scaling's measure: over what the stopping path approaches
+    /// (as for `approach`) to within the slow-down distance of the margin,
+    /// the least share of that approach the robot has room for ([`room`]),
+    /// of the cell (0) and of other robots (1); +∞: nothing approached.
+    pub(super) room: [f32; 2],
+    /// The clearance margin and the slow-down distance `room` is taken
+    /// with, m (set before the checks).
+    pub(super) gauge: (f32, f32),
+    /// The least gap to another robot at its first sample (now), as far as
+    /// the robot check looked, and that robot (+∞, 0: none seen).
+    pub(super) robot_now: (f32, u16),
 }
 
 impl Track {
@@ -56,6 +66,9 @@ impl Track {
         escape: Escape::NONE,
         robot_near: false,
         approach: [f32::INFINITY; 2],
+        room: [f32::INFINITY; 2],
+        gauge: (0.0, 0.0),
+        robot_now: (f32::INFINITY, 0),
     };
 
     /// Takes a clearance at a later sample that is nearer than `now`, to
@@ -64,8 +77,32 @@ impl Track {
     pub(super) fn approach(&mut self, of: usize, now: f32, later: f32) {
         if later < now - APPROACH_SCALING_EPS_M {
             self.approach[of] = self.approach[of].min(later);
+            // The room of the approach within the slow-down distance of the
+            // margin: what the checks look at exactly, whatever they skip
+            // (a clearance beyond it may be a bound).
+            let (margin, slow_down) = self.gauge;
+            let edge = margin + slow_down;
+            if later <= edge {
+                let r = room(now.min(edge), later, margin, slow_down);
+                // (A NaN leaves no room.)
+                self.room[of] = if r.is_nan() { 0.0 } else { self.room[of].min(r) };
+            }
         }
     }
+}
+
+/// How much of a stopping path's approach, from clearance `now` to
+/// `later`, the robot has room for: the gap beyond the clearance `margin`
+/// less what the path is to keep of it (`slow_down`, or half the gap when
+/// that is less), over the approach. At most 1 the path reaches no nearer
+/// than that; 0: none (within the margin already). The speed scaling turns
+/// it into the speed whose stopping path has that reach
+/// ([`super::command::speed_for_room`]).
+#[inline]
+pub(super) fn room(now: f32, later: f32, margin: f32, slow_down: f32) -> f32 {
+    let gap = now - margin;
+    let keep = slow_down.min(0.5 * gap).max(0.0);
+    ((gap - keep) / (now - later)).max(0.0)
 }
 
 /// A stopping path that ends nearer something than the robot is now by
