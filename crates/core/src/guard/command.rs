@@ -65,9 +65,11 @@ use crate::arbiter::GrantState;
 pub struct CommandPolicy {
     /// Proximity stops (cell, robot, self) hold until reset.
     pub latch_stops: bool,
-    /// A robot's stopping path, where it approaches something, is kept
-    /// this far beyond the clearance margin (or half its present gap beyond
-    /// the margin, where that is less) by its speed scaling, m (positive).
+    /// Where a robot's stopping path approaches something to within this
+    /// of the clearance margin, its speed scaling is the larger of the
+    /// speed whose path keeps this far beyond the margin (or half its
+    /// present gap beyond it) and a ramp from the escape scaling to 1 over
+    /// this, by where the path ends, m (positive).
     pub slow_down_m: f64,
     /// The speed scaling changes by at most this much a second, up or
     /// down, except to 0 on a stop and down to its grant's (positive).
@@ -281,14 +283,14 @@ impl Supervision {
     }
 
     /// The command after decision `d` and grant `grant` at `now_s`, with
-    /// `speed` what bounds its speed scaling ([`Supervision::scaling`]) and
+    /// `bounds` what bounds its speed scaling ([`Supervision::scaling`]) and
     /// `creep` whether it creeps; `prev` is the last command and `shown`
     /// what the grant's message shows.
     pub(crate) fn command(
         &mut self,
         p: &CommandPolicy,
         prev: &Command,
-        (d, grant, speed, creep): (&Decision, &ArmGrant, [f64; 3], bool),
+        (d, grant, bounds, creep): (&Decision, &ArmGrant, [f64; 3], bool),
         now_s: f64,
         shown: GrantShown,
     ) -> Command {
@@ -318,7 +320,7 @@ impl Supervision {
         if c.publish_stop {
             self.sent = Some((c.stop, now_s));
         }
-        c.speed_scaling = self.scaling(p, prev, (d, grant, speed, creep), now_s, c.stop);
+        c.speed_scaling = self.scaling(p, prev, (d, grant, bounds, creep), now_s, c.stop);
         let s = c.speed_scaling;
         c.publish_speed = match self.speed_sent {
             Some((sent, at)) => {
@@ -382,7 +384,7 @@ impl Supervision {
         &mut self,
         p: &CommandPolicy,
         prev: &Command,
-        (d, grant, speed, creep): (&Decision, &ArmGrant, [f64; 3], bool),
+        (d, grant, bounds, creep): (&Decision, &ArmGrant, [f64; 3], bool),
         now_s: f64,
         stop: bool,
     ) -> f64 {
@@ -394,7 +396,7 @@ impl Supervision {
         // approaches: where nothing stops or holds it, it must be able to
         // get somewhere.
         let escape = p.escape_scaling.clamp(0.0, 1.0);
-        let [speed, approach_m, margin_m] = speed;
+        let [speed, approach_m, margin_m] = bounds;
         // The larger of two bounds that each keep its stopping path out of
         // the margin (the module's rule).
         let by_room = (prev.speed_scaling * speed).clamp(0.0, 1.0);
@@ -442,24 +444,22 @@ impl super::Guard {
     /// Robot `ri`'s command from its decision.
     pub(super) fn command(&mut self, ri: usize, now_s: f64) {
         self.supervision[ri].sensing_stale = self.policy.stale_cloud_stops && self.sensing_stale(now_s).is_some();
-        let sc = &self.arms[ri].scratch;
-        let [cell, robots] = sc.track.room;
         let [by_cell, by_robots] = self.slowed_by(ri);
-        let pick = |on: bool, v: f32| if on { v } else { f32::INFINITY };
-        let room = pick(by_cell, cell).min(pick(by_robots, robots));
-        let speed = speed_for_room(f64::from(room), sc.forecast.plan.react_s, sc.forecast.plan.horizon_s);
-        let creep = self.creeping(ri, by_robots);
         let sc = &self.arms[ri].scratch;
-        let [ac, ar] = sc.track.approach;
-        let approach = f64::from(pick(by_cell, ac).min(pick(by_robots, ar)));
-        let input =
-            (&self.decisions[ri], &self.arbitration.out[ri], [speed, approach, self.margins.clearance_m], creep);
+        let pick = |[cell, robots]: [f32; 2]| {
+            let on = |slows: bool, v: f32| if slows { v } else { f32::INFINITY };
+            f64::from(on(by_cell, cell).min(on(by_robots, robots)))
+        };
+        let speed = speed_for_room(pick(sc.track.room), sc.forecast.plan.react_s, sc.forecast.plan.horizon_s);
+        let bounds = [speed, pick(sc.track.approach), self.margins.clearance_m];
+        let creep = self.creeping(ri, by_robots);
+        let input = (&self.decisions[ri], &self.arbitration.out[ri], bounds, creep);
         let shown = self.grant_shown(ri);
         self.commands[ri] = self.supervision[ri].command(&self.policy, &self.commands[ri], input, now_s, shown);
     }
 
     /// Whether robot `ri`, let go after a stop another robot caused, creeps
-    /// (at the escape scaling): while the robots may slow it (`by_robots`),
+    /// (at most [`CREEP_SCALING`]): while the robots may slow it (`by_robots`),
     /// that robot is the nearest within the clearance margin plus the
     /// slow-down distance, and the gap to it does not grow. Its stopping
     /// path at full pace would see the approach too late where it turns
