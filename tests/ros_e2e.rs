@@ -235,14 +235,40 @@ fn platen_units_on_crossing_paths_take_turns_by_their_grants_over_dds() {
 }
 
 /// Two arms with crossing plans, over DDS from a separate process: each
-/// moves only as far as its `<robot>/grant` allows; both finish, arm_left
-/// (priority 20) first, arm_right yielding to it, and they never touch
-/// (exact geometry over every published configuration); `~/set_priority`
+/// moves only as far as its `<robot>/grant` allows and no faster than its
+/// `<robot>/speed_scaling` says; both finish, arm_left (priority 20) first,
+/// arm_right yielding to it, and they never touch (exact geometry over
+/// every published configuration). arm_left, on the increments granted
+/// to it, is never stopped or slowed by the other; arm_right is slowed
+/// along its path to where its grant ends, its stop flag never flipping
+/// (set at most once, for a hold, and released once). `~/set_priority`
 /// answers, and refuses an unknown robot (tests/peer/arbitration.py).
 #[test]
 fn two_arms_with_crossing_plans_take_turns_by_their_grants_over_dds() {
     let repo = common::repo();
-    let v = run_script("arbitration.py", &[]);
+    let v = run_script("arbitration.py", &["--obey-scaling".to_string()]);
+    // Each change of a flag or a scaling: [seconds since the plans, value].
+    let changes = |key: &str, arm: usize| -> Vec<(f64, f64)> {
+        let rows = v[key][0][arm].as_array().unwrap();
+        rows.iter()
+            .map(|r| (r[0].as_f64().unwrap(), r[1].as_f64().unwrap_or_else(|| f64::from(u8::from(r[1] == true)))))
+            .collect()
+    };
+    let (left_stops, right_stops) = (changes("stop_changes", 0), changes("stop_changes", 1));
+    let (left_scaling, right_scaling) = (changes("scaling_changes", 0), changes("scaling_changes", 1));
+    let least = |c: &[(f64, f64)]| c.iter().map(|r| r.1).fold(f64::INFINITY, f64::min);
+    println!(
+        "arm_left: stop flag {left_stops:?}, least scaling {:.3}; arm_right: stop flag {right_stops:?}, least scaling \
+         {:.3} ({} changes)",
+        least(&left_scaling),
+        least(&right_scaling),
+        right_scaling.len()
+    );
+    assert!(left_stops.iter().all(|r| r.1 == 0.0), "the higher arm was stopped: {left_stops:?}");
+    assert_eq!(least(&left_scaling), 1.0, "the higher arm was slowed: {left_scaling:?}");
+    let raised = right_stops.iter().filter(|r| r.1 == 1.0).count();
+    assert!(raised <= 1, "the lower arm's stop flag flipped ({raised} times set): {right_stops:?}");
+    assert!(least(&right_scaling) < 1.0, "the lower arm was never slowed for the higher one: {right_scaling:?}");
     let cell = workcell::load(&repo.join("config/workcell.yaml")).unwrap();
     let arms = Arms::new(&cell);
     let q = |x: &serde_json::Value| -> Vec<f64> { x.as_array().unwrap().iter().map(|a| a.as_f64().unwrap()).collect() };
@@ -303,7 +329,15 @@ fn the_node_records_itself_and_its_recording_replays_to_the_same_decisions() {
     {
         args.push(format!("--alongside={w}"));
     }
-    run_script("arbitration.py", &args);
+    let v = run_script("arbitration.py", &args);
+    // These executors go at their plans' pace wherever their grants let
+    // them (no speed-scaling input): arm_right is held where its grant
+    // ends, and let go only once the grant lets it go at full speed again,
+    // a few times as arm_left passes (let go as soon as the grant reached
+    // past its noise, it was held and let go eight or nine times).
+    let holds = v["stop_changes"][0][1].as_array().unwrap().iter().filter(|r| r[1] == true).count();
+    println!("arm_right held {holds} times");
+    assert!((1..=4).contains(&holds), "arm_right held {holds} times: {}", v["stop_changes"][0][1]);
 
     // The node's own recording and the one from the wire: both decoded by
     // the independent reader, with both arms' states, plans and grants, the

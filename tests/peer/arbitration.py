@@ -16,8 +16,14 @@ both arms' drivers and executors:
      priority 20, arm_right 10);
      each moves along its plan only as far as `<robot>/grant` allows
      (PROCEED up to granted_until, slowing to pause there; HOLD pauses;
-     BACK_AWAY goes back along the plan; the stop flag brakes), within its
-     first joint's deceleration, until both finish, arm_left first;
+     BACK_AWAY goes back along the plan; the stop flag brakes), with
+     --obey-scaling no faster than `<robot>/speed_scaling` says (plan time
+     runs at that share of real time, as ros2_controllers'
+     joint_trajectory_controller scales it), within its first joint's
+     deceleration, until both finish,
+     arm_left first; every change of each arm's stop flag and speed
+     scaling is logged for the Rust test (the higher one never stopped or
+     slowed, the lower one's flag never flipping back);
   4. a late-joining reader of `arm_right/grant` gets its latest grant
      (DONE), not an old HOLD.
 Exits non-zero, saying why, on the first failed expectation; writes every
@@ -43,6 +49,14 @@ PLAN_S = 2.0
 STEP_S = 0.02
 DT = 0.004
 PROCEED, HOLD, BACK_AWAY, DONE, NO_PLAN = 0, 1, 2, 3, 4
+
+
+# With --obey-scaling the executors also follow `<robot>/speed_scaling`;
+# without, they go at their plans' pace wherever their grants let them (a
+# controller with no speed-scaling input), and the lower arm is held.
+OBEY_SCALING = "--obey-scaling" in sys.argv
+if OBEY_SCALING:
+    sys.argv.remove("--obey-scaling")
 
 
 class Fail(Exception):
@@ -76,7 +90,7 @@ class Executor:
         w = abs(pan_at(self.arm, self.s + ds) - pan_at(self.arm, self.s)) / ds
         return min(self.arm["decel"] / w, 1e3) if w > 1e-9 else 1e3
 
-    def step(self, grant, stop, dt):
+    def step(self, grant, stop, scaling, dt):
         """`dt` seconds since its last step, at most 3 DT: it moves in real
         time (its joint states' stamps and positions agree, whether or not
         this process kept its pace), and where this process stalled longer
@@ -95,6 +109,8 @@ class Executor:
             want = min(1.0, b * (-react + math.sqrt(react * react + 2.0 * room / b)))
         else:
             want = 1.0
+        if OBEY_SCALING:
+            want = min(want, max(scaling, 0.0))
         if want < self.pace:
             self.pace = max(self.pace - b * dt, want)
         else:
@@ -140,9 +156,17 @@ def main():
                               qos=t.QOS_RELIABLE)
     priority_rep = DataReader(dp, topic("rr/workcell_guard/set_priorityReply", t.SetPriority_Response, t.QOS_RELIABLE),
                               qos=t.QOS_RELIABLE)
+    # arm_left's speed scaling is a std_msgs/Float64, arm_right's a
+    # control_msgs/SpeedScalingFactor (config/workcell.yaml).
+    scaling_readers = [
+        DataReader(dp, topic("rt/arm_left/speed_scaling", t.Float64, t.QOS_RELIABLE), qos=t.QOS_RELIABLE),
+        DataReader(dp, topic("rt/arm_right/speed_scaling", t.SpeedScalingFactor, t.QOS_LATCHED), qos=t.QOS_LATCHED),
+    ]
     ex = [Executor(m) for m in ARMS]
-    grants, stops = [None, None], [True, True]
-    log = {"samples": [], "grants": [[], []], "finished": [], "ok": False}
+    grants, stops, scalings = [None, None], [True, True], [0.0, 0.0]
+    # Per round and arm: [seconds since the plans, value] at each change.
+    log = {"samples": [], "grants": [[], []], "finished": [], "stop_changes": [], "scaling_changes": [],
+           "grant_changes": [], "ok": False}
 
     def poll():
         for i in range(2):
@@ -154,6 +178,10 @@ def main():
                 if type(s).__name__ == "InvalidSample":
                     continue
                 stops[i] = s.data
+            for v in scaling_readers[i].take(N=100):
+                if type(v).__name__ == "InvalidSample":
+                    continue
+                scalings[i] = v.data if i == 0 else v.factor
 
     def publish(now):
         for i, m in enumerate(ARMS):
@@ -185,15 +213,20 @@ def main():
         finished = [None, None]
         stamps_seen = set()
         next_tick = prev_t = time.time()
+        stop_changes, scaling_changes = [[], []], [[], []]
         while time.time() < start + 20 and None in finished:
             expect(node.poll() is None, f"the node died (exit {node.poll()})")
             now = time.time()
             poll()
             for i in range(2):
                 note(i, now - start)
+                if not stop_changes[i] or stop_changes[i][-1][1] != bool(stops[i]):
+                    stop_changes[i].append([round(now - start, 4), bool(stops[i])])
+                if not scaling_changes[i] or abs(scaling_changes[i][-1][1] - scalings[i]) > 1e-9:
+                    scaling_changes[i].append([round(now - start, 4), scalings[i]])
                 if grants[i].state in (PROCEED, HOLD, BACK_AWAY):
                     stamps_seen.add((grants[i].plan_stamp.sec, grants[i].plan_stamp.nanosec))
-                ex[i].step(grants[i], stops[i], now - prev_t)
+                ex[i].step(grants[i], stops[i], scalings[i], now - prev_t)
                 if ex[i].done() and finished[i] is None:
                     finished[i] = round(now - start, 3)
             prev_t = now
@@ -209,12 +242,15 @@ def main():
             next_tick += DT
             time.sleep(max(0.0, next_tick - time.time()))
         log["finished"].append(finished)
+        log["stop_changes"].append(stop_changes)
+        log["scaling_changes"].append(scaling_changes)
         names = [m["name"] for m in ARMS]
         expect(None not in finished, f"an arm did not finish within 20 s: {finished}")
         expect(finished[first] < finished[last], f"{names[first]} did not finish first: {finished}")
         expect(stamps_seen == {(plan_stamp.sec, plan_stamp.nanosec)}, f"plan stamps in the grants {stamps_seen}")
         yielded = [r for r in log["grants"][last] if r[3] == names[first] and r[1] in (PROCEED, HOLD, BACK_AWAY)]
         expect(yielded, f"{names[last]}'s grant never named {names[first]} as the robot it yields to")
+        log["grant_changes"].append(log["grants"])
         log["grants"] = [[], []]
 
     def set_priority(robot, priority):
@@ -233,17 +269,20 @@ def main():
         raise Fail("no answer from ~/set_priority")
 
     try:
-        # 1. At rest until both arms have grants, NO_PLAN, and no stop.
+        # 1. At rest until both arms have grants, NO_PLAN, no stop and full speed.
         end = time.time() + 15
         while time.time() < end:
             expect(node.poll() is None, f"the node died (exit {node.poll()})")
             publish(time.time())
             poll()
-            if all(g is not None and g.state == NO_PLAN for g in grants) and not any(stops):
+            # (and the speed scalings up to 1: let go, a robot's scaling
+            # ramps from 0 at the policy's rate)
+            if all(g is not None and g.state == NO_PLAN for g in grants) and not any(stops) and min(scalings) >= 1.0:
                 break
             time.sleep(DT)
         expect(all(g is not None for g in grants), "no grant from the node on <robot>/grant")
         expect(all(g.state == NO_PLAN for g in grants), f"grants at rest without plans: {[g.state for g in grants]}")
+        expect(min(scalings) >= 1.0, f"speed scalings at rest without plans: {scalings}")
         expect([g.robot for g in grants] == [m["name"] for m in ARMS], f"grants name {[g.robot for g in grants]}")
         # 2. Priorities at run time: arm_right's raised (10 -> 30) and put
         # back (its effect on the turns is tested in process: here arm_right

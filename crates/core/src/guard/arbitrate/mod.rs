@@ -42,8 +42,13 @@ pub const REST_SPEED: f64 = 1e-3;
 pub const LOOKAHEAD_S: f64 = 0.25;
 
 /// A held robot is let go once its grant reaches this far (plan time, s)
-/// past where it would stop: the hold's hysteresis.
-pub const HOLD_RELEASE_S: f64 = 0.02;
+/// past where it would stop, where the grant lets it go at full speed
+/// again ([`LOOKAHEAD_S`]): the hold's hysteresis. Let go as soon as the
+/// grant reached past its noise (20 ms), a robot going at its plan's pace
+/// met the grant's end again within a tenth of a second, and the lower of
+/// two crossing arms was held and let go eight times as the higher one
+/// passed.
+pub const HOLD_RELEASE_S: f64 = LOOKAHEAD_S;
 
 /// A hold back within this long of being let go is let go again only once
 /// its grant has stayed past it for this long, s: a sample on the edge of
@@ -496,10 +501,10 @@ impl Guard {
             (GrantState::Proceed | GrantState::Hold, Some(k)) => {
                 let until = inc.times[k];
                 // A robot standing at its grant's end is held until the
-                // grant reaches HOLD_RELEASE_S past where it would stop:
-                // standing there, the two are equal to within the noise of
-                // its position, and a hold that came and went with that
-                // noise would chatter its stop flag every cycle.
+                // grant reaches HOLD_RELEASE_S past where it would stop,
+                // where it lets it go at full speed: standing there, the
+                // two are equal to within the noise of its position, and
+                // one let go just past that met its grant's end again.
                 let room = until - inc.s_stop;
                 let was_held = ar.out[ri].state == GrantState::Hold;
                 let clear = g.state == GrantState::Proceed || until >= end - 1e-9 || room > HOLD_RELEASE_S;
