@@ -184,3 +184,22 @@ fn an_arm_let_go_beside_the_robot_that_stopped_it_creeps_instead_of_being_stoppe
     assert!(r.stops >= 1, "the arm is no longer stopped beside the parked one: the episode tests nothing: {r:?}");
     assert!(r.stops <= 8, "stopped again and again beside the arm that stopped it: {} stops", r.stops);
 }
+
+/// An arm off its plan whose stopping path folds its links towards each
+/// other is slowed by that as by the cell: where it was stopped falsely by
+/// its own links (2 arms, seeds 119 and 153: the extrapolated path reached
+/// its own base's margin where the motion did not), it goes on without a
+/// stop and finishes.
+#[test]
+fn an_arm_whose_stopping_path_folds_onto_its_own_links_is_slowed_not_stopped() {
+    let opts = SimOptions { obey_scaling: true, obey_grants: true, hazards: true, ..Default::default() };
+    for seed in [119, 153] {
+        let mut sim = Sim::new(sample_cell().clone(), opts, Some(cache_dir())).unwrap();
+        let r = sim.episode(seed);
+        println!("seed {seed}: {}", r.summary(2, opts.dt_s));
+        assert_eq!(r.contacts(), 0, "seed {seed}: {r:?}");
+        assert_eq!(r.stops_for[1], 0, "seed {seed}: stopped by its own links: {r:?}");
+        assert_eq!(r.stops, 0, "seed {seed}: {r:?}");
+        assert!(r.slowed_s > 0.0, "seed {seed}: never slowed: the episode tests nothing: {r:?}");
+    }
+}

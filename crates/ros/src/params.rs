@@ -278,7 +278,7 @@ pub const PARAMS: &[ParamSpec] = &[
         "A proximity stop (cell, robot, self) holds until `~/reset_stop` releases it.",
         get: |p, c| p.latch_stops, set: |p, v| p.latch_stops = v.as_bool() == Some(true)),
     spec!("slow_down_m", range(1e-3, 2.0), "0.05", NextCycle,
-        "Speed scaling is 1 unless the robot's stopping path, at the speed it goes, takes it nearer the cell or another robot (not its own links) than it is now and to within this of the clearance margin; then it is the larger of the speed whose stopping path keeps this far beyond the margin (or half the present gap beyond it, where that is less) and a ramp from `escape_speed_scaling` where the path ends at the margin to 1 where it ends this past it, m. What it moves away from or past does not slow it.",
+        "Speed scaling is 1 unless the robot's stopping path, at the speed it goes, takes it nearer the cell, its own links or another robot than it is now and to within this of the clearance margin; then it is the larger of the speed whose stopping path keeps this far beyond the margin (or half the present gap beyond it, where that is less) and a ramp from `escape_speed_scaling` where the path ends at the margin to 1 where it ends this past it, m. What it moves away from or past does not slow it.",
         get: |p, c| p.slow_down_m, set: |p, v| p.slow_down_m = num(v)),
     spec!("speed_scaling_rate", range(0.1, 1000.0), "4", NextCycle,
         "Speed scaling changes by at most this much a second, up or down (a controller's ramp); a stop still drops it to 0 at once and it never exceeds the grant's, 1/s.",

@@ -36,12 +36,18 @@ fn self_arm(a: &mut Arm, ri: usize, checked: Checked<'_>, exact: &mut ExactFrame
     let (margin, release) = (lim.margin, lim.release);
     let nl = matrix.total_links();
     let e2 = 2.0 * a.scratch.posed.inflate;
-    let reach = release.max(margin) + e2;
+    // Where its own links may slow it (with the cell: off plan), it looks
+    // as far past the margin as the speed scaling does.
+    let slows = a.scratch.look.slowed[0];
+    let far = if slows { release.max(margin + lim.slow_down) } else { release };
+    let reach = far.max(margin) + e2;
     let model = &a.model;
     let ArmModel { self_pairs, link_slots, .. } = model;
     let ArmScratch { forecast, posed, look, track } = &mut a.scratch;
     let (n_cfg, path_q) = (forecast.n_cfg, &forecast.path_q);
     let (batches, pair_inflation, candidates) = (&posed.batches, &posed.pair_inflation, &mut look.candidates);
+    let now_self = &mut look.now_self;
+    now_self.fill(f32::INFINITY);
     for (bi, batch) in batches.iter().enumerate().take(n_cfg.div_ceil(BATCH)) {
         let lbox = &batch.boxes;
         for pi in 0..self_pairs.len() {
@@ -106,6 +112,13 @@ fn self_arm(a: &mut Arm, ri: usize, checked: Checked<'_>, exact: &mut ExactFrame
                     } else {
                         g
                     };
+                    // What its stopping path takes it nearer to slows it,
+                    // as the cell does (the speed scaling's measure).
+                    if k == 0 {
+                        now_self[pi] = g;
+                    } else if slows {
+                        track.approach(0, now_self[pi], g);
+                    }
                     track.found(g, k, pair, Reason::SelfCollision, margin);
                     least = if g.is_nan() { g } else { least.min(g) };
                 }

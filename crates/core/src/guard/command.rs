@@ -11,8 +11,8 @@
 //!   [`CommandPolicy::stop_heartbeat_s`] while unchanged;
 //! - the speed scaling, from the stopping forecast: 0 when stopped; else
 //!   1 unless the robot's stopping path takes it nearer something than it
-//!   is now (the cell, or another robot: not its own links, which stay as
-//!   near each other at any speed) and nearer than the clearance margin
+//!   is now (the cell or its own links, both only off its plan, or
+//!   another robot) and nearer than the clearance margin
 //!   plus [`CommandPolicy::slow_down_m`]. Then it is the larger of two
 //!   bounds that each keep that path out of the margin:
 //!   - *by room*: the speed whose stopping path keeps `slow_down_m` beyond
@@ -481,14 +481,15 @@ impl super::Guard {
         gap < zone && gap <= last + APPROACH_EPS_M
     }
 
-    /// What may slow robot `ri` this cycle, [the cell, the other robots]
-    /// (after its plan state and grant are known; the checks look past the
-    /// margin only for these). Neither while it is stopped. On its plan,
-    /// its stopping path at any speed follows the plan: the cell slows it
-    /// no more (where the plan meets it, the check stops it). Proceeding on
-    /// an increment the arbiter granted, the other robots do not slow it
-    /// either: they obey their own grants, and the arbiter cleared its way
-    /// of what they hold (the checks still stop it should one not).
+    /// What may slow robot `ri` this cycle, [the cell and its own links,
+    /// the other robots] (after its plan state and grant are known; the
+    /// checks look past the margin only for these). Neither while it is
+    /// stopped. On its plan, its stopping path at any speed follows the
+    /// plan: the cell and its own links slow it no more (where the plan
+    /// meets them, the check stops it). Proceeding on an increment the
+    /// arbiter granted, the other robots do not slow it either: they obey
+    /// their own grants, and the arbiter cleared its way of what they hold
+    /// (the checks still stop it should one not).
     pub(super) fn slowed_by(&self, ri: usize) -> [bool; 2] {
         let a = &self.arms[ri];
         if a.state.phase.stopped() {

@@ -296,14 +296,18 @@ struct CheckScratch {
     /// Scratch, per slot: its clearance to the cell at the first sample
     /// (now) as the cell check found it (+∞: beyond what it looks at).
     now_c: Vec<f32>,
+    /// Scratch, per pair of its own links the self check keeps: their gap
+    /// at the first sample (now) as it found it (+∞: beyond its reach).
+    now_self: Vec<f32>,
     /// Scratch: (lower bound on the cell clearance, range index) of the
     /// moving links in one batch, least first.
     order: Vec<(f32, u32)>,
     /// Scratch, per range index and lane: the field's anchor at the centre
     /// of the link's box (`[x, y, z, d]`, d = −∞ when outside the grid).
     anchors: Vec<[[f32; BATCH]; 4]>,
-    /// What may slow it this cycle, [the cell, the other robots], as the
-    /// checks begin ([`Guard::slowed_by`]): they look that far past the margin.
+    /// What may slow it this cycle, [the cell and its own links, the other
+    /// robots], as the checks begin ([`Guard::slowed_by`]): they look that
+    /// far past the margin.
     slowed: [bool; 2],
 }
 
