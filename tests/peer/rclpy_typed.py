@@ -272,7 +272,7 @@ def turns(seen, proc):
         drain()
         now = time.time()
         for i in range(2):
-            ex[i].step(grants[i], stops[i], now - prev)
+            ex[i].step(grants[i], stops[i], 1.0, now - prev)  # no scaling input
             if ex[i].done() and finished[i] is None:
                 finished[i] = round(now - start, 3)
         g = grants[1]
