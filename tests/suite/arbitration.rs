@@ -9,7 +9,7 @@ use workcell_guard_core::arbiter::{GrantState, MAX_SAMPLES};
 use workcell_guard_core::cell::Workcell;
 use workcell_guard_core::forecast::track::JointPlan;
 use workcell_guard_core::guard::{
-    ArbitrationPolicy, Body, Command, CommandPolicy, Decision, Guard, Reason, Stop, StopSource, Tuning,
+    ArbitrationPolicy, Body, Command, CommandPolicy, Decision, Guard, LOOKAHEAD_S, Reason, Stop, StopSource, Tuning,
 };
 use workcell_guard_core::model::SpherePoser;
 
@@ -297,6 +297,11 @@ struct BackAway {
     backed_left: usize,
     /// Whether arm_right was lifted over arm_left (its way back blocked).
     lifted: bool,
+    /// Cycles arm_right backed away within `LOOKAHEAD_S` of its retreat's
+    /// end, and those of them its speed scaling exceeded the share of
+    /// `LOOKAHEAD_S` left (it would not slow to stop at that end).
+    near_end: usize,
+    past_ramp: usize,
 }
 
 /// arm_right (priority 10) sets off across the front and is paused by its
@@ -339,6 +344,8 @@ fn paused_in_the_way(pause_s: f64, secs: f64, policy: ArbitrationPolicy) -> Back
         least_gap: f32::INFINITY,
         backed_left: 0,
         lifted: false,
+        near_end: 0,
+        past_ramp: 0,
     };
     let start = t;
     while t < start + secs && out.finished.iter().any(Option::is_none) {
@@ -348,6 +355,11 @@ fn paused_in_the_way(pause_s: f64, secs: f64, policy: ArbitrationPolicy) -> Back
         if commands[1].grant.state == GrantState::BackAway {
             out.backed += 1;
             assert_eq!(commands[1].grant.held_by, Some(0));
+            let room = commands[1].grant.at_s - commands[1].grant.until_s;
+            if room < LOOKAHEAD_S {
+                out.near_end += 1;
+                out.past_ramp += usize::from(commands[1].speed_scaling > room.max(0.0) / LOOKAHEAD_S + 1e-9);
+            }
         }
         if commands[0].grant.state == GrantState::BackAway {
             out.backed_left += 1;
@@ -370,9 +382,11 @@ fn paused_in_the_way(pause_s: f64, secs: f64, policy: ArbitrationPolicy) -> Back
         out.least_gap = out.least_gap.min(sphere_gap(cell, &qs));
     }
     println!(
-        "arm_right paused at plan time {pause_at:.2} s, backed away for {} cycles ({} retreats) to {:.2} s, lifted {}; arm_left backed away for {} cycles; finished at {:?} s; held with a clear increment {} cycles; least sphere gap {:.4} m",
+        "arm_right paused at plan time {pause_at:.2} s, backed away for {} cycles ({} retreats, {} within LOOKAHEAD_S of the end, {} of them faster than the ramp) to {:.2} s, lifted {}; arm_left backed away for {} cycles; finished at {:?} s; held with a clear increment {} cycles; least sphere gap {:.4} m",
         out.backed,
         out.retreats,
+        out.near_end,
+        out.past_ramp,
         out.least_back,
         out.lifted,
         out.backed_left,
@@ -396,6 +410,10 @@ fn a_lower_priority_arm_stopped_in_the_path_of_a_higher_one_backs_away_then_both
         b.least_back,
         b.pause_at
     );
+    // Its retreat ends at its plan's start (it paused less than RETREAT_S
+    // into its plan): its scaling slows it to stop there, not past it.
+    assert!(b.near_end > 0, "arm_right never came within LOOKAHEAD_S of its retreat's end");
+    assert_eq!(b.past_ramp, 0, "arm_right's scaling did not fall to 0 at its retreat's end ({} cycles)", b.past_ramp);
     let [Some(f0), Some(f1)] = b.finished else { panic!("an arm did not finish: {:?}", b.finished) };
     assert!(f0 < f1, "the higher arm completes first: {f0} vs {f1}");
     assert!(b.least_gap > 0.0, "the arms' spheres met: {} m", b.least_gap);

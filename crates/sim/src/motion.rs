@@ -157,8 +157,10 @@ impl SimArm {
         let k = plan.segment(self.s);
         let beta = self.rates.get(k).copied().unwrap_or(f64::INFINITY);
         let want = match self.back_to {
-            // A retreat runs back along the plan at the plan's pace.
-            Some(to) if self.s > to && !braking => -1.0,
+            // A retreat runs back along the plan at the plan's pace,
+            // scaled as the guard says (its grant's scaling slows it to
+            // stop at the retreat's end).
+            Some(to) if self.s > to && !braking => -self.scaling.clamp(0.0, 1.0),
             Some(_) => 0.0,
             None if braking => 0.0,
             None => self.scaling.clamp(0.0, 1.0),

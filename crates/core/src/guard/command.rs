@@ -55,7 +55,7 @@
 //! Allocates nothing.
 
 use super::Body;
-use super::arbitrate::{ArmGrant, RETREAT_S};
+use super::arbitrate::ArmGrant;
 use super::track::{APPROACH_EPS_M, StopCause};
 use super::{Decision, Reason, Stop};
 use crate::arbiter::GrantState;
@@ -349,7 +349,7 @@ impl Supervision {
     }
 
     /// A robot told to back away is sent its retreat along the plan (and
-    /// its goals cancelled), again when it gets near the last one's end.
+    /// its goals cancelled), again when its grant sends it further back.
     fn retreat(&mut self, grant: &ArmGrant, now_s: f64, c: &mut Command) {
         if grant.state != GrantState::BackAway || c.stop {
             // A stop ends the retreat under way (the controller holds): the
@@ -357,13 +357,14 @@ impl Supervision {
             self.retreat_to = None;
             return;
         }
-        // Again when it gets near the last retreat's end, unless that
-        // is where it would be sent again (its plan's start: it can go
-        // no further back, and a retreat every cycle would only cancel
-        // and resend).
+        // Again when the grant's end moves further back (it does once the
+        // robot is within LOOKAHEAD_S of the last one, before the grant's
+        // scaling slows it for that end), not while it stays (its plan's
+        // start: it can go no further back, and a retreat every cycle
+        // would only cancel and resend).
         let again = match self.retreat_to {
             None => true,
-            Some(t) => grant.at_s <= t + RETREAT_S / 20.0 && grant.until_s < t - 1e-9,
+            Some(t) => grant.until_s < t - 1e-9,
         };
         if again {
             self.retreat_to = Some(grant.until_s);
@@ -404,7 +405,7 @@ impl Supervision {
         // (A NaN gives the escape scaling: `max` takes the number.)
         let by_path = by_room.max(by_end).max(escape);
         let by_path = if creep { by_path.min(escape.min(CREEP_SCALING)) } else { by_path };
-        let cap = if grant.state == GrantState::BackAway { 1.0 } else { grant.scaling.clamp(0.0, 1.0) };
+        let cap = grant.scaling.clamp(0.0, 1.0);
         let step = p.scaling_rate_per_s * dt;
         let s = by_path.min(cap).max(prev.speed_scaling - step).min(prev.speed_scaling + step);
         s.min(cap).clamp(0.0, 1.0)

@@ -57,8 +57,9 @@ pub const HOLD_RELEASE_S: f64 = LOOKAHEAD_S;
 pub const HOLD_SETTLE_S: f64 = 0.03;
 
 /// How far back along its plan a robot backing away is sent at a time, in
-/// plan time, s (a further retreat follows when it gets there still in the
-/// way, within a twentieth of this).
+/// plan time, s (a further retreat follows while it is still in the way,
+/// once it is within [`LOOKAHEAD_S`] of the end: only the retreat's last
+/// end, its plan's start at the latest, slows it).
 pub const RETREAT_S: f64 = 1.0;
 
 /// What a robot's grant tells it this cycle, as `ManipulatorGrant`
@@ -73,7 +74,11 @@ pub const RETREAT_S: f64 = 1.0;
 ///   it stands meets another's region): it pauses on its path, speed
 ///   scaling 0, and its stop flag says stop.
 /// - **BackAway**: it stands in the increment of a robot above it: it goes
-///   back along its plan, towards plan time `until_s`.
+///   back along its plan, towards plan time `until_s`, its speed scaling
+///   falling from 1 to 0 over the last [`LOOKAHEAD_S`] of plan time before
+///   that end (a further end is set before that while it is still in the
+///   way): it slows to stop at its retreat's end, its plan's start at the
+///   latest, instead of running past it off its plan.
 /// - **Done**: it reached its plan's end (`until_s` is the plan's length).
 /// - **NoPlan**: no plan, off it, or no trustworthy joint state: not
 ///   arbitrated (an obstacle to the others; its stop flag still guards it).
@@ -490,13 +495,14 @@ impl Guard {
         let (state, until_s, scaling) = match (g.state, g.last_sample) {
             (GrantState::BackAway, _) => {
                 // Back RETREAT_S of plan time, to the end it was given,
-                // and again from there while still told to back away.
+                // and on from there while still told to back away (a
+                // further end set before its scaling falls for this one).
                 let end = match ar.retreat_end[ri] {
-                    Some(e) if s0 > e + RETREAT_S / 20.0 => e,
+                    Some(e) if s0 > e + LOOKAHEAD_S => e,
                     _ => (s0 - RETREAT_S).max(0.0),
                 };
                 ar.retreat_end[ri] = Some(end);
-                (GrantState::BackAway, end, 1.0)
+                (GrantState::BackAway, end, ((s0 - end) / LOOKAHEAD_S).clamp(0.0, 1.0))
             }
             (GrantState::Proceed | GrantState::Hold, Some(k)) => {
                 let until = inc.times[k];
