@@ -121,11 +121,14 @@ pub fn run(a: &DemoArgs) -> Result<(), AnyError> {
     stopped?;
     println!("summary: {}", events.summary());
     println!("  moved for {:.1} s after {waited:.1} s waiting for the node", a.duration_s);
-    for (m, (moving, full)) in cell.manipulators.iter().zip(&speed) {
+    for (m, [moving, full, free, free_full]) in cell.manipulators.iter().zip(&speed) {
         println!(
-            "  {}: at full speed (speed scaling 1) {:.1} % of the {moving:.1} s it moved",
+            "  {}: at full speed (speed scaling 1) {:.1} % of the {moving:.1} s it moved; {:.1} % of the {free:.1} s \
+             it moved with nothing in its way (nothing approaching within slow_down_m past the clearance margin, no \
+             robot above holding it back)",
             m.name,
-            100.0 * full / moving.max(1e-9)
+            100.0 * full / moving.max(1e-9),
+            100.0 * free_full / free.max(1e-9)
         );
     }
     let mut l = crate::replay::load(&mcap, Some(&a.workcell), &RosArgs::default())?;
@@ -252,12 +255,13 @@ fn header(stamp: Time, frame: &str) -> Header {
 }
 
 /// What the robots' side returns: the events, how long it waited, and per
-/// arm the seconds it moved and of those at full speed.
-type Played = (Events, f64, Vec<(f64, f64)>);
+/// arm the seconds it moved and of those at full speed, then the seconds it
+/// moved with nothing in its way and of those at full speed.
+type Played = (Events, f64, Vec<[f64; 4]>);
 
 /// The robots' side: waits for the node, then plays `a.duration_s` seconds.
-/// Returns the events, how long it waited, and per arm the seconds it
-/// moved and of those at full speed.
+/// Returns the events, how long it waited, and per arm its moving
+/// seconds ([`Played`]).
 // long: the demo's loop: the node's answers, the robots' moves and the event lines
 fn play(
     a: &DemoArgs,
@@ -365,7 +369,7 @@ fn play(
         }
     }
     bar.finish_and_clear();
-    let speed = robots.arms.iter().map(|a| (a.moving_s, a.full_speed_s)).collect();
+    let speed = robots.arms.iter().map(|a| [a.moving_s, a.full_speed_s, a.free_s, a.free_full_speed_s]).collect();
     Ok((events, waited, speed))
 }
 
@@ -436,7 +440,7 @@ fn apply(robots: &mut DemoRobots, role: Role, msg: &Msg, t: f64) {
         (Role::ArmGrant(r), Msg::ArmGrant(g)) => {
             let stamp = u64::try_from(g.plan_stamp.sec).unwrap_or(0) * 1_000_000_000 + u64::from(g.plan_stamp.nanosec);
             let until = f64::from(g.granted_until.sec) + f64::from(g.granted_until.nanosec) * 1e-9;
-            robots.on_grant(r, stamp, g.state, until, t);
+            robots.on_grant(r, stamp, (g.state, !g.held_by.is_empty()), until, t);
         }
         (Role::PlatenGrant(u), Msg::PlatenGrant(g)) => {
             let a = UnitAnswer {

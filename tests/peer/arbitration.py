@@ -199,6 +199,15 @@ def main():
         """Publishes `arms`' plans and moves each as granted until both
         finish; `first` must finish first, `last`'s grants must name it."""
         held_since = None
+        # At rest, not stopped and at full speed before the plans go out: a
+        # stop the round's start would log (a joint state late while this
+        # process was starved: the node's watchdog) is not the arbitration's.
+        end = time.time() + 10
+        while not (not any(stops) and min(scalings) >= 1.0):
+            expect(time.time() < end, f"not let go at rest before the plans: stops {stops}, scalings {scalings}")
+            publish(time.time())
+            poll()
+            time.sleep(DT)
         for i in range(2):
             ex[i] = Executor(arms[i])
         plan_stamp = t.stamp(time.time())

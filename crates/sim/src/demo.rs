@@ -76,6 +76,16 @@ pub struct DemoArm {
     pub moving_s: f64,
     /// Of those, the seconds at full speed (its speed scaling 1).
     pub full_speed_s: f64,
+    /// Of those, the seconds nothing was near it and no robot held it back
+    /// ([`DemoRobots::nothing_in_the_way`]).
+    pub free_s: f64,
+    /// Of those, the seconds at full speed.
+    pub free_full_speed_s: f64,
+    /// Its last grant holds it back for another robot (`HOLD`,
+    /// `BACK_AWAY`, or a `PROCEED` naming the robot it yields to).
+    held_back: bool,
+    /// Its least clearance at the last step, m.
+    least_m: f64,
 }
 
 /// A joint faster than this moves its arm (the demo's usefulness count), rad/s or m/s.
@@ -136,7 +146,15 @@ pub struct DemoRobots {
     pub units: Vec<DemoUnit>,
     size_xy_m: [f64; 2],
     asks: Vec<Ask>,
+    /// Per arm, whether nothing approaches it, as last looked
+    /// ([`DemoRobots::nothing_in_the_way`]), and steps until the next look.
+    free: Vec<bool>,
+    look_in: usize,
 }
+
+/// Steps between two looks at what approaches the arms (the oracle poses
+/// every arm: at every step, a debug build starved the processes beside it).
+const LOOK_EVERY: usize = 10;
 
 /// An arm's scripted opening: its first joint, that joint's start and
 /// goal, the other joints' values (an empty name pads).
@@ -194,6 +212,10 @@ impl DemoRobots {
                 reaction_s: cell.manipulators[r].reaction_time_s,
                 moving_s: 0.0,
                 full_speed_s: 0.0,
+                free_s: 0.0,
+                free_full_speed_s: 0.0,
+                held_back: false,
+                least_m: f64::INFINITY,
             })
             .collect();
         let (units, size_xy_m) = match &cell.platen {
@@ -226,13 +248,18 @@ impl DemoRobots {
                 (units, p.size_xy_m)
             }
         };
-        Ok(DemoRobots { sim, rng, arms, units, size_xy_m, asks: Vec::new() })
+        Ok(DemoRobots { sim, rng, arms, units, size_xy_m, asks: Vec::new(), free: Vec::new(), look_in: 0 })
     }
 
     /// Advances every robot by `dt` to demo time `t` (s); returns the
     /// requests the units send now.
     pub fn step(&mut self, t: f64, dt: f64) -> &[Ask] {
         let release = self.sim.cell.margins.release_m;
+        if self.look_in == 0 {
+            self.free = self.nothing_in_the_way();
+            self.look_in = LOOK_EVERY;
+        }
+        self.look_in -= 1;
         for r in 0..self.arms.len() {
             let a = &mut self.arms[r];
             if a.arm.done() && t >= a.rest_until {
@@ -254,8 +281,13 @@ impl DemoRobots {
             let decel = &self.sim.cell.manipulators[r].max_decel;
             a.arm.advance(t, dt, &self.sim.vmax[r], decel, decel);
             if a.arm.v.iter().any(|v| v.abs() > MOVING_RADPS) {
+                let full = if a.arm.scaling >= 1.0 { dt } else { 0.0 };
                 a.moving_s += dt;
-                a.full_speed_s += if a.arm.scaling >= 1.0 { dt } else { 0.0 };
+                a.full_speed_s += full;
+                if self.free.get(r).copied().unwrap_or(false) && !a.held_back {
+                    a.free_s += dt;
+                    a.free_full_speed_s += full;
+                }
             }
             if a.arm.new_plan {
                 // It waits for its plan's first grant before moving on it.
@@ -357,10 +389,34 @@ impl DemoRobots {
         self.arms[r].sent_at = t;
     }
 
+    /// Per arm, whether nothing approaches it: its least clearance (to the
+    /// cell, its own links and the other arms, by the spheres: the
+    /// oracle's look) is beyond `slow_down_m` (the guard's) past the
+    /// clearance margin, or not smaller than a step before. Where something
+    /// approaches it that near, slowing for it is the speed scaling's
+    /// rule, not a loss. (One pair standing near, such as a base beside
+    /// the cell, hides others that approach less near: their slowing then
+    /// counts against the share.)
+    pub fn nothing_in_the_way(&mut self) -> Vec<bool> {
+        let near = self.sim.cell.margins.clearance_m + self.sim.guard.command_policy().slow_down_m;
+        let qs: Vec<&[f64]> = self.arms.iter().map(|a| a.arm.q.as_slice()).collect();
+        self.sim.contacts_at(&qs, near as f32);
+        let mut free = Vec::with_capacity(self.arms.len());
+        for (r, a) in self.arms.iter_mut().enumerate() {
+            let least = self.sim.arm_least(r);
+            // (not nearer than at the last look)
+            free.push(least > near || least >= a.least_m - 1e-6);
+            a.least_m = least;
+        }
+        free
+    }
+
     /// A grant for arm `r` (`state` as the message numbers it, its plan's
     /// stamp, and the plan time it grants up to), at demo time `t`.
-    pub fn on_grant(&mut self, r: usize, plan_stamp_ns: u64, state: u8, until_s: f64, t: f64) {
+    /// `held_by`: whether it names a robot this arm yields to.
+    pub fn on_grant(&mut self, r: usize, plan_stamp_ns: u64, (state, held_by): (u8, bool), until_s: f64, t: f64) {
         let a = &mut self.arms[r];
+        a.held_back = matches!(state, grant::HOLD | grant::BACK_AWAY) || held_by;
         if a.plan_stamp != Some(plan_stamp_ns) {
             // Not for its plan: a plan the node has not taken within a
             // second (dropped as it went out) is made again from here.

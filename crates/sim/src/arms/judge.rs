@@ -1,9 +1,93 @@
-//! The oracle's judgements: an episode's real hazards and unguarded
-//! makespan, and whether a stop was false.
+//! The oracle's judgements: contacts and each arm's least clearance, an
+//! episode's real hazards and unguarded makespan, and whether a stop was
+//! false.
 
 use super::*;
 
 impl Sim {
+    /// Contacts of the arms at `states` (the oracle): by the spheres, and
+    /// with `exact_oracle`, where the spheres of two links come within the
+    /// clearance margin, by their exact shapes as well ([`Sim::exact_gap`]);
+    /// the least clearance is exact up to `within`.
+    pub(crate) fn contacts(&mut self, states: &[SimArm], within: f32) -> Contacts {
+        let qs: Vec<&[f64]> = states.iter().map(|s| s.q.as_slice()).collect();
+        self.contacts_at(&qs, within)
+    }
+
+    /// [`Sim::contacts`] of the arms at configurations `qs`; each arm's
+    /// least clearance (to the cell, itself and the others) is left in
+    /// [`Sim::arm_least`].
+    pub(crate) fn contacts_at(&mut self, qs: &[&[f64]], within: f32) -> Contacts {
+        let mut out = Contacts { min: f64::INFINITY, ..Default::default() };
+        let n = qs.len();
+        let margin = self.cell.margins.clearance_m as f32;
+        for (r, q) in qs.iter().enumerate() {
+            let (cell, own) = self.arm_gaps(r, q, within);
+            let exact = self.opts.exact_oracle && own <= f64::from(margin);
+            let own = if exact { self.exact_own(r, q, within) } else { own };
+            let c = cell.min(own);
+            self.arm_min[r] = c;
+            out.min = out.min.min(c);
+            out.cell |= not_above(cell, 0.0);
+            out.selfc |= !not_above(cell, 0.0) && not_above(own, 0.0);
+        }
+        for ra in 0..n {
+            for rb in (ra + 1)..n {
+                for la in 0..self.boxes[ra].len() {
+                    for lb in 0..self.boxes[rb].len() {
+                        if self.guard.pair_matters(ra, la, rb, lb) {
+                            let g = self.link_pair_gap(ra, la, rb, lb, within);
+                            let g = if self.opts.exact_oracle && g <= margin {
+                                self.exact_gap(g, (ra, la, qs[ra]), (rb, lb, qs[rb]))
+                            } else {
+                                g
+                            };
+                            out.min = out.min.min(f64::from(g));
+                            self.arm_min[ra] = self.arm_min[ra].min(f64::from(g));
+                            self.arm_min[rb] = self.arm_min[rb].min(f64::from(g));
+                            out.robot |= not_above(g, 0.0);
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Arm `r`'s least clearance at the last [`Sim::contacts_at`], m
+    /// (exact up to its `within`).
+    pub(crate) fn arm_least(&self, r: usize) -> f64 {
+        self.arm_min.get(r).copied().unwrap_or(f64::INFINITY)
+    }
+
+    /// The spheres' gap `g` between two links, raised to the distance
+    /// between their solid exact shapes (meshes as their convex hulls, which
+    /// contain them: [`Guard::exact_link_distance`]) where that is larger:
+    /// both are no more than the true distance.
+    fn exact_gap(&self, g: f32, (ra, la, qa): (usize, usize, &[f64]), (rb, lb, qb): (usize, usize, &[f64])) -> f32 {
+        match self.guard.exact_link_distance((ra, la, qa), (rb, lb, qb)) {
+            Some(d) => g.max(d as f32),
+            None => g,
+        }
+    }
+
+    /// Arm `r`'s least clearance to itself, posed at `q` ([`Sim::arm_gaps`]),
+    /// each pair of links within the clearance margin by their spheres
+    /// refined by their exact shapes ([`Sim::exact_gap`]).
+    fn exact_own(&self, r: usize, q: &[f64], within: f32) -> f64 {
+        let (nl, margin) = (self.boxes[r].len(), self.cell.margins.clearance_m as f32);
+        let mut own = f32::INFINITY;
+        for la in 0..nl {
+            for lb in (la + 1)..nl {
+                if self.guard.pair_matters(r, la, r, lb) {
+                    let g = self.link_pair_gap(r, la, r, lb, within);
+                    own = own.min(if g <= margin { self.exact_gap(g, (r, la, q), (r, lb, q)) } else { g });
+                }
+            }
+        }
+        f64::from(own)
+    }
+
     /// Whether `arms`, run without the guard (every plan at full pace,
     /// nobody stopping) for at most `limit_s`, come within the clearance
     /// margin of the cell, each other or themselves: the episode holds a
