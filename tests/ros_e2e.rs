@@ -264,7 +264,11 @@ fn two_arms_with_crossing_plans_take_turns_by_their_grants_over_dds() {
         least(&right_scaling),
         right_scaling.len()
     );
-    assert!(left_stops.iter().all(|r| r.1 == 0.0), "the higher arm was stopped: {left_stops:?}");
+    assert!(
+        left_stops.iter().all(|r| r.1 == 0.0),
+        "the higher arm was stopped: {left_stops:?}; the node: {}",
+        v["node_stops"]
+    );
     assert_eq!(least(&left_scaling), 1.0, "the higher arm was slowed: {left_scaling:?}");
     let raised = right_stops.iter().filter(|r| r.1 == 1.0).count();
     assert!(raised <= 1, "the lower arm's stop flag flipped ({raised} times set): {right_stops:?}");

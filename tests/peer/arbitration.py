@@ -199,9 +199,19 @@ def main():
         """Publishes `arms`' plans and moves each as granted until both
         finish; `first` must finish first, `last`'s grants must name it."""
         held_since = None
-        # At rest, not stopped and at full speed before the plans go out: a
-        # stop the round's start would log (a joint state late while this
-        # process was starved: the node's watchdog) is not the arbitration's.
+        # The plans' points made first: under load, making them between two
+        # joint states left a gap past the node's watchdog (50 ms), and the
+        # round began with both arms stopped for a stale joint state.
+        points = []
+        for m in arms:
+            n = int(round(PLAN_S / STEP_S)) + 1
+            pts = []
+            for k in range(n):
+                s = k * STEP_S
+                pts.append(t.JointTrajectoryPoint(positions=q_at(m, s), time_from_start=t.Duration(sec=int(s), nanosec=int(round((s % 1) * 1e9)))))
+            points.append(pts)
+        # At rest, not stopped and at full speed before the plans go out (a
+        # stop for a late joint state is not the arbitration's).
         end = time.time() + 10
         while not (not any(stops) and min(scalings) >= 1.0):
             expect(time.time() < end, f"not let go at rest before the plans: stops {stops}, scalings {scalings}")
@@ -212,12 +222,9 @@ def main():
             ex[i] = Executor(arms[i])
         plan_stamp = t.stamp(time.time())
         for i, m in enumerate(arms):
-            n = int(round(PLAN_S / STEP_S)) + 1
-            pts = []
-            for k in range(n):
-                s = k * STEP_S
-                pts.append(t.JointTrajectoryPoint(positions=q_at(m, s), time_from_start=t.Duration(sec=int(s), nanosec=int(round((s % 1) * 1e9)))))
-            plans[i].write(t.JointTrajectory(header=t.Header(stamp=plan_stamp), joint_names=m["joints"], points=pts))
+            publish(time.time())
+            plans[i].write(t.JointTrajectory(header=t.Header(stamp=plan_stamp), joint_names=m["joints"], points=points[i]))
+        publish(time.time())
         start = time.time()
         finished = [None, None]
         stamps_seen = set()
@@ -330,6 +337,13 @@ def main():
     except Fail as e:
         log["failure"] = str(e)
     finally:
+        # The node's own word on each stop it made (its log), for the Rust
+        # test's messages.
+        try:
+            with open(node_log) as f:
+                log["node_stops"] = [ln.strip() for ln in f if "stopped (" in ln][-20:]
+        except OSError:
+            log["node_stops"] = []
         t.stop_and_save(node, a.out, log)
     for i, m in enumerate(ARMS):
         print(f"{m['name']}: {len(log['grants'][i])} grant changes; the last:", log["grants"][i][-14:])
