@@ -84,7 +84,7 @@ pub struct DemoArm {
     /// Its last grant holds it back for another robot (`HOLD`,
     /// `BACK_AWAY`, or a `PROCEED` naming the robot it yields to).
     held_back: bool,
-    /// Its least clearance at the last step, m.
+    /// Its least clearance at the last look, m.
     least_m: f64,
 }
 
@@ -153,7 +153,8 @@ pub struct DemoRobots {
 }
 
 /// Steps between two looks at what approaches the arms (the oracle poses
-/// every arm: at every step, a debug build starved the processes beside it).
+/// every arm: once per 40 ms tells an approach, and keeps the demo's
+/// robots light beside the node they share the machine with).
 const LOOK_EVERY: usize = 10;
 
 /// An arm's scripted opening: its first joint, that joint's start and
@@ -392,7 +393,7 @@ impl DemoRobots {
     /// Per arm, whether nothing approaches it: its least clearance (to the
     /// cell, its own links and the other arms, by the spheres: the
     /// oracle's look) is beyond `slow_down_m` (the guard's) past the
-    /// clearance margin, or not smaller than a step before. Where something
+    /// clearance margin, or not smaller than at the last look. Where something
     /// approaches it that near, slowing for it is the speed scaling's
     /// rule, not a loss. (One pair standing near, such as a base beside
     /// the cell, hides others that approach less near: their slowing then
