@@ -213,7 +213,7 @@ def main():
         # At rest, not stopped and at full speed before the plans go out (a
         # stop for a late joint state is not the arbitration's).
         end = time.time() + 10
-        while not (not any(stops) and min(scalings) >= 1.0):
+        while any(stops) or min(scalings) < 1.0:
             expect(time.time() < end, f"not let go at rest before the plans: stops {stops}, scalings {scalings}")
             publish(time.time())
             poll()
