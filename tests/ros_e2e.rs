@@ -494,6 +494,7 @@ fn the_demo_shows_every_kind_of_answer_and_leaves_a_recording_that_replays_and_a
     for text in ["arm_left – arm_right", "arm_right – cell", "mover_a", "p50", "p99", "HOLD", "PARTIAL", "seed"] {
         assert!(html.contains(text), "the report lacks {text:?}");
     }
+    report_speed_agrees(&html, &stdout);
     // `render`: the cell at an instant of the recording.
     let mcap = out.join("demo.mcap").display().to_string();
     let svg = dir.path().join("cell.svg");
@@ -513,6 +514,30 @@ fn the_demo_shows_every_kind_of_answer_and_leaves_a_recording_that_replays_and_a
     let said = String::from_utf8_lossy(&shots.stdout);
     assert!(shots.status.success(), "{said}\n{}", String::from_utf8_lossy(&shots.stderr));
     println!("screenshots: {said}");
+}
+
+/// The report's speed table, from the recording alone, finds each arm
+/// moving about as long as the demo's robots measured it (`stdout`), and
+/// gives its share at full speed with nothing in its way.
+fn report_speed_agrees(html: &str, stdout: &str) {
+    let speed = html.split("<section id=\"speed\">").nth(1).and_then(|s| s.split("</section>").next()).unwrap_or("");
+    assert!(speed.contains("moving with nothing in its way"), "{speed}");
+    for arm in ["arm_left", "arm_right"] {
+        let line = stdout.lines().find(|l| l.trim_start().starts_with(&format!("{arm}: at full speed"))).unwrap_or("");
+        let moved = line.split(" of the ").nth(1).and_then(|r| r.split_whitespace().next()?.parse::<f64>().ok());
+        let row = speed.split(&format!("<td>{arm}</td>")).nth(1).and_then(|r| r.split("</tr>").next()).unwrap_or("");
+        let cells: Vec<&str> =
+            row.split("<td>").filter_map(|c| c.split("</td>").next()).filter(|c| !c.is_empty()).collect();
+        // full speed, slowed, held, stopped, moving, its share, free, its share
+        let seen = cells.get(4).and_then(|c| c.trim_end_matches(" s").parse::<f64>().ok());
+        let (Some(moved), Some(seen)) = (moved, seen) else { panic!("{arm}: {line}\n{row}") };
+        assert!(
+            (seen - moved).abs() <= (0.2 * moved).max(1.0),
+            "{arm}: the report {seen} s moving, the robots {moved} s"
+        );
+        let free_share = cells.get(7).is_some_and(|c| c.ends_with('%'));
+        assert!(cells.len() == 8 && (free_share || cells[6] == "0.0 s"), "{arm}: {row}");
+    }
 }
 
 /// Runs the node for about `secs` seconds with `ros_args` (after

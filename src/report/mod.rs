@@ -51,7 +51,24 @@ pub struct Trace {
     pub platen: Vec<(f64, String)>,
     /// Length of the recording, s.
     pub span_s: f64,
+    /// Per robot, at each sample: whether it moved since the last one (a
+    /// sphere's centre by more than [`MOVED_M`]).
+    pub moving: Vec<Vec<bool>>,
+    /// Per robot, at each sample: whether something approaches it, within
+    /// the clearance margin plus `slow_down_m` (`zone_m`) and nearer than
+    /// at the last sample: another robot's spheres, or the cell along its
+    /// stopping path as the guard's check found it.
+    pub approached: Vec<Vec<bool>>,
+    /// The clearance margin plus the node's `slow_down_m`, m.
+    pub zone_m: f64,
 }
+
+/// A robot whose spheres' centres moved no more than this between two
+/// samples stood still, m (half a millimetre in 20 ms: 2.5 cm/s).
+const MOVED_M: f32 = 5e-4;
+
+/// Clearances closer than this to the last sample's are not approaching, m.
+const APPROACH_EPS_M: f64 = 1e-4;
 
 struct Watch {
     t0: u64,
@@ -59,6 +76,8 @@ struct Watch {
     seen: usize,
     stops: Vec<bool>,
     posed: Vec<PosedSpheres>,
+    /// The spheres at the last sample.
+    before: Vec<PosedSpheres>,
     occupancy: views::Occupancy,
     last_platen: f64,
     grants: Vec<String>,
@@ -121,6 +140,7 @@ impl Watch {
             for (r, v) in trace.cell.iter_mut().enumerate() {
                 v.push(node.guard().clearances(r).map_or(f64::INFINITY, |c| f64::from(c.cell_m)));
             }
+            self.usefulness(trace);
         }
         if view && all_posed {
             let who: Vec<&str> = stopped.iter().map(|&r| trace.arms[r].as_str()).collect();
@@ -134,6 +154,29 @@ impl Watch {
                 lines.push(format!("{}: {}", trace.arms[r], node.stop_cause(r)));
             }
             trace.views.push((t, views::cell_view(node, &self.posed, &self.occupancy, &title, &lines)));
+        }
+    }
+}
+
+impl Watch {
+    /// At a new sample: per robot, whether it moved since the last one and
+    /// whether something approaches it ([`Trace::moving`],
+    /// [`Trace::approached`]).
+    fn usefulness(&mut self, trace: &mut Trace) {
+        let k = trace.t.len() - 1;
+        let zone = trace.zone_m;
+        let closing = |v: &[f64]| k > 0 && v[k] < zone && v[k] < v[k - 1] - APPROACH_EPS_M;
+        for r in 0..self.posed.len() {
+            let (p, b) = (&self.posed[r], &self.before[r]);
+            let moved = p.len() == b.len()
+                && (0..p.len()).any(|i| {
+                    (p.x[i] - b.x[i]).powi(2) + (p.y[i] - b.y[i]).powi(2) + (p.z[i] - b.z[i]).powi(2)
+                        > MOVED_M * MOVED_M
+                });
+            trace.moving[r].push(moved);
+            let by_robot = trace.pairs.iter().any(|(a, o, v)| (*a == r || *o == r) && closing(v));
+            trace.approached[r].push(by_robot || closing(&trace.cell[r]));
+            self.before[r].clone_from(p);
         }
     }
 }
@@ -164,6 +207,9 @@ pub fn replay_traced(l: &mut Loaded) -> (Replayed, Trace) {
         arms,
         units,
         span_s,
+        moving: vec![Vec::new(); n],
+        approached: vec![Vec::new(); n],
+        zone_m: cell.margins.clearance_m + l.node.params().slow_down_m,
         ..Trace::default()
     };
     let mut watch = Watch {
@@ -172,6 +218,7 @@ pub fn replay_traced(l: &mut Loaded) -> (Replayed, Trace) {
         seen: 0,
         stops: vec![false; n],
         posed: (0..n).map(|_| PosedSpheres::default()).collect(),
+        before: (0..n).map(|_| PosedSpheres::default()).collect(),
         occupancy: views::Occupancy::new(&l.node),
         last_platen: f64::NEG_INFINITY,
         grants: vec![String::new(); n],
@@ -231,7 +278,11 @@ pub fn html(
         "speed",
         "Speed",
         "Per robot, the share of the recorded time at full speed (speed scaling 1), slowed, held on its grant and \
-         stopped, from the speed scaling, grants and stops the node published.",
+         stopped, from the speed scaling, grants and stops the node published. Then the time it moved (its spheres \
+         posed from its joint states, sampled every 20 ms) and the share of it at full speed; and the same for the \
+         time it moved with nothing in its way: no other robot's spheres and not the cell (along its stopping path) \
+         approaching within the clearance margin plus slow_down_m, and no robot above holding it back (its grant \
+         not hold or back away, and naming no robot it yields to).",
         &plots::speed_shares(trace, &lanes),
     );
     section(

@@ -16,6 +16,9 @@ pub struct Lanes {
     stop: Vec<Intervals>,
     hold: Vec<Intervals>,
     slow: Vec<Intervals>,
+    /// Held back by the arbitration: its grant holds it, sends it back, or
+    /// names a robot it yields to.
+    held_back: Vec<Intervals>,
     /// Whether the robot's speed scaling was published at all.
     speed_seen: Vec<bool>,
 }
@@ -39,15 +42,18 @@ pub fn lanes(out: &[Entry], t0: u64, trace: &Trace) -> Lanes {
         stop: vec![Vec::new(); n],
         hold: vec![Vec::new(); n],
         slow: vec![Vec::new(); n],
+        held_back: vec![Vec::new(); n],
         speed_seen: vec![false; n],
     };
-    let mut open = vec![[None::<f64>; 3]; n];
+    let mut open = vec![[None::<f64>; 4]; n];
     for e in out {
         let t = at(e, t0);
         match (&e.role, &e.msg) {
             (Role::Stop(r), Msg::Bool(b)) => track(&mut l.stop[*r], &mut open[*r][0], b.data, t),
             (Role::ArmGrant(r), Msg::ArmGrant(g)) => {
-                track(&mut l.hold[*r], &mut open[*r][1], g.state == ManipulatorGrant::HOLD, t)
+                track(&mut l.hold[*r], &mut open[*r][1], g.state == ManipulatorGrant::HOLD, t);
+                let back = matches!(g.state, ManipulatorGrant::HOLD | ManipulatorGrant::BACK_AWAY);
+                track(&mut l.held_back[*r], &mut open[*r][3], back || !g.held_by.is_empty(), t)
             }
             (Role::Speed(r, _), m) if m.scaling().is_some() => {
                 l.speed_seen[*r] = true;
@@ -59,7 +65,7 @@ pub fn lanes(out: &[Entry], t0: u64, trace: &Trace) -> Lanes {
     for (r, o) in open.iter().enumerate() {
         for (k, s) in o.iter().enumerate() {
             if let Some(s) = s {
-                [&mut l.stop, &mut l.hold, &mut l.slow][k][r].push((*s, trace.span_s));
+                [&mut l.stop, &mut l.hold, &mut l.slow, &mut l.held_back][k][r].push((*s, trace.span_s));
             }
         }
     }
@@ -80,22 +86,65 @@ pub fn speed_shares(trace: &Trace, lanes: &Lanes) -> String {
         let pct = |x: f64| 100.0 * (x / span).clamp(0.0, 1.0);
         if !lanes.speed_seen[r] {
             let _ =
-                write!(rows, "<tr><td>{}</td><td colspan=\"4\">no speed scaling published</td></tr>", svg::esc(name));
+                write!(rows, "<tr><td>{}</td><td colspan=\"8\">no speed scaling published</td></tr>", svg::esc(name));
             continue;
         }
+        let u = moving_shares(trace, lanes, r);
+        let share = |full: f64, of: f64| if of > 0.0 { format!("{:.1} %", 100.0 * full / of) } else { "–".into() };
         let _ = write!(
             rows,
-            "<tr><td>{}</td><td>{:.1} %</td><td>{:.1} %</td><td>{:.1} %</td><td>{:.1} %</td></tr>",
+            "<tr><td>{}</td><td>{:.1} %</td><td>{:.1} %</td><td>{:.1} %</td><td>{:.1} %</td>\
+             <td>{:.1} s</td><td>{}</td><td>{:.1} s</td><td>{}</td></tr>",
             svg::esc(name),
             pct(span - slow),
             pct(slow - stop),
             pct(hold),
-            pct(stop - hold)
+            pct(stop - hold),
+            u.moving_s,
+            share(u.moving_full_s, u.moving_s),
+            u.free_s,
+            share(u.free_full_s, u.free_s)
         );
     }
     format!(
-        "<table><tr><th>robot</th><th>full speed</th><th>slowed</th><th>held on a grant</th><th>stopped</th></tr>{rows}</table>"
+        "<table><tr><th>robot</th><th>full speed</th><th>slowed</th><th>held on a grant</th><th>stopped</th>\
+         <th>moving</th><th>full speed while moving</th><th>moving with nothing in its way</th>\
+         <th>full speed then</th></tr>{rows}</table>"
     )
+}
+
+/// A robot's moving time, and of it the time with nothing in its way, each
+/// with its share at full speed, s.
+#[derive(Debug, Default, PartialEq)]
+pub struct Moving {
+    pub moving_s: f64,
+    pub moving_full_s: f64,
+    pub free_s: f64,
+    pub free_full_s: f64,
+}
+
+/// Robot `r`'s [`Moving`] from the trace's samples: each sample that finds
+/// it moved counts the time since the last sample (at most
+/// 5 × [`super::SAMPLE_S`]: a gap in the recording is not moving time), at
+/// full speed when no slowed interval covers it, with nothing in its way
+/// when nothing approached it and no held-back interval covers it.
+pub fn moving_shares(trace: &Trace, lanes: &Lanes, r: usize) -> Moving {
+    let within = |iv: &Intervals, t: f64| iv.iter().any(|&(a, b)| a <= t && t < b);
+    let mut m = Moving::default();
+    let (Some(moving), Some(near)) = (trace.moving.get(r), trace.approached.get(r)) else { return m };
+    for k in 1..trace.t.len().min(moving.len()).min(near.len()) {
+        if !moving[k] {
+            continue;
+        }
+        let (t, dt) = (trace.t[k], (trace.t[k] - trace.t[k - 1]).clamp(0.0, 5.0 * super::SAMPLE_S));
+        let full = !within(&lanes.slow[r], t);
+        let free = !near[k] && !within(&lanes.held_back[r], t);
+        m.moving_s += dt;
+        m.moving_full_s += if full { dt } else { 0.0 };
+        m.free_s += if free { dt } else { 0.0 };
+        m.free_full_s += if free && full { dt } else { 0.0 };
+    }
+    m
 }
 
 /// Clearance over time, the robots' lanes under it.
@@ -261,4 +310,41 @@ pub fn histogram(took_us: &[f64]) -> String {
     }
     s.text(w - 30.0, 20.0, 12.0, "end", &format!("{} cycles", v.len()));
     s.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn moving_time_counts_samples_that_moved_split_by_what_was_in_the_way() {
+        // Samples every 20 ms over 1 s; the robot moves from 0.2 s on,
+        // something approaches it from 0.6 s to 0.7 s, it is slowed from
+        // 0.4 s to 0.5 s and held back by a grant from 0.8 s on.
+        let t: Vec<f64> = (0..=50).map(|k| k as f64 * 0.02).collect();
+        let trace = Trace {
+            arms: vec!["a".into()],
+            moving: vec![t.iter().map(|&t| t > 0.2 - 1e-9).collect()],
+            approached: vec![t.iter().map(|&t| (0.6 - 1e-9..0.7 - 1e-9).contains(&t)).collect()],
+            t,
+            span_s: 1.0,
+            ..Trace::default()
+        };
+        let lanes = Lanes {
+            stop: vec![Vec::new()],
+            hold: vec![Vec::new()],
+            slow: vec![vec![(0.4, 0.5)]],
+            held_back: vec![vec![(0.8, 1.0)]],
+            speed_seen: vec![true],
+        };
+        let m = moving_shares(&trace, &lanes, 0);
+        let near = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(near(m.moving_s, 0.82), "{m:?}");
+        assert!(near(m.moving_full_s, 0.72), "{m:?}");
+        // Moving, not approached (0.1 s) and not held back (0.2 s).
+        assert!(near(m.free_s, 0.52), "{m:?}");
+        assert!(near(m.free_full_s, 0.42), "{m:?}");
+        // A robot the trace has no samples for moved for no time.
+        assert_eq!(moving_shares(&trace, &lanes, 3), Moving::default());
+    }
 }
