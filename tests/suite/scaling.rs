@@ -183,6 +183,29 @@ fn an_arm_let_go_beside_the_robot_that_stopped_it_creeps_instead_of_being_stoppe
     assert_eq!(r.contacts(), 0, "{r:?}");
     assert!(r.stops >= 1, "the arm is no longer stopped beside the parked one: the episode tests nothing: {r:?}");
     assert!(r.stops <= 8, "stopped again and again beside the arm that stopped it: {} stops", r.stops);
+    // Its way on passes the parked arm within the margin: the stall is
+    // told apart as one no guard ends without that arm moving again.
+    assert_eq!(r.stalled_parked, r.stalled, "{r:?}");
+}
+
+/// `simulate --arms 4 --obey-scaling`: a stall whose arm's way on runs
+/// within the margin of an arm parked at its last goal (seed 230: the
+/// arbiter holds it short of that arm for good) is counted apart from a
+/// knot of arms on plans holding each other (seed 24: two arms hold each
+/// other, one at its plan's start), so the summary says which stalls a
+/// guard could still end.
+#[test]
+fn a_stall_behind_an_arm_parked_on_the_way_is_told_apart_from_a_knot() {
+    let opts = SimOptions { obey_scaling: true, obey_grants: true, hazards: true, ..Default::default() };
+    let cell = workcell_guard_sim::arms::cell_with_arms(sample_cell(), 4);
+    let mut sim = Sim::new(cell, opts, Some(cache_dir())).unwrap();
+    let parked = sim.episode(230);
+    assert_eq!(parked.contacts(), 0, "{parked:?}");
+    assert_eq!((parked.stalled, parked.stalled_parked), (1, 1), "{parked:?}");
+    let knot = sim.episode(24);
+    assert_eq!(knot.contacts(), 0, "{knot:?}");
+    assert_eq!(knot.stalled_parked, 0, "{knot:?}");
+    assert!(knot.summary(4, opts.dt_s).contains("stalled (0 with an arm's way on blocked"), "{knot:?}");
 }
 
 /// An arm off its plan whose stopping path folds its links towards each

@@ -394,7 +394,7 @@ impl Sim {
             rep.hazards += 1;
             rep.hazards_caught += usize::from(rep.contacts() == 0);
             rep.hazards_unfinished += rep.stalled;
-            rep.stalled = 0;
+            (rep.stalled, rep.stalled_parked) = (0, 0);
         }
         if rep.stalled > 0 {
             rep.stalled_seeds.push(seed);
@@ -528,7 +528,10 @@ impl Sim {
                 rep.makespan_s += t;
                 rep.makespan_unguarded_s += unguarded;
             }
-            None => rep.stalled += 1,
+            None => {
+                rep.stalled += 1;
+                rep.stalled_parked += usize::from((0..arms.len()).any(|r| self.blocked_by_parked(&arms, r)));
+            }
         }
     }
 }

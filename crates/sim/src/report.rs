@@ -59,6 +59,11 @@ pub struct SimReport {
     /// Episodes cut off at their time limit (three times the unguarded
     /// makespan, plus a second) with goals left.
     pub stalled: usize,
+    /// Of them, those where an arm's way on (straight to each goal left,
+    /// from where it stands) comes within the clearance margin of an arm
+    /// that finished and stands parked: no arm that obeys the guard
+    /// finishes those without that one moving again.
+    pub stalled_parked: usize,
     /// The seeds of the stalled episodes, lowest first (run one alone with
     /// `--seed`).
     pub stalled_seeds: Vec<u64>,
@@ -140,6 +145,7 @@ impl SimReport {
         self.escapes += o.escapes;
         self.finished += o.finished;
         self.stalled += o.stalled;
+        self.stalled_parked += o.stalled_parked;
         self.stalled_seeds.extend_from_slice(&o.stalled_seeds);
         self.stalled_seeds.sort_unstable();
         self.contact_seeds.extend_from_slice(&o.contact_seeds);
@@ -252,7 +258,8 @@ impl SimReport {
         let _ = writeln!(
             o,
             "time stopped {:.1} s, slowed {:.1} s, escaping {:.1} s (arm-seconds; {} escapes); makespan {:.3} × \
-             unguarded over {} finished episodes ({:.3} × over those without a hazard), {} stalled",
+             unguarded over {} finished episodes ({:.3} × over those without a hazard), {} stalled ({} with an \
+             arm's way on blocked by one parked at its last goal)",
             self.stopped_s,
             self.slowed_s,
             self.escaping_s,
@@ -260,7 +267,8 @@ impl SimReport {
             self.makespan_ratio(),
             self.finished,
             self.makespan_ratio_clear(),
-            self.stalled
+            self.stalled,
+            self.stalled_parked
         );
         let busy = self.busy_s.max(1e-9);
         let hours = self.busy_s / 3600.0;

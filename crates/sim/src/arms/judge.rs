@@ -54,6 +54,47 @@ impl Sim {
         out
     }
 
+    /// Whether arm `r`'s way on (straight in joint space from where it
+    /// stands to each goal it has left, in turn, sampled every 0.01 rad)
+    /// comes within the clearance margin of an arm that has finished and
+    /// stands parked, by their spheres: a stall no guard can end without
+    /// that arm moving again.
+    pub(crate) fn blocked_by_parked(&mut self, arms: &[SimArm], r: usize) -> bool {
+        let parked: Vec<usize> = (0..arms.len()).filter(|&o| o != r && arms[o].done()).collect();
+        if parked.is_empty() || arms[r].done() {
+            return false;
+        }
+        let margin = self.cell.margins.clearance_m as f32;
+        for &o in &parked {
+            self.arm_gaps(o, &arms[o].q, margin);
+        }
+        let (mut from, mut q) = (arms[r].q.clone(), arms[r].q.clone());
+        for goal in arms[r].goals.iter().rev() {
+            let far = from.iter().zip(goal).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+            let n = ((far / 0.01).ceil() as usize).max(1);
+            for k in 1..=n {
+                for (j, x) in q.iter_mut().enumerate() {
+                    *x = from[j] + (goal[j] - from[j]) * k as f64 / n as f64;
+                }
+                self.arm_gaps(r, &q, margin);
+                for &o in &parked {
+                    let (a, b) = (r.min(o), r.max(o));
+                    for la in 0..self.boxes[a].len() {
+                        for lb in 0..self.boxes[b].len() {
+                            if self.guard.pair_matters(a, la, b, lb)
+                                && self.link_pair_gap(a, la, b, lb, margin) <= margin
+                            {
+                                return true;
+                            }
+                        }
+                    }
+                }
+            }
+            from.clone_from(goal);
+        }
+        false
+    }
+
     /// Arm `r`'s least clearance at the last [`Sim::contacts_at`], m
     /// (exact up to its `within`).
     pub(crate) fn arm_least(&self, r: usize) -> f64 {
