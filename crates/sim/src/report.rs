@@ -213,13 +213,11 @@ impl SimReport {
     // long: the summary's lines, one statement each
     pub fn summary(&self, arms: usize, dt_s: f64) -> String {
         let mut o = String::new();
+        let (episodes, skipped, cycles, ms) = (self.episodes, self.skipped, self.cycles, dt_s * 1e3);
         let _ = writeln!(
             o,
-            "{arms} arms, {} episodes ({} skipped: no clear start, or no crossing set of plans), {} guard cycles at {} ms",
-            self.episodes,
-            self.skipped,
-            self.cycles,
-            dt_s * 1e3
+            "{arms} arms, {episodes} episodes ({skipped} skipped: no clear start, or no crossing set of plans), \
+             {cycles} guard cycles at {ms} ms"
         );
         let _ = writeln!(
             o,
