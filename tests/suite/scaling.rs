@@ -165,6 +165,14 @@ fn two_arms_stopped_for_each_other_take_turns_and_finish() {
     assert!(r.stops <= 6, "stopped again and again: {} stops", r.stops);
 }
 
+/// A simulator of the sample cell with `arms` arms that obey every output,
+/// plans as the default mix has them.
+fn obeying_arms(arms: usize) -> (Sim, SimOptions) {
+    let opts = SimOptions { obey_scaling: true, obey_grants: true, hazards: true, ..Default::default() };
+    let cell = workcell_guard_sim::arms::cell_with_arms(sample_cell(), arms);
+    (Sim::new(cell, opts, Some(cache_dir())).unwrap(), opts)
+}
+
 /// `simulate --arms 3 --obey-scaling --seed 23`: an arm without a plan,
 /// stopped beside an arm parked at its last goal, was let go at full pace
 /// again and again; each time its stopping path saw the turn towards the
@@ -175,9 +183,7 @@ fn two_arms_stopped_for_each_other_take_turns_and_finish() {
 /// stopped there: a stall `simulate` reports.)
 #[test]
 fn an_arm_let_go_beside_the_robot_that_stopped_it_creeps_instead_of_being_stopped_again_and_again() {
-    let opts = SimOptions { obey_scaling: true, obey_grants: true, hazards: true, ..Default::default() };
-    let cell = workcell_guard_sim::arms::cell_with_arms(sample_cell(), 3);
-    let mut sim = Sim::new(cell, opts, Some(cache_dir())).unwrap();
+    let (mut sim, opts) = obeying_arms(3);
     let r = sim.episode(23);
     println!("{}", r.summary(3, opts.dt_s));
     assert_eq!(r.contacts(), 0, "{r:?}");
@@ -196,9 +202,7 @@ fn an_arm_let_go_beside_the_robot_that_stopped_it_creeps_instead_of_being_stoppe
 /// guard could still end.
 #[test]
 fn a_stall_behind_an_arm_parked_on_the_way_is_told_apart_from_a_knot() {
-    let opts = SimOptions { obey_scaling: true, obey_grants: true, hazards: true, ..Default::default() };
-    let cell = workcell_guard_sim::arms::cell_with_arms(sample_cell(), 4);
-    let mut sim = Sim::new(cell, opts, Some(cache_dir())).unwrap();
+    let (mut sim, opts) = obeying_arms(4);
     let parked = sim.episode(230);
     assert_eq!(parked.contacts(), 0, "{parked:?}");
     assert_eq!((parked.stalled, parked.stalled_parked), (1, 1), "{parked:?}");
