@@ -156,9 +156,7 @@ impl Watch {
             trace.views.push((t, views::cell_view(node, &self.posed, &self.occupancy, &title, &lines)));
         }
     }
-}
 
-impl Watch {
     /// At a new sample: per robot, whether it moved since the last one and
     /// whether something approaches it ([`Trace::moving`],
     /// [`Trace::approached`]).
