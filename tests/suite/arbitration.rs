@@ -111,7 +111,7 @@ fn held_with_a_clear_increment(g: &Guard, r: usize) -> bool {
 
 /// The least distance between the two arms' spheres (which cover their
 /// collision geometry) at configurations `qs`, m.
-fn sphere_gap(cell: &Workcell, qs: &[Vec<f64>]) -> f32 {
+pub(crate) fn sphere_gap(cell: &Workcell, qs: &[Vec<f64>]) -> f32 {
     let posed: Vec<_> = cell
         .manipulators
         .iter()

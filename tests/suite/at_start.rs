@@ -11,17 +11,21 @@
 //! the clearance margin. (Before, the left arm waited for the right one,
 //! and the right arm crept at it by stops and releases, for ever.) Where
 //! neither can move (a simulated four-arm knot), the robot above is held
-//! on its path short of the one at its start instead.
+//! on its path short of the one at its start instead. The other way round
+//! (the demo's pair, recorded): the higher arm stands at its plan's start
+//! and the lower one, in its way, cannot back away (its way back runs
+//! into the higher arm): the lower one goes on first.
 
 use crate::common;
 
 use crate::refine::{LEFT_PAN, Spheres, q_left, q_right};
 use crate::scaling::obeying_every_output;
-use common::cell::{cache_dir, guard, sample_cell};
+use common::cell::{cache_dir, feed, guard, sample_cell};
 use workcell_guard_core::arbiter::GrantState;
 use workcell_guard_core::forecast::track::JointPlan;
 use workcell_guard_core::guard::{Command, Guard, Inputs, JointStateIn, StopSource};
 use workcell_guard_sim::arms::{Sim, cell_with_arms};
+use workcell_guard_sim::motion::straight_plan;
 
 pub(crate) const DT: f64 = 0.002;
 
@@ -199,4 +203,82 @@ fn arms_knotted_at_a_plans_start_are_held_on_their_paths_not_stopped() {
     assert_eq!(r.clear_stops, (0, 0, 0.0));
     assert_eq!(r.stops, 0, "the robot above was stopped by the check instead of held");
     assert!(r.holds > 0, "nobody was held");
+}
+
+/// The pair of the demo (`demo --seed 1`) that stood stopped for 16 s, as
+/// recorded: where each plan starts and ends (straight in joint space).
+const LEFT_FROM: [f64; 7] = [0.482, -0.068, 1.3, -0.123, 0.556, 0.308, 0.005];
+const LEFT_TO: [f64; 7] = [-2.324, 0.68, 2.181, -0.048, 1.931, 0.445, 0.008];
+const RIGHT_FROM: [f64; 8] = [-0.123, 0.131, -1.37, -1.112, -1.998, -0.163, 0.794, 0.027];
+const RIGHT_TO: [f64; 8] = [1.173, 1.504, -0.516, -0.646, 0.499, 0.61, -0.256, 0.028];
+
+/// Plan time after one cycle of a robot that obeys `c` and backs away
+/// along its plan (at its plan's pace) where its grant sends it back.
+fn obey_backing(c: &Command, s: f64) -> f64 {
+    if c.grant.state == GrantState::BackAway && !c.stop {
+        return if s > c.grant.until_s { (s - DT).max(c.grant.until_s) } else { s };
+    }
+    obey(c, s)
+}
+
+/// The demo's two arms: the right one (priority 10) on its way out past
+/// the left one (priority 20), parked; the left one then gets a plan that
+/// runs through where the right one is, and stands at its start. The
+/// right one is sent back, and its way back runs within the margin of the
+/// left arm where it stands: the robot check halts it as it sets off. The
+/// left one cannot back away (it stands at its plan's start). Before, the
+/// pair stood stopped for each other for good (the demo: 16 s, to its
+/// end). Now the right arm, its way on clear of where the left one stands
+/// and its way back blocked, goes on first, and both finish, apart.
+#[test]
+fn a_robot_whose_way_back_a_higher_one_at_its_start_blocks_goes_on_and_both_finish() {
+    let cell = sample_cell();
+    let vmax = |r: usize| -> Vec<f64> {
+        let m = &cell.manipulators[r];
+        (0..m.robot.dof()).map(|d| m.robot.dof_joint(d).limits.map_or(1.0, |l| l.velocity).min(10.0)).collect()
+    };
+    let left = straight_plan(&LEFT_FROM, &LEFT_TO, &vmax(0), &cell.manipulators[0].max_decel).unwrap();
+    let right = straight_plan(&RIGHT_FROM, &RIGHT_TO, &vmax(1), &cell.manipulators[1].max_decel).unwrap();
+    let mut g = guard();
+    let mut qs = vec![LEFT_FROM.to_vec(), RIGHT_FROM.to_vec()];
+    let mut t = 0.0;
+    for _ in 0..400 {
+        t += DT;
+        feed(&mut g, &qs, t);
+    }
+    g.set_plan(1, Some(right.clone())).unwrap();
+    let (mut s, mut left_planned, mut lifted, mut least) = ([0.0f64; 2], false, false, f32::INFINITY);
+    let mut done = [None; 2];
+    for _ in 0..(10.0 / DT) as usize {
+        t += DT;
+        feed(&mut g, &qs, t);
+        let c = g.commands().to_vec();
+        // Where the recording has it: the right arm 60 % of the way out.
+        if !left_planned && qs[1][0] >= RIGHT_FROM[0] + 0.6 * (RIGHT_TO[0] - RIGHT_FROM[0]) {
+            g.set_plan(0, Some(left.clone())).unwrap();
+            left_planned = true;
+            continue;
+        }
+        lifted |= g.lifted(1).is_some();
+        for (r, plan) in [&left, &right].into_iter().enumerate() {
+            if r == 0 && !left_planned {
+                continue;
+            }
+            s[r] = obey_backing(&c[r], s[r]).min(plan.duration_s());
+            plan.at_time(s[r], &mut qs[r]);
+            if s[r] >= plan.duration_s() && done[r].is_none() {
+                done[r] = Some(t);
+            }
+        }
+        least = least.min(crate::arbitration::sphere_gap(cell, &qs));
+        if done.iter().all(Option::is_some) {
+            break;
+        }
+    }
+    println!("finished at {done:?} s; plan times {s:?}; right lifted: {lifted}; least sphere gap {least:.4} m");
+    assert!(left_planned, "the right arm never came 60 % of the way out");
+    assert!(f64::from(least) > cell.margins.clearance_m, "the arms came within the margin: {least} m");
+    let [Some(l), Some(r)] = done else { panic!("a plan did not finish in 10 s (a knot): plan times {s:?}") };
+    assert!(lifted, "the right arm was not let go on over the left one");
+    assert!(r < l, "the right arm, let go on, finishes first: {r} vs {l}");
 }

@@ -33,8 +33,16 @@
 //! on where its increment is clear, and `h` holds, or backs away where it
 //! stands in `r`'s way. Only a robot standing and told to back away is
 //! looked at, so a cycle without one does no more work than before; one
-//! that is lifted is looked at no more. A robot standing at its plan's
-//! start is not lifted over (it cannot back away).
+//! that is lifted is looked at no more.
+//!
+//! Where `h` itself stands at its plan's start (it cannot back away), `r`
+//! is lifted over it only to go on: where `r`'s way on is clear of where
+//! `h` stands and `r`'s way back is blocked. `h` then holds at its start
+//! until `r` has passed. Sent back instead, `r` was halted by the stop
+//! check as it set off, and both stood stopped for good (the demo, seed
+//! 1: 16 s). A robot stopped by the stop check for `h` itself counts its
+//! way back as blocked whatever its samples say: the check that stopped
+//! it will not let it set off back towards `h`.
 
 use super::RETREAT_S;
 use super::conflicts::{View, apart};
@@ -61,7 +69,8 @@ impl Guard {
 
     /// Lifts each robot told to back away while standing whose way on is
     /// clear, or whose way back is blocked where the robot it backs away
-    /// from can back away itself, and each held at its plan's start where
+    /// from can back away itself (or stands at its plan's start, and the
+    /// way on is clear of where it stands), and each held at its plan's start where
     /// the grant of the robot above runs through it and its way on is
     /// clear or that robot can back away (the module's text); true if any
     /// was lifted (the grants need deciding again).
@@ -72,17 +81,29 @@ impl Guard {
             let g = ar.grants[r];
             let Some(h) = g.held_by.map(usize::from) else { continue };
             let above = ar.offers[h];
-            if !ar.offers[r].still || ar.lifted_at[r].is_some() || !above.planned || above.at_start {
+            if !ar.offers[r].still || ar.lifted_at[r].is_some() || !above.planned {
                 continue;
             }
             let at_start = self.held_at_start(r);
+            if above.at_start && at_start {
+                continue;
+            }
             if g.state != GrantState::BackAway && !(at_start && self.block_at_start(r, h).is_some()) {
                 continue;
             }
+            let clear_on = self.arbitration.conflicts.first_meeting(r, h, above.committed).is_none();
             // One at its start cannot back away: it goes on where it can.
-            let go_on = (at_start || self.arbitration.policy.go_on_when_clear)
-                && self.arbitration.conflicts.first_meeting(r, h, above.committed).is_none();
-            if !go_on && ((!at_start && self.way_back_free(r, now_s)) || !self.way_back_free(h, now_s)) {
+            let go_on = (at_start || self.arbitration.policy.go_on_when_clear) && clear_on;
+            // Stopped by the stop check for `h` itself, its way back is not
+            // free whatever the samples say: the stop check will not let it go.
+            let free = |g: &mut Self| !g.stopped_for(r, h) && g.way_back_free(r, now_s);
+            if above.at_start {
+                // `h` cannot back away: `r` goes on only where its way on is
+                // clear of where `h` stands and its way back is blocked.
+                if !clear_on || free(self) {
+                    continue;
+                }
+            } else if !go_on && ((!at_start && free(self)) || !self.way_back_free(h, now_s)) {
                 continue;
             }
             let ar = &mut self.arbitration;
@@ -91,6 +112,16 @@ impl Guard {
             any = true;
         }
         any
+    }
+
+    /// Whether robot `r` stands stopped by the stop check for nearness to
+    /// robot `h`: backing away from `h` has already brought its stopping
+    /// path within the margin of `h`, so the way back the samples count as
+    /// free (drawing away from `h`) is not one it will be let go on.
+    fn stopped_for(&self, r: usize, h: usize) -> bool {
+        let s = &self.arms[r].state;
+        s.phase.stopped()
+            && matches!(s.cause, StopCause::Proximity(2, (_, Body::Link { robot, .. })) if usize::from(robot) == h)
     }
 
     /// Whether robot `r` stands at its plan's start, on plan, held there.
