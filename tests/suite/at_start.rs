@@ -25,7 +25,7 @@ use workcell_guard_core::arbiter::GrantState;
 use workcell_guard_core::forecast::track::JointPlan;
 use workcell_guard_core::guard::{Command, Guard, Inputs, JointStateIn, StopSource};
 use workcell_guard_sim::arms::{Sim, cell_with_arms};
-use workcell_guard_sim::motion::straight_plan;
+use workcell_guard_sim::motion::{plan_speeds, straight_plan};
 
 pub(crate) const DT: f64 = 0.002;
 
@@ -233,10 +233,7 @@ fn obey_backing(c: &Command, s: f64) -> f64 {
 #[test]
 fn a_robot_whose_way_back_a_higher_one_at_its_start_blocks_goes_on_and_both_finish() {
     let cell = sample_cell();
-    let vmax = |r: usize| -> Vec<f64> {
-        let m = &cell.manipulators[r];
-        (0..m.robot.dof()).map(|d| m.robot.dof_joint(d).limits.map_or(1.0, |l| l.velocity).min(10.0)).collect()
-    };
+    let vmax = |r: usize| plan_speeds(&cell.manipulators[r], 1.0);
     let left = straight_plan(&LEFT_FROM, &LEFT_TO, &vmax(0), &cell.manipulators[0].max_decel).unwrap();
     let right = straight_plan(&RIGHT_FROM, &RIGHT_TO, &vmax(1), &cell.manipulators[1].max_decel).unwrap();
     let mut g = guard();

@@ -36,7 +36,7 @@ use workcell_guard_core::model::{PosedSpheres, SpherePoser};
 mod judge;
 
 use crate::braking::BrakePhysics;
-use crate::motion::{SimArm, straight_plan};
+use crate::motion::{SimArm, plan_speeds, straight_plan};
 
 /// Episode settings.
 #[derive(Clone, Copy, Debug)]
@@ -154,15 +154,7 @@ impl Sim {
         let posed = posers.iter().map(|p| p.posed()).collect();
         let limits =
             cell.manipulators.iter().map(|m| workcell_guard_core::guard::matrix::sample_ranges(&m.robot)).collect();
-        let vmax = cell
-            .manipulators
-            .iter()
-            .map(|m| {
-                (0..m.robot.dof())
-                    .map(|d| m.robot.dof_joint(d).limits.map_or(1.0, |l| l.velocity).min(10.0) * opts.speed_fraction)
-                    .collect()
-            })
-            .collect();
+        let vmax = cell.manipulators.iter().map(|m| plan_speeds(m, opts.speed_fraction)).collect();
         let boxes = cell.manipulators.iter().map(|m| vec![(0, 0, [0.0; 6]); m.robot.links.len()]).collect();
         let arm_min = vec![f64::INFINITY; cell.manipulators.len()];
         let physics = cell.manipulators.iter().map(BrakePhysics::for_manipulator).collect();

@@ -19,6 +19,12 @@ use workcell_guard_core::forecast::track::JointPlan;
 /// Time between a plan's waypoints, s.
 pub const WAYPOINT_DT_S: f64 = 0.02;
 
+/// The joint speeds the simulated arms plan with: each joint's URDF
+/// velocity limit (1 where it has none, at most 10), times `fraction`.
+pub fn plan_speeds(m: &workcell_guard_core::cell::Manipulator, fraction: f64) -> Vec<f64> {
+    (0..m.robot.dof()).map(|d| m.robot.dof_joint(d).limits.map_or(1.0, |l| l.velocity).min(10.0) * fraction).collect()
+}
+
 /// A synchronised trapezoidal plan from `from` to `to` (`vmax`, `amax` per
 /// joint); `None` when they are the same configuration.
 pub fn straight_plan(from: &[f64], to: &[f64], vmax: &[f64], amax: &[f64]) -> Option<JointPlan> {
