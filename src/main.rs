@@ -166,12 +166,17 @@ struct SimulateArgs {
     /// Robot against robot by whole swept volumes (the baseline), not time-matched.
     #[arg(long)]
     swept: bool,
-    /// The guard refines link pairs within the margin by their exact shapes (parry3d; the workcell's
-    /// `guard.exact_links`), and the oracle judges by them too.
-    #[arg(long)]
+    /// The guard refines link pairs within the margin by their exact shapes (parry3d), whatever the
+    /// workcell's `guard.exact_links` says (true by default).
+    #[arg(long, conflicts_with = "spheres_only")]
     exact_links: bool,
+    /// The guard decides link pairs by their spheres alone, whatever the workcell's `guard.exact_links`
+    /// says: the baseline (add --exact-oracle to judge it as the refining guard is judged).
+    #[arg(long)]
+    spheres_only: bool,
     /// The oracle judges contacts and stops by the links' exact shapes where their spheres come within the
-    /// margin (implied by --exact-links; alone: the spheres-only guard judged alike, the baseline).
+    /// margin: always where the guard refines by them (`guard.exact_links`); with --spheres-only, the
+    /// spheres-only guard judged alike.
     #[arg(long)]
     exact_oracle: bool,
     /// Crossing plans, the arms obeying their grants, beside one arm at a time in the shared zone and the
@@ -346,7 +351,7 @@ fn simulate_arms(a: &SimulateArgs, base: &workcell::Workcell) -> Result<(), AnyE
     g.max_path_samples = a.max_path_samples.map_or(g.max_path_samples, |n| n.clamp(1, 1024));
     g.near_path_samples = a.near_path_samples.map_or(g.near_path_samples, |n| n.clamp(1, 1024));
     cell.guard.near_path_samples = cell.guard.near_path_samples.max(cell.guard.max_path_samples);
-    cell.guard.exact_links |= a.exact_links;
+    cell.guard.exact_links = (cell.guard.exact_links || a.exact_links) && !a.spheres_only;
     let opts = SimOptions {
         goals: a.goals,
         plans: if a.crossing { sim::PlanMode::Always } else { a.plans },
@@ -360,7 +365,7 @@ fn simulate_arms(a: &SimulateArgs, base: &workcell::Workcell) -> Result<(), AnyE
         physics: a.physics,
         slow_down_m: a.slow_down_m.filter(|m| m.is_finite() && *m > 0.0),
         hazards: a.obey_scaling && !a.crossing,
-        exact_oracle: a.exact_oracle || a.exact_links,
+        exact_oracle: a.exact_oracle || cell.guard.exact_links,
         ..SimOptions::default()
     };
     let cache = a.matrix_cache.clone().or_else(startup::default_cache_dir);

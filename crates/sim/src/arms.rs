@@ -78,7 +78,9 @@ pub struct SimOptions {
     pub hazards: bool,
     /// The oracle judges contacts and stops by the links' exact shapes
     /// where their spheres come within the clearance margin (else by the
-    /// spheres alone).
+    /// spheres alone). Always so where the guard refines by them
+    /// (`guard.exact_links`): its arms come nearer than their spheres'
+    /// slack, and only the shapes tell a contact there.
     pub exact_oracle: bool,
 }
 
@@ -139,6 +141,7 @@ pub(crate) struct Contacts {
 impl Sim {
     /// A simulation of `cell` (field built here, collision matrix from `matrix_cache`).
     pub fn new(cell: Workcell, opts: SimOptions, matrix_cache: Option<&std::path::Path>) -> Result<Sim, GuardError> {
+        let opts = SimOptions { exact_oracle: opts.exact_oracle || cell.guard.exact_links, ..opts };
         let field = DistanceField::from_workcell(&cell);
         let (mut guard, _) = workcell_guard_description::build_guard(&cell, field, matrix_cache)?;
         guard.set_time_matched(!opts.swept);

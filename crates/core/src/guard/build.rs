@@ -227,6 +227,7 @@ fn arm_state(spec: &crate::cell::Manipulator, settings: &GuardSettings) -> ArmSt
         est_period: 0.0,
         ahead_released_s: f64::NEG_INFINITY,
         robot_releases: (0, f64::NEG_INFINITY),
+        quick_restops: 0,
         follow: Follow {
             tracker: PlanTracker::new(&spec.plan_tolerance, PLAN_WINDOW_S),
             rates: Vec::new(),

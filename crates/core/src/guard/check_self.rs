@@ -105,8 +105,10 @@ fn self_arm(a: &mut Arm, ri: usize, checked: Checked<'_>, exact: &mut ExactFrame
             for (lane, &g) in lane_min.iter().enumerate() {
                 let k = bi * BATCH + lane;
                 if k < n_cfg {
-                    // Within the margin: the links' exact shapes decide as well.
-                    let g = if g <= margin {
+                    // Within the margin: the links' exact shapes decide as
+                    // well, whether it stops (the rest takes the spheres'
+                    // gap, as the robot checks do).
+                    let fine = if g <= margin {
                         let at = |link: usize| At { model, path_q, robot: ri, link, sample: k };
                         exact.refine(at(la), at(lb), g, pair_inflation[pi])
                     } else {
@@ -119,7 +121,7 @@ fn self_arm(a: &mut Arm, ri: usize, checked: Checked<'_>, exact: &mut ExactFrame
                     } else if slows {
                         track.approach(0, now_self[pi], g);
                     }
-                    track.found(g, k, pair, Reason::SelfCollision, margin);
+                    track.found_refined([g, fine], k, pair, Reason::SelfCollision, margin);
                     least = if g.is_nan() { g } else { least.min(g) };
                 }
             }

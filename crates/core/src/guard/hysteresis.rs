@@ -46,6 +46,10 @@ pub(super) struct Evidence {
     pub(super) turn: Turn,
 }
 
+/// The most doublings of the hold time for a robot stopped again and
+/// again for a robot right after its release ([`decide`]).
+pub(super) const MAX_BACKOFF: u32 = 4;
+
 /// Two robots stopped for each other with no plans the arbiter could
 /// weigh against each other, both clear of the margin: released together,
 /// each moves towards the other again (goals behind each other) and both
@@ -70,6 +74,14 @@ pub(super) enum Turn {
 /// that change for that latency plus one fit window
 /// ([`Estimator::expect_change`]), so the estimate follows the new
 /// acceleration at once instead of half a window late.
+///
+/// A robot stopped again for a robot within the hold time of its release
+/// from a stop a robot caused waits twice as long before its next such
+/// release, up to `2^MAX_BACKOFF` times the hold time; going on for the
+/// hold time ends that. Two robots in a knot without plans (the released
+/// one turns towards the other at once, and where the links' shapes let it
+/// come to rest nearer than their spheres, it is stopped again within
+/// milliseconds) so flip their stops a few times, not every hold time.
 pub(super) fn decide(
     a: &mut Arm,
     ri: usize,
@@ -79,8 +91,16 @@ pub(super) fn decide(
     evidence: Evidence,
 ) -> Decision {
     let was = a.state.phase.stopped();
-    let d = decide_state(a, ri, now_s, (release, hold_s), unknown, evidence);
-    if was && !a.state.phase.stopped() && matches!(a.state.cause, StopCause::Proximity(2, _)) {
+    let by_robot = |a: &Arm| matches!(a.state.cause, StopCause::Proximity(2, _));
+    let hold = if by_robot(a) { hold_s * f64::from(1u32 << a.state.quick_restops) } else { hold_s };
+    let d = decide_state(a, ri, now_s, (release, hold), unknown, evidence);
+    let since = now_s - a.state.robot_releases.1;
+    if !was && a.state.phase.stopped() && by_robot(a) && since < hold_s {
+        a.state.quick_restops = (a.state.quick_restops + 1).min(MAX_BACKOFF);
+    } else if !was && !a.state.phase.stopped() && since >= hold_s {
+        a.state.quick_restops = 0;
+    }
+    if was && !a.state.phase.stopped() && by_robot(a) {
         a.state.robot_releases = (a.state.robot_releases.0.saturating_add(1), now_s);
     }
     if was

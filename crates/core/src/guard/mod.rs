@@ -348,6 +348,11 @@ struct ArmState {
     /// was, s: two robots stopped for each other take turns
     /// ([`hysteresis::Turn`]), the one with fewer first.
     robot_releases: (u32, f64),
+    /// How often in a row it was stopped again for a robot within the hold
+    /// time of its release from a stop a robot caused (at most
+    /// [`hysteresis::MAX_BACKOFF`]): each doubles the hold before its next
+    /// such release ([`hysteresis::decide`]).
+    quick_restops: u32,
 }
 
 /// The manipulator guard of one cell, with the platen's part beside it.
@@ -403,6 +408,7 @@ impl Guard {
             a.state.escape_floor = None;
             a.state.ahead_released_s = f64::NEG_INFINITY;
             a.state.robot_releases = (0, f64::NEG_INFINITY);
+            a.state.quick_restops = 0;
         }
         self.arbitration.reset();
     }
@@ -589,7 +595,7 @@ impl Guard {
     }
 
     /// Refines link pairs within the margin by their exact shapes (from
-    /// the workcell's `guard.exact_links`, off by default); off, the
+    /// the workcell's `guard.exact_links`, on by default); off, the
     /// spheres alone decide.
     pub fn set_exact_refinement(&mut self, on: bool) {
         self.exact.on = on;

@@ -294,15 +294,33 @@ impl Track {
     /// earliest sample within the margin `m`, and the escape evidence.
     #[inline]
     pub(super) fn found(&mut self, clearance: f32, k: usize, pair: (Body, Body), reason: Reason, margin: f32) {
+        self.found_refined([clearance, clearance], k, pair, reason, margin);
+    }
+
+    /// [`Track::found`] of a gap and the same refined by exact shapes
+    /// (`[gap, refined]`): the refined one alone decides whether it is
+    /// within the margin (a stop); the least clearance and the escape
+    /// evidence take the gap, as every other sample of the path gives it
+    /// (mixed, a robot standing still whose gap at one sample is refined
+    /// and not at another looks as if it were moving away).
+    #[inline]
+    pub(super) fn found_refined(
+        &mut self,
+        [clearance, refined]: [f32; 2],
+        k: usize,
+        pair: (Body, Body),
+        reason: Reason,
+        margin: f32,
+    ) {
         if clearance < self.best || clearance.is_nan() {
             self.best = clearance;
             self.best_pair = Some(pair);
         }
-        if !matches!(clearance.partial_cmp(&margin), Some(std::cmp::Ordering::Greater))
-            && (k < self.conflict_k || (k == self.conflict_k && clearance < self.conflict_clearance))
+        if !matches!(refined.partial_cmp(&margin), Some(std::cmp::Ordering::Greater))
+            && (k < self.conflict_k || (k == self.conflict_k && refined < self.conflict_clearance))
         {
             self.conflict_k = k;
-            self.conflict_clearance = clearance;
+            self.conflict_clearance = refined;
             self.conflict_pair = Some(pair);
             self.conflict_reason = reason;
         }
