@@ -160,11 +160,9 @@ fn over_dds_a_plan_ending_short_is_not_stopped_leaving_it_or_meeting_the_other_a
     let contact = reach(&arms, left, 0.0);
     let short = reach(&arms, left, 0.05);
     let meet = contact + 0.3;
-    // Within the clearance margin (10 mm) by the links' shapes too, which
-    // the guard refines by.
-    let margin_at = reach(&arms, left, 0.008);
+    let margin_at = reach(&arms, left, 0.012);
     println!(
-        "left pan {left}; right j1: 5 cm short at {short:.4}, contact at {contact:.4}, plan to {meet:.4}, 8 mm at {margin_at:.4}"
+        "left pan {left}; right j1: 5 cm short at {short:.4}, contact at {contact:.4}, plan to {meet:.4}, 12 mm at {margin_at:.4}"
     );
     let mut extra: Vec<String> = vec!["--scenario".into(), "plans".into()];
     for (k, v) in [("--left-pan", left), ("--short", short), ("--meet", meet), ("--margin-at", margin_at)] {
