@@ -365,7 +365,7 @@ fn simulate_arms(a: &SimulateArgs, base: &workcell::Workcell) -> Result<(), AnyE
         physics: a.physics,
         slow_down_m: a.slow_down_m.filter(|m| m.is_finite() && *m > 0.0),
         hazards: a.obey_scaling && !a.crossing,
-        exact_oracle: a.exact_oracle || cell.guard.exact_links,
+        exact_oracle: a.exact_oracle,
         ..SimOptions::default()
     };
     let cache = a.matrix_cache.clone().or_else(startup::default_cache_dir);
