@@ -167,7 +167,7 @@ struct SimulateArgs {
     #[arg(long)]
     swept: bool,
     /// The guard refines link pairs within the margin by their exact shapes (parry3d), whatever the
-    /// workcell's `guard.exact_links` says (false by default).
+    /// workcell's `guard.exact_links` says (true by default).
     #[arg(long, conflicts_with = "spheres_only")]
     exact_links: bool,
     /// The guard decides link pairs by their spheres alone, whatever the workcell's `guard.exact_links`

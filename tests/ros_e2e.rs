@@ -12,8 +12,9 @@
 //! the arms never touched, and that they would have without the stops.
 //!
 //! A second run plays planned trajectories (`--scenario plans`): the right
-//! arm follows plans it published towards the standing left arm, one ending
-//! 5 cm short (not stopped; the same motion without the plan is), one that
+//! arm follows plans it published towards the standing left arm, ones ending
+//! 5 cm and 2 cm short (not stopped; the 2 cm one's motion without the plan
+//! is: its reaction-time travel reaches into the margin), one that
 //! would meet it (stopped, exact gaps positive); last, it is pushed to the
 //! clearance margin and given a plan away: it escapes (released within the
 //! hold time, before it moves, and never closer).
@@ -159,13 +160,18 @@ fn over_dds_a_plan_ending_short_is_not_stopped_leaving_it_or_meeting_the_other_a
     let left = 0.3;
     let contact = reach(&arms, left, 0.0);
     let short = reach(&arms, left, 0.05);
+    let near = reach(&arms, left, 0.02);
     let meet = contact + 0.3;
-    let margin_at = reach(&arms, left, 0.012);
+    // Within the clearance margin (10 mm) by the links' shapes too, which
+    // the guard refines by.
+    let margin_at = reach(&arms, left, 0.008);
     println!(
-        "left pan {left}; right j1: 5 cm short at {short:.4}, contact at {contact:.4}, plan to {meet:.4}, 12 mm at {margin_at:.4}"
+        "left pan {left}; right j1: 5 cm short at {short:.4}, contact at {contact:.4}, plan to {meet:.4}, 8 mm at {margin_at:.4}"
     );
     let mut extra: Vec<String> = vec!["--scenario".into(), "plans".into()];
-    for (k, v) in [("--left-pan", left), ("--short", short), ("--meet", meet), ("--margin-at", margin_at)] {
+    for (k, v) in
+        [("--left-pan", left), ("--short", short), ("--near", near), ("--meet", meet), ("--margin-at", margin_at)]
+    {
         extra.push(k.into());
         extra.push(format!("{v}"));
     }
@@ -178,6 +184,11 @@ fn over_dds_a_plan_ending_short_is_not_stopped_leaving_it_or_meeting_the_other_a
         samples[a..b].iter().map(|s| arms.gap(&q(&s[1]), &q(&s[2]))).fold(f64::INFINITY, f64::min)
     };
     let (on_short, on_left, on_meet) = (least_in("short"), least_in("left_plan"), least_in("meet"));
+    let (on_near, near_unplanned) = (least_in("near"), least_in("near_unplanned"));
+    println!("least exact gap: plan ending nearer {on_near:.4} m; the same motion unplanned {near_unplanned:.4} m");
+    assert!((on_near - 0.02).abs() < 0.002, "the nearer plan's arm came to {on_near} m, not 2 cm");
+    // Stopped by extrapolation alone: at rest before the plan's end, apart.
+    assert!(near_unplanned > on_near + 0.002, "the unplanned motion was not stopped short: {near_unplanned} m");
     println!(
         "least exact gap: plan ending short {on_short:.4} m, the same plan left where it brakes {on_left:.4} m, \
          plan meeting {on_meet:.4} m"

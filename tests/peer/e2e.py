@@ -328,6 +328,7 @@ def main():
     ap.add_argument("--node-arg", action="append", default=[], help="one more argument for the node (after --ros-args)")
     ap.add_argument("--left-pan", type=float, default=0.0)
     ap.add_argument("--short", type=float, default=0.0, help="right j1 where its plan ends short of the left arm")
+    ap.add_argument("--near", type=float, default=0.0, help="right j1 where its plan ends nearer, still outside the margin")
     ap.add_argument("--meet", type=float, default=0.0, help="right j1 where its plan would meet the left arm")
     ap.add_argument("--margin-at", type=float, default=0.0, help="right j1 within the clearance margin of the left arm")
     a = ap.parse_args()
@@ -393,8 +394,14 @@ def scenario(p, log):
     ph["right_diagnostic"] = said[0]
 
     # 3. Part (jogged back, ignoring the stops), then rest: both stops clear.
-    p.run(10, until=lambda: p.pan[0] >= START and p.pan[1] <= -START, target_vel=(SPEED, -SPEED), obey=False,
-          what="the arms parted")
+    # The operator undoes the approach in reverse order: the right arm
+    # (which came in last, the left standing still) first, then the left.
+    # Both at once would not retrace it: from a rest a few centimetres
+    # apart, the left gripper swings towards the right hand on the way.
+    p.run(10, until=lambda: p.pan[1] <= -START, target_vel=(0.0, -SPEED), obey=False,
+          what="the right arm jogged back")
+    p.run(10, until=lambda: p.pan[0] >= START, target_vel=(SPEED, 0.0), obey=False,
+          what="the left arm jogged back")
     p.pan = [START, -START]
     p.vel = [0.0, 0.0]
     t_part = time.time()
@@ -611,11 +618,16 @@ def scenario_plans(p, log, a):
     back()
     ph["left_plan"] = follow(a.short, "the same plan, left where it brakes", leave=True)
     expect(ph["left_plan"]["stopped"], f"not stopped leaving its plan towards the other arm: {ph['left_plan']}")
-    # The same motion with the plan kept from the guard: extrapolation
-    # alone forecasts it going on, and stops it.
+    # A plan braking to rest nearer (a.near, 2 cm short): on its plan it is
+    # not stopped either; the same motion with the plan kept from the guard
+    # is: extrapolation alone forecasts the reaction time's travel at its
+    # speed on top of the braking, which reaches into the margin.
     back()
-    ph["short_unplanned"] = follow(a.short, "the same motion, plan not published", publish=False)
-    expect(ph["short_unplanned"]["stopped"], f"extrapolation alone did not stop the motion: {ph['short_unplanned']}")
+    ph["near"] = follow(a.near, "plan ending nearer")
+    expect(not ph["near"]["stopped"], f"stopped on a plan that ends nearer, still outside the margin: {ph['near']}")
+    back()
+    ph["near_unplanned"] = follow(a.near, "the same motion, plan not published", publish=False)
+    expect(ph["near_unplanned"]["stopped"], f"extrapolation alone did not stop the motion: {ph['near_unplanned']}")
     back()
     ph["meet"] = follow(a.meet, "plan meeting the other arm")
     expect(ph["meet"]["stopped"], f"not stopped on a plan that meets the other arm: {ph['meet']}")

@@ -155,14 +155,13 @@ fn two_arms_obeying_every_output_finish_at_full_speed_without_a_stall_or_a_conta
 #[test]
 fn two_arms_stopped_for_each_other_take_turns_and_finish() {
     let opts = SimOptions { obey_scaling: true, obey_grants: true, hazards: true, ..Default::default() };
-    // With the links' shapes refining (`guard.exact_links`) these arms pass
-    // each other unstopped and finish.
-    let mut cell = sample_cell().clone();
-    cell.guard.exact_links = true;
-    let mut sim = Sim::new(cell.clone(), opts, Some(cache_dir())).unwrap();
+    // With the links' shapes refining (the default) these arms pass each
+    // other unstopped and finish.
+    let mut sim = Sim::new(sample_cell().clone(), opts, Some(cache_dir())).unwrap();
     let r = sim.episode(505);
     assert_eq!((r.contacts(), r.stops, r.finished), (0, 0, 1), "{r:?}");
-    // By their spheres alone (the default) they are stopped for each other.
+    // By their spheres alone they are stopped for each other.
+    let mut cell = sample_cell().clone();
     cell.guard.exact_links = false;
     let mut sim = Sim::new(cell, opts, Some(cache_dir())).unwrap();
     let r = sim.episode(505);

@@ -186,7 +186,7 @@ pub struct GuardSettings {
     /// configuration kept it apart by more than this, m.
     pub matrix_never_slack_m: f64,
     /// Link pairs the spheres put within the clearance margin are looked at
-    /// again with the links' exact shapes before a stop (off, the default: the
+    /// again with the links' exact shapes before a stop (default; off: the
     /// spheres alone decide).
     pub exact_links: bool,
 }
@@ -202,7 +202,7 @@ impl Default for GuardSettings {
             near_path_samples: 512,
             matrix_samples: 5000,
             matrix_never_slack_m: 0.05,
-            exact_links: false,
+            exact_links: true,
         }
     }
 }

@@ -595,7 +595,7 @@ impl Guard {
     }
 
     /// Refines link pairs within the margin by their exact shapes (from
-    /// the workcell's `guard.exact_links`, off by default); off, the
+    /// the workcell's `guard.exact_links`, on by default); off, the
     /// spheres alone decide.
     pub fn set_exact_refinement(&mut self, on: bool) {
         self.exact.on = on;
