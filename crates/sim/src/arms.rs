@@ -400,6 +400,9 @@ impl Sim {
         if rep.false_stops > 0 {
             rep.false_stop_seeds.push(seed);
         }
+        if rep.restops > 0 {
+            rep.flip_seeds.push(seed);
+        }
         rep
     }
 

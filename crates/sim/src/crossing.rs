@@ -425,6 +425,9 @@ impl Sim {
         if rep.false_stops > 0 {
             rep.false_stop_seeds.push(seed);
         }
+        if rep.restops > 0 {
+            rep.flip_seeds.push(seed);
+        }
         if rep.finished > 0 {
             rep.makespan_one_at_a_time_s = reference;
             rep.makespan_one_at_a_time_tight_s = reference_tight;

@@ -71,6 +71,9 @@ pub struct SimReport {
     pub contact_seeds: Vec<u64>,
     /// The seeds of the episodes with a false stop, lowest first.
     pub false_stop_seeds: Vec<u64>,
+    /// The seeds of the episodes with a flip (a stop within the settle
+    /// time of the same arm's release), lowest first.
+    pub flip_seeds: Vec<u64>,
     /// Sum over finished episodes of the time until the last arm reached
     /// its last goal, s.
     pub makespan_s: f64,
@@ -152,6 +155,8 @@ impl SimReport {
         self.contact_seeds.sort_unstable();
         self.false_stop_seeds.extend_from_slice(&o.false_stop_seeds);
         self.false_stop_seeds.sort_unstable();
+        self.flip_seeds.extend_from_slice(&o.flip_seeds);
+        self.flip_seeds.sort_unstable();
         self.makespan_s += o.makespan_s;
         self.makespan_unguarded_s += o.makespan_unguarded_s;
         self.makespan_clear_s.0 += o.makespan_clear_s.0;
@@ -309,9 +314,7 @@ impl SimReport {
                 if stops > 0 { 100.0 * false_stops as f64 / stops as f64 } else { 0.0 }
             );
         }
-        seed_list(&mut o, "stalled episodes' seeds", &self.stalled_seeds);
-        seed_list(&mut o, "seeds with a contact", &self.contact_seeds);
-        seed_list(&mut o, "seeds with a false stop", &self.false_stop_seeds);
+        self.seed_lists(&mut o);
         if self.makespan_one_at_a_time_s > 0.0 {
             let u = self.makespan_unguarded_s;
             let _ = writeln!(
@@ -330,6 +333,17 @@ impl SimReport {
             );
         }
         o
+    }
+}
+
+impl SimReport {
+    /// The seeds of the episodes with a stall, a contact, a false stop and
+    /// a flip, a line each where there are any.
+    fn seed_lists(&self, o: &mut String) {
+        seed_list(o, "stalled episodes' seeds", &self.stalled_seeds);
+        seed_list(o, "seeds with a contact", &self.contact_seeds);
+        seed_list(o, "seeds with a false stop", &self.false_stop_seeds);
+        seed_list(o, "seeds with a stop within the settle time of a release", &self.flip_seeds);
     }
 }
 
@@ -371,5 +385,28 @@ fn seed_list(o: &mut String, what: &str, seeds: &[u64]) {
         let list: Vec<String> = seeds.iter().take(20).map(u64::to_string).collect();
         let more = if seeds.len() > 20 { ", …" } else { "" };
         let _ = writeln!(o, "{what}: {}{more} (one alone: --seed {seed} --episodes 1)", list.join(", "));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SimReport;
+
+    #[test]
+    fn the_summary_lists_the_seeds_of_episodes_with_a_flip_lowest_first() {
+        let mut total = SimReport::default();
+        for seed in [31, 7] {
+            let e = SimReport { episodes: 1, restops: 2, flip_seeds: vec![seed], ..SimReport::default() };
+            total.merge(&e);
+        }
+        total.merge(&SimReport { episodes: 1, ..SimReport::default() });
+        assert_eq!((total.restops, total.flip_seeds.as_slice()), (4, &[7, 31][..]));
+        let text = total.summary(2, 0.002);
+        assert!(
+            text.contains(
+                "seeds with a stop within the settle time of a release: 7, 31 (one alone: --seed 7 --episodes 1)"
+            ),
+            "{text}"
+        );
     }
 }
