@@ -391,18 +391,7 @@ impl Sim {
             rep.hazards_unfinished += rep.stalled;
             (rep.stalled, rep.stalled_parked) = (0, 0);
         }
-        if rep.stalled > 0 {
-            rep.stalled_seeds.push(seed);
-        }
-        if rep.contacts() > 0 {
-            rep.contact_seeds.push(seed);
-        }
-        if rep.false_stops > 0 {
-            rep.false_stop_seeds.push(seed);
-        }
-        if rep.restops > 0 {
-            rep.flip_seeds.push(seed);
-        }
+        rep.list_seed(seed);
         rep
     }
 

@@ -416,18 +416,7 @@ impl Sim {
             .collect();
         let unguarded = self.unguarded_makespan(&arms);
         self.run(&mut rep, arms, true, (unguarded, deadlock_bound_s(reference)));
-        if rep.stalled > 0 {
-            rep.stalled_seeds.push(seed);
-        }
-        if rep.contacts() > 0 {
-            rep.contact_seeds.push(seed);
-        }
-        if rep.false_stops > 0 {
-            rep.false_stop_seeds.push(seed);
-        }
-        if rep.restops > 0 {
-            rep.flip_seeds.push(seed);
-        }
+        rep.list_seed(seed);
         if rep.finished > 0 {
             rep.makespan_one_at_a_time_s = reference;
             rep.makespan_one_at_a_time_tight_s = reference_tight;

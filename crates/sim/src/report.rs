@@ -337,6 +337,23 @@ impl SimReport {
 }
 
 impl SimReport {
+    /// Lists `seed`, this one episode's report's, among the seeds with a
+    /// stall, a contact, a false stop or a flip where it had any.
+    pub(crate) fn list_seed(&mut self, seed: u64) {
+        if self.stalled > 0 {
+            self.stalled_seeds.push(seed);
+        }
+        if self.contacts() > 0 {
+            self.contact_seeds.push(seed);
+        }
+        if self.false_stops > 0 {
+            self.false_stop_seeds.push(seed);
+        }
+        if self.restops > 0 {
+            self.flip_seeds.push(seed);
+        }
+    }
+
     /// The seeds of the episodes with a stall, a contact, a false stop and
     /// a flip, a line each where there are any.
     fn seed_lists(&self, o: &mut String) {
