@@ -334,9 +334,7 @@ impl SimReport {
         }
         o
     }
-}
 
-impl SimReport {
     /// Lists `seed`, this one episode's report's, among the seeds with a
     /// stall, a contact, a false stop or a flip where it had any.
     pub(crate) fn list_seed(&mut self, seed: u64) {
