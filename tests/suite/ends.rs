@@ -5,12 +5,19 @@
 //! left arm is lifted over the right one as soon as both are on their
 //! plans, passes first, and both finish; neither is stopped by the robot
 //! check. (Before, the right arm went first and parked there, and the left
-//! one was held short of it for good.)
+//! one was held short of it for good.) Then the same place with the left
+//! arm's plan sent only once the right arm is done: the parked arm backs
+//! away along its last plan. And two simulated episodes that stalled on
+//! such ends: an arm parked in the way, two arms holding each other.
 
-use crate::at_start::{Obeying, first_touch, plan};
+use crate::at_start::{DT, Obeying, first_touch, obey, plan, step};
 use crate::common;
 use crate::refine::{LEFT_PAN, Spheres, q_left, q_right};
-use common::cell::{guard, sample_cell};
+use crate::scaling::obeying_every_output;
+use common::cell::{cache_dir, guard, sample_cell};
+use workcell_guard_core::arbiter::GrantState;
+use workcell_guard_core::guard::StopSource;
+use workcell_guard_sim::arms::{Sim, SimReport, cell_with_arms};
 
 #[test]
 fn a_robot_whose_plan_ends_in_a_lower_ones_way_lets_it_pass_first() {
@@ -43,4 +50,108 @@ fn a_robot_whose_plan_ends_in_a_lower_ones_way_lets_it_pass_first() {
     }
     run.finish(&g, margin);
     assert!(run.lifted, "the left arm was not let pass first");
+}
+
+/// The same place, but the left arm's plan comes only once the right arm
+/// has parked there (a cell's next task, which no order of the two plans
+/// could foresee). The left arm is held short of the parked arm, and the
+/// right arm, done, backs away along the plan it finished, as far as the
+/// left arm's way needs; the left arm then passes. Neither is stopped by
+/// the robot check, and they stay outside the clearance margin. (Before,
+/// the left arm was held short of the parked one for good.)
+#[test]
+fn a_robot_parked_in_the_way_of_a_later_plan_backs_away_along_its_last_plan() {
+    let margin = sample_cell().margins.clearance_m;
+    let mut sp = Spheres::new();
+    let (start, touch) = (-1.5, first_touch(&mut sp, -1.5));
+    let park = touch + 0.15;
+    let (from, to) = (LEFT_PAN + 1.2, LEFT_PAN - 1.2);
+    assert!(sp.gap_at(LEFT_PAN, park) < margin, "the right arm's goal is not in the left arm's way");
+
+    let mut g = guard();
+    assert!(g.set_priority(1, 30), "the right arm raised above the left one");
+    let (mut t, mut s, mut q) = (0.0, (0.0, 0.0), (from, start));
+    for _ in 0..400 {
+        t += DT;
+        step(&mut g, t, q);
+    }
+    // The right arm goes to its goal and parks there.
+    g.set_plan(1, Some(plan(start, park, q_right))).unwrap();
+    let mut parked = false;
+    for _ in 0..4000 {
+        t += DT;
+        step(&mut g, t, q);
+        let c = g.commands();
+        s.1 = obey(&c[1], s.1);
+        q.1 = start + s.1.min(park - start);
+        if c[1].grant.state == GrantState::Done {
+            parked = true;
+            break;
+        }
+    }
+    assert!(parked, "the right arm did not finish its plan");
+    // Now the left arm's plan, across where the right arm stands.
+    g.set_plan(0, Some(plan(from, to, q_left))).unwrap();
+    let (mut backed, mut checks, mut least, mut done) = (false, [0usize; 2], f64::INFINITY, false);
+    for _ in 0..8000 {
+        t += DT;
+        step(&mut g, t, q);
+        let c = g.commands().to_vec();
+        for r in 0..2 {
+            checks[r] += usize::from(c[r].stop && c[r].source != StopSource::Grant);
+        }
+        if c[1].grant.state == GrantState::BackAway {
+            assert_eq!(c[1].grant.held_by, Some(0), "backs away from another robot than the left arm");
+            backed = true;
+            if !c[1].stop {
+                s.1 = (s.1 - DT * c[1].speed_scaling).max(c[1].grant.until_s);
+            }
+        }
+        s.0 = obey(&c[0], s.0);
+        q = (from + (to - from) * (s.0 / (to - from).abs()).min(1.0), start + s.1.min(park - start));
+        least = least.min(sp.gap_at(q.0, q.1));
+        if c[0].grant.state == GrantState::Done && c[1].grant.state == GrantState::Done {
+            done = true;
+            break;
+        }
+    }
+    println!(
+        "left at {:.3}, right at {:.3} (parked at {park:.3}); least gap {least:.4} m; checks {checks:?}",
+        q.0, q.1
+    );
+    assert!(backed, "the parked right arm was never told to back away");
+    assert!(done, "the left arm did not finish its plan past the parked one");
+    assert!(q.1 < park - 0.05, "the right arm did not move back");
+    assert_eq!(checks, [0, 0], "the robot check stopped an arm that obeyed its grant");
+    assert!(least > margin, "came within the margin: {least} m");
+}
+
+/// One episode of `simulate --arms <arms> --obey-scaling` (plans on, the
+/// arms obeying every output): it must finish, without a contact.
+fn finishes(arms: usize, seed: u64) -> SimReport {
+    let opts = obeying_every_output();
+    let mut s = Sim::new(cell_with_arms(sample_cell(), arms), opts, Some(cache_dir())).unwrap();
+    let r = s.episode(seed);
+    println!("{}", r.summary(arms, opts.dt_s));
+    assert_eq!(r.episodes, 1, "seed {seed} no longer draws an episode");
+    assert_eq!(r.contacts(), 0);
+    assert_eq!((r.finished, r.stalled), (1, 0), "seed {seed} stalled");
+    r
+}
+
+/// Three arms, seed 148: an arm parks at its last goal across the way of
+/// another's next plan. It backs away along its last plan, and the other
+/// passes (before, the episode stalled there).
+#[test]
+fn three_arms_seed_148_an_arm_parked_in_the_way_backs_away() {
+    let r = finishes(3, 148);
+    assert!(r.retreats > 0, "nobody backed away");
+}
+
+/// Three arms, seed 578: two arms on plans come to hold each other, each
+/// standing where the other's way runs. The lower one is lifted over the
+/// higher, which backs away (before, both held for good).
+#[test]
+fn three_arms_seed_578_two_arms_holding_each_other_are_untied() {
+    finishes(3, 578);
 }

@@ -374,7 +374,9 @@ impl Sim {
                 }
             }
             goals.reverse();
-            arms.push(SimArm::new(q, goals));
+            // Parked at its last goal, it backs away along its last plan
+            // where its grant says so.
+            arms.push(SimArm { keep_last: true, ..SimArm::new(q, goals) });
         }
         let unguarded = self.unguarded_makespan(&arms);
         let hazard = self.opts.hazards && self.unguarded_hazard(&arms, 3.0 * unguarded + 1.0);

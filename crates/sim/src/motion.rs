@@ -107,6 +107,12 @@ pub struct SimArm {
     /// Its braking rates are a braking physics' for the stop under way
     /// (restored to its configured deceleration's once released).
     pub physics_rates: bool,
+    /// Its last goal is reached: `plan` is the one it finished, kept as
+    /// the way back a retreat its grant orders runs along; it moves only
+    /// on such a retreat (only with `keep_last`).
+    pub parked: bool,
+    /// Its last goal's plan is kept once finished (`parked`).
+    pub keep_last: bool,
 }
 
 impl SimArm {
@@ -127,18 +133,24 @@ impl SimArm {
             grant_limit_s: f64::INFINITY,
             back_to: None,
             physics_rates: false,
+            parked: false,
+            keep_last: false,
         }
     }
 
     /// True when every goal is reached.
     pub fn done(&self) -> bool {
-        self.goals.is_empty() && self.plan.is_none()
+        self.goals.is_empty() && (self.plan.is_none() || self.parked)
     }
 
-    /// Advances the arm by `dt` at time `t` (`vmax`, `amax`, `decel` per joint).
-    pub fn advance(&mut self, t: f64, dt: f64, vmax: &[f64], amax: &[f64], decel: &[f64]) {
-        let braking = self.brake_at.is_some_and(|b| t >= b);
-        if self.plan.is_none() && !braking {
+    /// Plans straight to its next goal when it has no plan (or only the
+    /// finished one it keeps, and a new goal).
+    fn plan_next(&mut self, vmax: &[f64], amax: &[f64], decel: &[f64]) {
+        if self.parked && !self.goals.is_empty() {
+            // A new goal: the finished plan is no longer the way back.
+            (self.plan, self.parked) = (None, false);
+        }
+        if self.plan.is_none() {
             while let Some(goal) = self.goals.last() {
                 if let Some(p) = straight_plan(&self.q, goal, vmax, amax) {
                     self.rates = vec![f64::INFINITY; p.len().saturating_sub(1)];
@@ -156,6 +168,14 @@ impl SimArm {
                 self.goals.pop();
             }
         }
+    }
+
+    /// Advances the arm by `dt` at time `t` (`vmax`, `amax`, `decel` per joint).
+    pub fn advance(&mut self, t: f64, dt: f64, vmax: &[f64], amax: &[f64], decel: &[f64]) {
+        let braking = self.brake_at.is_some_and(|b| t >= b);
+        if !braking {
+            self.plan_next(vmax, amax, decel);
+        }
         let Some(plan) = &self.plan else {
             self.v.iter_mut().for_each(|v| *v = 0.0);
             return;
@@ -168,7 +188,7 @@ impl SimArm {
             // stop at the retreat's end).
             Some(to) if self.s > to && !braking => -self.scaling.clamp(0.0, 1.0),
             Some(_) => 0.0,
-            None if braking => 0.0,
+            None if braking || self.parked => 0.0,
             None => self.scaling.clamp(0.0, 1.0),
         };
         let old = self.rate;
@@ -204,8 +224,12 @@ impl SimArm {
                 *v = (b - a) / h * self.rate;
             }
         }
-        if self.s >= plan.duration_s() {
-            self.plan = None;
+        if self.s >= plan.duration_s() && !self.parked {
+            // The last goal's plan is kept: a retreat may run back along it.
+            self.parked = self.keep_last && self.goals.len() == 1;
+            if !self.parked {
+                self.plan = None;
+            }
             self.goals.pop();
             self.rate = 0.0;
             self.v.iter_mut().for_each(|v| *v = 0.0);
@@ -232,6 +256,38 @@ mod tests {
             }
         }
         assert!(straight_plan(&from, &from, &vmax, &amax).is_none());
+    }
+
+    #[test]
+    fn an_arm_that_keeps_its_last_plan_is_done_and_moves_back_along_it_only_when_sent() {
+        let (vmax, amax) = ([2.0, 2.0], [6.0, 6.0]);
+        let mut arm = SimArm { keep_last: true, ..SimArm::new(vec![0.0, 0.0], vec![vec![1.0, 0.5]]) };
+        let mut t = 0.0;
+        while !arm.done() && t < 10.0 {
+            arm.advance(t, 0.002, &vmax, &amax, &amax);
+            t += 0.002;
+        }
+        assert!(arm.done() && arm.parked && arm.plan.is_some());
+        assert!((arm.q[0] - 1.0).abs() < 1e-9);
+        // Standing: it does not move on its own.
+        for _ in 0..100 {
+            arm.advance(t, 0.002, &vmax, &amax, &amax);
+            t += 0.002;
+        }
+        assert!((arm.q[0] - 1.0).abs() < 1e-9, "{:?}", arm.q);
+        // Sent back half way: it goes back along the plan, and stays done.
+        let half = arm.plan.as_ref().unwrap().duration_s() / 2.0;
+        arm.back_to = Some(half);
+        for _ in 0..2000 {
+            arm.advance(t, 0.002, &vmax, &amax, &amax);
+            t += 0.002;
+        }
+        assert!(arm.done() && arm.q[0] < 0.9 && arm.q[0] > 0.1, "{:?}", arm.q);
+        assert!((arm.q[1] - arm.q[0] / 2.0).abs() < 1e-9, "off its plan: {:?}", arm.q);
+        // A new goal: it plans afresh from where it stands.
+        arm.goals.push(vec![0.0, 0.0]);
+        arm.advance(t, 0.002, &vmax, &amax, &amax);
+        assert!(!arm.done() && !arm.parked);
     }
 
     #[test]

@@ -234,6 +234,8 @@ fn arm_state(spec: &crate::cell::Manipulator, settings: &GuardSettings) -> ArmSt
             rise: Vec::new(),
             state: PlanState::None,
             off_since: None,
+            parked: PlanTracker::new(&spec.plan_tolerance, PLAN_WINDOW_S),
+            parked_s: None,
         },
     }
 }

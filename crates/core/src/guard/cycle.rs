@@ -106,7 +106,9 @@ impl Guard {
         let mut unknown = None;
         for ri in 0..self.arms.len() {
             let backing = self.arbitration.grants.get(ri).is_some_and(|g| g.state == GrantState::BackAway);
-            prepare::prepare(&mut self.arms[ri], now_s, &self.settings, &self.margins, backing);
+            let short_of_end = self.arbitration.short_of_end(ri, self.arms[ri].state.follow.tracker.plan());
+            let settings = (&self.settings, &self.margins);
+            prepare::prepare(&mut self.arms[ri], now_s, settings, (backing, short_of_end));
             let a = &mut self.arms[ri];
             let judged = (a.state.phase.stopped() || a.state.phase.escaping()) && a.scratch.forecast.borne_out;
             let target = judged.then(|| Target::of(a.state.cause)).flatten();

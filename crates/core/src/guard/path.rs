@@ -5,6 +5,7 @@
 
 use super::prepare::REVERSE_PACE;
 use super::*;
+use crate::forecast::track::JointPlan;
 
 /// The stopping path, on plan from plan time `on` or by extrapolation,
 /// at most `cap` intervals, with its inflation. A robot on plan going
@@ -173,20 +174,23 @@ fn direction(follow: &Follow, s0: f64, v: &[f64]) -> Option<bool> {
 /// Tracks the robot along its plan from its newest configuration `q`:
 /// the plan time it is at when on plan (`None` off plan or without
 /// one). A finished plan (progress at its end; or within tolerance of
-/// it, standing or passing it) is dropped; so is one left for longer than
-/// [`PLAN_ABANDON_S`].
+/// it, standing or passing it) is kept as its way back while it stands on
+/// it ([`Follow::parked`]; not where `short_of_end`: its last grant ended
+/// short of the plan's end); one left for longer than [`PLAN_ABANDON_S`]
+/// is dropped.
 pub(super) fn follow_plan(
     st: &mut Follow,
     mo: &forecast::Motion<'_>,
     decel: &[f64],
     now_s: f64,
-    at_rest: bool,
+    (at_rest, short_of_end): (bool, bool),
 ) -> Option<f64> {
     let q = mo.q;
     // Within tolerance of the plan's end, it is done when it stands
     // there, or when braking now would not: it is passing the end, not
     // arriving (a robot keeping its speed where its plan brakes).
-    let progress = match st.tracker.track(q) {
+    let tracked = st.tracker.track(q);
+    let progress = match tracked {
         Progress::On { .. } if st.tracker.at_end(q) && (at_rest || st.tracker.passes_end(q, mo.v, decel)) => {
             Progress::Done
         }
@@ -197,6 +201,7 @@ pub(super) fn follow_plan(
             if matches!(st.state, PlanState::On { .. } | PlanState::Off { .. }) {
                 st.state = PlanState::None;
             }
+            follow_parked(st, q);
             None
         }
         Progress::On { time_s, deviation } => {
@@ -216,12 +221,40 @@ pub(super) fn follow_plan(
             None
         }
         Progress::Done => {
+            // Kept as the way back a retreat may take ([`Follow::parked`]),
+            // but where its grant ended short of the plan's end: done within
+            // tolerance of the end, held there, its controller may still
+            // finish the plan (sent back along all of it, it came again).
+            std::mem::swap(&mut st.tracker, &mut st.parked);
             let _ = st.tracker.set_plan(None);
+            if short_of_end {
+                let _ = st.parked.set_plan(None);
+            }
+            st.parked.set_back_window(PLAN_WINDOW_S);
+            st.parked_s = st.parked.plan().map(JointPlan::duration_s);
             st.off_since = None;
             st.state = PlanState::Finished;
             None
         }
     }
+}
+
+/// Where a robot done with its plan stands on it ([`Follow::parked`]); a
+/// robot that left it (or whose configuration cannot be placed) has it
+/// dropped.
+fn follow_parked(st: &mut Follow, q: &[f64]) {
+    if st.parked.plan().is_none() {
+        st.parked_s = None;
+        return;
+    }
+    st.parked_s = match st.parked.track(q) {
+        Progress::On { time_s, .. } => Some(time_s),
+        Progress::Done => st.parked.plan().map(JointPlan::duration_s),
+        Progress::Off { .. } | Progress::None => {
+            let _ = st.parked.set_plan(None);
+            None
+        }
+    };
 }
 
 /// The stopping path by extrapolation: the last estimated motion goes

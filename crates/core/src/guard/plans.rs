@@ -16,6 +16,13 @@ pub(super) struct Follow {
     pub(super) rise: Vec<f64>,
     pub(super) state: PlanState,
     pub(super) off_since: Option<f64>,
+    /// Its last plan once finished, kept while it stands on it (within
+    /// tolerance): the way back it may be sent along to clear another
+    /// robot's way ([`super::arbitrate`]'s `parked`). Dropped when it
+    /// leaves it or gets a new plan.
+    pub(super) parked: PlanTracker,
+    /// Where it stands on `parked`, plan time, s.
+    pub(super) parked_s: Option<f64>,
 }
 
 /// A robot off its plan for longer than this has abandoned it: the plan is
@@ -48,12 +55,21 @@ impl Guard {
         }
         let had = f.tracker.plan().is_some();
         f.tracker.set_plan(plan)?;
+        let _ = f.parked.set_plan(None);
+        f.parked_s = None;
         self.arbitration.forget_wait(robot);
         f.off_since = None;
         if f.tracker.plan().is_none() && had {
             f.state = PlanState::None;
         }
         Ok(())
+    }
+
+    /// The plan a retreat of `robot` runs back along: its plan, or, done
+    /// with it and standing on it, its last one.
+    pub fn retreat_plan(&self, robot: usize) -> Option<&JointPlan> {
+        let f = &self.arms.get(robot)?.state.follow;
+        f.tracker.plan().or_else(|| f.parked_s.and(f.parked.plan()))
     }
 
     /// The newest accepted joint positions of `robot`.

@@ -69,7 +69,12 @@ fn inflate_slots(a: &mut Arm) {
 /// estimated, planned and posed (`backing`: its last grant sends it back
 /// along its plan).
 // long: the data problems in their order of precedence, then the path: the order is the rule
-pub(super) fn prepare(a: &mut Arm, now_s: f64, settings: &GuardSettings, margins: &Margins, backing: bool) {
+pub(super) fn prepare(
+    a: &mut Arm,
+    now_s: f64,
+    (settings, margins): (&GuardSettings, &Margins),
+    (backing, short_of_end): (bool, bool),
+) {
     let step_m = margins.clearance_m;
     let release = margins.release_m as f32;
     let (last_class, last_robot_near) = start_cycle(a);
@@ -115,7 +120,8 @@ pub(super) fn prepare(a: &mut Arm, now_s: f64, settings: &GuardSettings, margins
             let seen = period + age.max(0.0);
             a.scratch.forecast.t0 = mo.stamp_s;
             a.scratch.forecast.at_rest = mo.v.iter().all(|v| v.abs() <= arbitrate::REST_SPEED);
-            let on = path::follow_plan(&mut a.state.follow, &mo, &a.model.decel, now_s, a.scratch.forecast.at_rest);
+            let rest = (a.scratch.forecast.at_rest, short_of_end);
+            let on = path::follow_plan(&mut a.state.follow, &mo, &a.model.decel, now_s, rest);
             a.scratch.forecast.borne_out = on.is_some() || mo.step_follows;
             let cap = settings.max_path_samples;
             let follow = (&a.state.follow, backing);

@@ -46,6 +46,9 @@ impl GuardNode {
             GrantState::Proceed if g.scaling >= 1.0 => write!(msg.reason, "granted its next increment"),
             GrantState::Proceed => write!(msg.reason, "yields to {who} beyond the grant: slowing to pause there"),
             GrantState::Hold => write!(msg.reason, "holds for {who}"),
+            GrantState::BackAway if plan_state == Some(PlanState::Finished) => {
+                write!(msg.reason, "done, but parked in {who}'s increment: backs away along its last plan")
+            }
             GrantState::BackAway => write!(msg.reason, "stands in {who}'s increment: backs away along its plan"),
             GrantState::Done => write!(msg.reason, "its plan is finished"),
             GrantState::NoPlan => write!(
@@ -77,14 +80,14 @@ impl GuardNode {
     }
 
     /// Robot `r`'s retreat, when its last command asks for one: its plan
-    /// run backwards, at the plan's own pace, from where it is to the
+    /// (or, done with it, its last one) run backwards, at the plan's own pace, from where it is to the
     /// grant's retreat point (starting on receipt: zero stamp).
     pub fn retreat(&self, r: usize) -> Option<JointTrajectory> {
         let c = self.guard.commands().get(r)?;
         if !c.retreat {
             return None;
         }
-        let plan = self.guard.joint_plan(r)?;
+        let plan = self.guard.retreat_plan(r)?;
         let (from, to) = (c.grant.at_s, c.grant.until_s);
         let mut points = Vec::new();
         let mut push = |s: f64| {

@@ -24,6 +24,7 @@ mod ends;
 mod groups;
 mod increment;
 mod obstacles;
+mod parked;
 mod separating;
 mod way_back;
 
@@ -216,6 +217,15 @@ pub(super) struct Arbitration {
     /// Per robot backing away, the plan time its retreat goes back to
     /// (fixed until it gets there, then a further one).
     pub(super) retreat_end: Vec<Option<f64>>,
+    /// Per robot done with its plan and backing away from another's way
+    /// ([`super::parked`]): where its retreat ends, plan time, s, and the
+    /// robot it backs away from.
+    parked_retreat: Vec<Option<(f64, u16)>>,
+    /// Per robot done with its plan, its back-away this cycle, if any.
+    parked_grant: Vec<Option<ArmGrant>>,
+    /// Per robot held by one that it holds itself, since when
+    /// ([`super::way_back`]).
+    mutual_since: Vec<Option<f64>>,
     pub(super) policy: ArbitrationPolicy,
     /// Where plans end in others' way ([`super::ends`]).
     ends: ends::Ends,
@@ -281,6 +291,9 @@ impl Arbitration {
             knots: vec![false; n * n],
             backed_at: vec![f64::NEG_INFINITY; n],
             retreat_end: vec![None; n],
+            parked_retreat: vec![None; n],
+            parked_grant: vec![None; n],
+            mutual_since: vec![None; n],
             policy: ArbitrationPolicy::default(),
             ends: ends::Ends::new(posers),
             now_s: f64::NEG_INFINITY,
@@ -307,6 +320,13 @@ impl Arbitration {
         }
     }
 
+    /// Whether robot `r`'s last grant ended short of the end of `plan`
+    /// (its plan): it proceeds or holds to a plan time before it.
+    pub(in crate::guard) fn short_of_end(&self, r: usize, plan: Option<&JointPlan>) -> bool {
+        let (Some(g), Some(p)) = (self.out.get(r), plan) else { return false };
+        matches!(g.state, GrantState::Proceed | GrantState::Hold) && g.until_s < p.duration_s() - 1e-6
+    }
+
     /// Robot `r` got a new plan (or lost it): its wait starts over.
     pub(super) fn forget_wait(&mut self, r: usize) {
         self.wait_since[r] = None;
@@ -325,6 +345,9 @@ impl Arbitration {
         self.lifted_at.fill(None);
         self.knots.fill(false);
         self.retreat_end.iter_mut().for_each(|e| *e = None);
+        self.parked_retreat.fill(None);
+        self.parked_grant.fill(None);
+        self.mutual_since.fill(None);
         self.backed_at.iter_mut().for_each(|t| *t = f64::NEG_INFINITY);
         self.arbiter = Arbiter::new(n);
         self.arbiter.set_give_way(self.policy.give_way_at_start);
@@ -430,6 +453,7 @@ impl Guard {
         let ar = &mut self.arbitration;
         ar.arbiter.decide(&ar.offers, &ar.conflicts, &mut ar.grants);
         self.untie_knots(now_s);
+        self.back_parked();
         let ar = &mut self.arbitration;
         // A robot backing away goes back along its plan: it is tracked
         // there, not dropped as off plan, and for as long again after (it
@@ -483,6 +507,9 @@ impl Guard {
         }
         let (Some(plan), true) = (plan, ar.offers[ri].planned) else {
             ar.retreat_end[ri] = None;
+            if let Some(g) = ar.parked_grant[ri] {
+                return g;
+            }
             if a.state.follow.state == PlanState::Finished {
                 let (until_s, point) = ar.plan_end[ri];
                 return ArmGrant { state: GrantState::Done, until_s, point, ..ArmGrant::NONE };

@@ -45,6 +45,10 @@
 //! it will not let it set off back towards `h`.
 
 use super::RETREAT_S;
+
+/// Two robots each held by the other this long are untied
+/// ([`Guard::lift_mutual_holds`]), s.
+pub const MUTUAL_HOLD_S: f64 = 1.0;
 use super::conflicts::{View, apart};
 use super::separating::gap_cap;
 use super::*;
@@ -65,6 +69,62 @@ impl Guard {
             ar.arbiter.decide_again(&ar.offers, &ar.conflicts, &mut ar.grants);
         }
         self.hold_short_of_at_start();
+        if self.lift_mutual_holds(now_s) {
+            let ar = &mut self.arbitration;
+            for r in 0..ar.offers.len() {
+                ar.offers[r].priority = ar.effective_priority(r);
+            }
+            ar.arbiter.decide_again(&ar.offers, &ar.conflicts, &mut ar.grants);
+            self.hold_short_of_at_start();
+        }
+    }
+
+    /// Two robots on plans, both standing, each held by the other (one at
+    /// its plan's start, say, that the other was lifted over, and that one
+    /// now held short of it), for [`MUTUAL_HOLD_S`]: neither would move
+    /// again. The lower of the two is lifted over the higher where its way
+    /// on is clear of where the higher one stands or is committed to go
+    /// (it passes, the other holds), or where the higher one can back away
+    /// (not at its plan's start, its way back free): it then backs away
+    /// and the lower one passes. True if any was lifted (the grants need
+    /// deciding again).
+    fn lift_mutual_holds(&mut self, now_s: f64) -> bool {
+        let mut any = false;
+        for x in 0..self.arms.len() {
+            let ar = &self.arbitration;
+            let gx = ar.grants[x];
+            let y = gx.held_by.map(usize::from).filter(|&y| {
+                let gy = ar.grants[y];
+                gx.state == GrantState::Hold && gy.state == GrantState::Hold && gy.held_by == Some(x as u16)
+            });
+            let Some(y) = y else {
+                self.arbitration.mutual_since[x] = None;
+                continue;
+            };
+            let (ox, oy) = (ar.offers[x], ar.offers[y]);
+            let (px, py) = (ar.effective_priority(x), ar.effective_priority(y));
+            let lower = px < py || (px == py && x > y);
+            if !(ox.planned && oy.planned && ox.still && oy.still) || !lower {
+                self.arbitration.mutual_since[x] = None;
+                continue;
+            }
+            // Only a hold that lasts: one that ends by itself (a third robot
+            // moves on) is left to end, and two lifted in turn at once took
+            // turns for ever.
+            let since = *self.arbitration.mutual_since[x].get_or_insert(now_s);
+            if now_s - since < MUTUAL_HOLD_S {
+                continue;
+            }
+            let clear_on = self.arbitration.conflicts.first_meeting(x, y, oy.committed).is_none();
+            if !clear_on && (oy.at_start || !self.way_back_free(y, now_s)) {
+                continue;
+            }
+            let ar = &mut self.arbitration;
+            ar.lifted_at[x] = Some(ar.raised_at(y).map_or(now_s, |t| t - 1e-3));
+            ar.mutual_since[x] = None;
+            any = true;
+        }
+        any
     }
 
     /// Lifts each robot told to back away while standing whose way on is
