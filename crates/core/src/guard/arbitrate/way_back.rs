@@ -104,7 +104,7 @@ impl Guard {
             let (ox, oy) = (ar.offers[x], ar.offers[y]);
             let (px, py) = (ar.effective_priority(x), ar.effective_priority(y));
             let lower = px < py || (px == py && x > y);
-            if !(ox.planned && oy.planned && ox.still && oy.still) || !lower {
+            if !(ox.planned && oy.planned && ox.still && oy.still && lower) {
                 self.arbitration.mutual_since[x] = None;
                 continue;
             }
