@@ -121,8 +121,9 @@ def run(seen, tmp):
         c = me.create_client(Trigger, f"{target}/reset_stop")
         expect(c.wait_for_service(timeout_sec=10.0), "~/reset_stop never appeared")
         t0 = time.time()
-        # (A request can wait for Fast DDS's 3-s heartbeat to be resent,
-        # more than once: the reply-path race docs/ros-interface.md names.)
+        # (A request can wait for Fast DDS's 3-s heartbeat to be resent:
+        # the race docs/ros-interface.md names; the reply waits for its
+        # reader, so it is never lost.)
         res = done(c.call_async(Trigger.Request()), timeout=10.0)
         times.append(time.time() - t0)
         expect(res is not None and res.message, "empty answer")

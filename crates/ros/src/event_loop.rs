@@ -181,6 +181,9 @@ pub trait Transport {
     fn answer_set_contact(&mut self, request: Self::Request, answer: SetContactResponse);
     /// Answers a `SetPriority` call.
     fn answer_set_priority(&mut self, request: Self::Request, answer: SetPriorityResponse);
+    /// Called each cycle: sends the answers held until their caller could
+    /// take them (where the transport holds any).
+    fn flush_answers(&mut self) {}
 }
 
 /// A reload's result: the new node, or why the workcell was refused.
@@ -369,6 +372,7 @@ pub async fn serve<T: Transport>(
                     t.record_cycle(ns);
                     core.cycle(now);
                     publish_cycle(t, core, now, None);
+                    t.flush_answers();
                 }
             }
             Some(batch) = cx.params.recv() => {

@@ -355,4 +355,12 @@ impl Transport for DdsIo<'_> {
             tracing::warn!("set_contact answer not sent: {e:?}");
         }
     }
+
+    fn flush_answers(&mut self) {
+        let t = self.topics;
+        let sent = [t.reset_stop.flush(), t.reload.flush(), t.set_contact.flush(), t.set_priority.flush()];
+        for e in sent.into_iter().filter_map(Result::err) {
+            tracing::warn!("service answer not sent: {e:?}");
+        }
+    }
 }

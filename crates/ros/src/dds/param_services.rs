@@ -257,18 +257,39 @@ impl ParamServices {
                 .boxed_local(),
         ]);
         futures::pin_mut!(calls);
-        while let Some(call) = calls.next().await {
-            let sent = match call {
-                Err((what, err)) => {
-                    tracing::warn!("parameter {what} request not read: {err}");
-                    continue;
-                }
-                Ok(call) => self.answer(node, call),
+        // Held answers go out within a few milliseconds of their reader's
+        // match; the servers' match events are read all along.
+        let mut flush = tokio::time::interval(std::time::Duration::from_millis(5));
+        flush.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+        loop {
+            let sent = tokio::select! {
+                call = calls.next() => match call {
+                    None => return,
+                    Some(Err((what, err))) => {
+                        tracing::warn!("parameter {what} request not read: {err}");
+                        continue;
+                    }
+                    Some(Ok(call)) => self.answer(node, call),
+                },
+                _ = flush.tick() => self.flush(),
             };
             if let Err(err) = sent {
                 tracing::warn!("parameter service answer not sent: {err}");
             }
         }
+    }
+
+    /// [`DualServer::flush`] on every server.
+    fn flush(&self) -> Result<(), String> {
+        let sent = [
+            self.get.flush(),
+            self.get_types.flush(),
+            self.set.flush(),
+            self.set_atomically.flush(),
+            self.list.flush(),
+            self.describe.flush(),
+        ];
+        sent.into_iter().try_for_each(|r| r.map(drop))
     }
 
     fn answer(&self, node: &Node, call: Call) -> Result<(), String> {

@@ -30,11 +30,21 @@ use ros2_client::dds::rustdds::{
 };
 use ros2_client::dds::{Node, Publisher, Subscription};
 use ros2_client::{Message, QosProfile, message_info::MessageInfo};
+use std::cell::RefCell;
 use std::marker::PhantomData;
+use std::time::{Duration, Instant};
+
+/// A request: which mapping it came in, what its reply must carry, and
+/// which reader of the caller's the reply is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequestId {
+    mapping: Mapping,
+    reply_to: ReplyTo,
+}
 
 /// Which mapping a request came in, and what its reply must carry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RequestId {
+enum Mapping {
     /// No header: the reply's related sample identity answers it.
     Enhanced(SampleIdentity),
     /// rmw_cyclonedds's header (client GUID's low half, sequence number),
@@ -47,6 +57,26 @@ pub enum RequestId {
         /// The client's sequence number.
         seq: i64,
     },
+}
+
+/// The reader a reply goes to, as far as the request names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ReplyTo {
+    /// rmw_fastrtps names its client's reply reader as the writer of the
+    /// request's related sample identity.
+    Reader(rustdds::GUID),
+    /// Other clients: some reader of the participant of this writer (the
+    /// request's).
+    Participant(rustdds::GUID),
+}
+
+impl ReplyTo {
+    fn is(&self, reader: rustdds::GUID) -> bool {
+        match *self {
+            ReplyTo::Reader(g) => g == reader,
+            ReplyTo::Participant(w) => w.prefix == reader.prefix,
+        }
+    }
 }
 
 /// A serialized sample and its encoding.
@@ -155,10 +185,20 @@ fn decode_with<Q: serde::de::DeserializeOwned>(
         if id.sequence_number == rustdds::SequenceNumber::UNKNOWN {
             id.sequence_number = own.sequence_number;
         }
-        return whole::<Q>(&raw.bytes, raw.encoding).map(|q| (RequestId::Enhanced(id), q));
+        // rmw_fastrtps's related writer is its reply reader, a GUID of
+        // the calling participant other than the request's writer.
+        let from = own.writer_guid;
+        let reply_to = if related.writer_guid != from && related.writer_guid.prefix == from.prefix {
+            ReplyTo::Reader(related.writer_guid)
+        } else {
+            ReplyTo::Participant(from)
+        };
+        return whole::<Q>(&raw.bytes, raw.encoding)
+            .map(|q| (RequestId { mapping: Mapping::Enhanced(id), reply_to }, q));
     }
+    let reply_to = ReplyTo::Participant(own.writer_guid);
     let plain = match whole::<Q>(&raw.bytes, raw.encoding) {
-        Ok(q) => return Ok((RequestId::Enhanced(own), q)),
+        Ok(q) => return Ok((RequestId { mapping: Mapping::Enhanced(own), reply_to }, q)),
         Err(e) => e,
     };
     let cyclone = (|| {
@@ -173,7 +213,8 @@ fn decode_with<Q: serde::de::DeserializeOwned>(
         } else {
             i64::from_le_bytes(seq_bytes)
         };
-        whole::<Q>(&raw.bytes[16..], raw.encoding).map(|q| (RequestId::Cyclone { sample: own, guid_low, seq }, q))
+        whole::<Q>(&raw.bytes[16..], raw.encoding)
+            .map(|q| (RequestId { mapping: Mapping::Cyclone { sample: own, guid_low, seq }, reply_to }, q))
     })();
     cyclone.map_err(|c| format!("neither mapping reads it: without a header, {plain}; with rmw_cyclonedds's, {c}"))
 }
@@ -182,7 +223,7 @@ fn decode_with<Q: serde::de::DeserializeOwned>(
 /// endian) where it had one, then `answer` as little-endian CDR.
 pub fn encode_reply<A: serde::Serialize>(id: RequestId, answer: &A) -> Result<Raw, String> {
     let mut out = Vec::with_capacity(64);
-    if let RequestId::Cyclone { guid_low, seq, .. } = id {
+    if let Mapping::Cyclone { guid_low, seq, .. } = id.mapping {
         out.extend_from_slice(&guid_low);
         out.extend_from_slice(&seq.to_le_bytes());
     }
@@ -190,10 +231,46 @@ pub fn encode_reply<A: serde::Serialize>(id: RequestId, answer: &A) -> Result<Ra
     Ok(Raw { bytes: Bytes::from(out), encoding: RepresentationIdentifier::CDR_LE })
 }
 
+/// How long a reply waits for the caller's reply reader to be matched
+/// before it is sent anyway.
+pub const REPLY_WAIT: Duration = Duration::from_secs(2);
+
+/// A reader found in discovery counts as matched by the reply writer after
+/// this long (where the writer's own match event was not seen).
+const DISCOVERY_SETTLE: Duration = Duration::from_millis(20);
+
+/// A reply not sent yet: its caller's reader was not matched.
+struct Held {
+    raw: Raw,
+    related: SampleIdentity,
+    reply_to: ReplyTo,
+    since: Instant,
+}
+
+/// What the reply writer knows of the readers it reaches.
+#[derive(Default)]
+struct Readers {
+    /// Matched, by the writer's own events.
+    matched: Vec<rustdds::GUID>,
+    /// Found in discovery on the reply topic, and since when.
+    discovered: Vec<(rustdds::GUID, Instant)>,
+}
+
 /// A service server answering both mappings.
+///
+/// A reply is sent once the writer has matched the calling client's reply
+/// reader: a client may call as soon as it has matched the server's request
+/// reader and reply writer, before this side has discovered its reply
+/// reader, and a reply written then reaches it only after a heartbeat
+/// resend (seconds with Fast DDS), or never. Until then the reply is held
+/// (up to [`REPLY_WAIT`]) and [`DualServer::flush`] sends it.
 pub struct DualServer<Q, A: serde::Serialize> {
     requests: SimpleDataReader<Raw, RawAdapter>,
     replies: DataWriter<Raw, RawAdapter>,
+    participant: rustdds::DomainParticipant,
+    reply_topic: String,
+    held: RefCell<Vec<Held>>,
+    readers: RefCell<Readers>,
     /// The node's own reader and writer on the two topics (module text):
     /// they announce the service as the node's and are never used.
     _announced: (Subscription<Q>, Publisher<A>),
@@ -216,10 +293,10 @@ impl<Q: Message + 'static, A: Message + 'static> DualServer<Q, A> {
             format!("{e:?}")
         }
         let typ = |dir: &str| format!("{pkg}::srv::dds_::{name}_{dir}_");
+        let reply_topic = format!("rr{fq_name}Reply");
         let rq =
             participant.create_topic(format!("rq{fq_name}Request"), typ("Request"), &q, TopicKind::NoKey).map_err(e)?;
-        let rr =
-            participant.create_topic(format!("rr{fq_name}Reply"), typ("Response"), &q, TopicKind::NoKey).map_err(e)?;
+        let rr = participant.create_topic(reply_topic.clone(), typ("Response"), &q, TopicKind::NoKey).map_err(e)?;
         let requests = participant
             .create_subscriber(&q)
             .map_err(e)?
@@ -234,7 +311,16 @@ impl<Q: Message + 'static, A: Message + 'static> DualServer<Q, A> {
             node.create_subscription::<Q>(&rq, Some(qos.clone())).map_err(e)?,
             node.create_publisher::<A>(&rr, Some(qos.clone())).map_err(e)?,
         );
-        Ok(DualServer { requests, replies, _announced: announced, _types: PhantomData })
+        Ok(DualServer {
+            requests,
+            replies,
+            participant: participant.clone(),
+            reply_topic,
+            held: RefCell::default(),
+            readers: RefCell::default(),
+            _announced: announced,
+            _types: PhantomData,
+        })
     }
 
     /// Every request as it arrives, decoded as [`decode_request`] reads it.
@@ -249,16 +335,91 @@ impl<Q: Message + 'static, A: Message + 'static> DualServer<Q, A> {
         })
     }
 
-    /// Answers request `id` with `answer`.
+    /// Answers request `id` with `answer`: now if the caller's reply reader
+    /// is matched, else once it is (the type's text).
     pub fn send_response(&self, id: RequestId, answer: A) -> Result<(), String> {
-        let sample = match id {
-            RequestId::Enhanced(s) | RequestId::Cyclone { sample: s, .. } => s,
+        let related = match id.mapping {
+            Mapping::Enhanced(s) | Mapping::Cyclone { sample: s, .. } => s,
         };
         let raw = encode_reply(id, &answer)?;
+        self.take_events();
+        if self.readers.borrow().matched.iter().any(|&g| id.reply_to.is(g)) {
+            return self.write(raw, related);
+        }
+        self.held.borrow_mut().push(Held { raw, related, reply_to: id.reply_to, since: Instant::now() });
+        self.flush().map(drop)
+    }
+
+    /// Sends every held reply whose reader is now matched, or that waited
+    /// [`REPLY_WAIT`]; keeps the writer's match events read (call it often:
+    /// the writer keeps only a few). Returns how many are still held.
+    pub fn flush(&self) -> Result<usize, String> {
+        self.take_events();
+        if self.held.borrow().is_empty() {
+            return Ok(0);
+        }
+        let now = Instant::now();
+        self.look_in_discovery(now);
+        let mut result = Ok(());
+        let held = std::mem::take(&mut *self.held.borrow_mut());
+        let mut kept = Vec::new();
+        for h in held {
+            let r = self.readers.borrow();
+            let matched = r.matched.iter().any(|&g| h.reply_to.is(g))
+                || r.discovered.iter().any(|&(g, t)| h.reply_to.is(g) && now.duration_since(t) >= DISCOVERY_SETTLE);
+            drop(r);
+            if matched || now.duration_since(h.since) >= REPLY_WAIT {
+                if !matched {
+                    tracing::debug!(
+                        "{}: the caller's reader not matched in {REPLY_WAIT:?}: sent anyway",
+                        self.reply_topic
+                    );
+                }
+                result = result.and(self.write(h.raw, h.related));
+            } else {
+                kept.push(h);
+            }
+        }
+        let n = kept.len();
+        *self.held.borrow_mut() = kept;
+        result.map(|()| n)
+    }
+
+    fn write(&self, raw: Raw, related: SampleIdentity) -> Result<(), String> {
         let opts = WriteOptionsBuilder::new()
             .source_timestamp(rustdds::Timestamp::now())
-            .related_sample_identity(sample)
+            .related_sample_identity(related)
             .build();
         self.replies.write_with_options(raw, opts).map(drop).map_err(|e| format!("{e:?}"))
+    }
+
+    /// The writer's match events, into `readers.matched`.
+    fn take_events(&self) {
+        use rustdds::StatusEvented;
+        let mut r = self.readers.borrow_mut();
+        while let Some(ev) = self.replies.try_recv_status() {
+            if let rustdds::DataWriterStatus::PublicationMatched { current, reader, .. } = ev {
+                r.matched.retain(|&g| g != reader);
+                if current.count_change() > 0 {
+                    r.matched.push(reader);
+                }
+            }
+        }
+    }
+
+    /// The readers discovery knows on the reply topic, each with the time
+    /// it was first seen here.
+    fn look_in_discovery(&self, now: Instant) {
+        let found: Vec<rustdds::GUID> = (self.participant.discovered_readers().into_iter())
+            .filter(|d| d.subscription_topic_data.topic_name() == &self.reply_topic)
+            .map(|d| d.reader_proxy.remote_reader_guid)
+            .collect();
+        let mut r = self.readers.borrow_mut();
+        r.discovered.retain(|(g, _)| found.contains(g));
+        for g in found {
+            if !r.discovered.iter().any(|&(d, _)| d == g) {
+                r.discovered.push((g, now));
+            }
+        }
     }
 }
