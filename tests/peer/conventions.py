@@ -184,8 +184,18 @@ def main():
         seen["late_factor"] = got[-1].factor
         # The scaling may still be ramping (rate-limited) from the release:
         # the latest factor lies between the state read before the reader
-        # joined and the newest state after it.
+        # joined and a state published after it. A state goes out on a
+        # change and at diagnostics_hz (10 Hz), so the factor can be up to
+        # 0.1 s newer than the newest state: wait for one more.
         after = valid(states[1].take(N=200))
+        end = time.time() + 2
+        while time.time() < end:
+            publish()
+            newer = valid(states[1].take(N=200))
+            after += newer
+            if newer:
+                break
+            time.sleep(0.01)
         bounds = sorted([st.speed_scale, after[-1].speed_scale if after else st.speed_scale])
         seen["late_factor_between"] = bounds
         expect(bounds[0] - 0.02 < got[-1].factor < bounds[1] + 0.02,
