@@ -22,6 +22,7 @@ mod crossing;
 mod ends;
 mod escape;
 mod exact;
+mod exact_cell;
 mod exact_refine;
 mod field;
 mod fk_oracle;

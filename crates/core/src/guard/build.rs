@@ -201,6 +201,7 @@ fn arm_scratch(
             order: Vec::with_capacity(n_ranges),
             anchors: vec![[[0.0; BATCH]; 4]; n_ranges],
             slowed: [false; 2],
+            frames: Vec::with_capacity(spec.robot.links.len()),
         },
         track: Track::NONE,
     }

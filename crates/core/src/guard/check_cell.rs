@@ -7,6 +7,7 @@
 //! exact distance for oracles and refinement.
 
 use super::*;
+use crate::model::exact::LinkShape;
 
 /// What the cell check reads besides the arms: the distance field, the
 /// obstacles' exact shapes, which links may touch which obstacle, and the
@@ -14,6 +15,13 @@ use super::*;
 pub(super) struct CellCheck {
     pub(super) field: DistanceField,
     pub(super) obstacles: Vec<PlacedShape>,
+    /// Per obstacle, its solid shape: primitives as they are, a mesh as its
+    /// convex hull (which contains it; `None` where it has none). A link's
+    /// exact shape is measured against these, not a mesh's surface.
+    solids: Vec<Option<PlacedShape>>,
+    /// Spheres within the margin are refined by their link's exact shape
+    /// as well ([`Guard::set_exact_refinement`]).
+    pub(super) refine_links: bool,
     /// Bounding sphere (centre, radius) of each obstacle.
     pub(super) obstacle_bounds: Vec<([f32; 3], f32)>,
     /// Per global link: bitset of obstacles it may touch.
@@ -32,6 +40,14 @@ impl CellCheck {
         let obstacle_words = cell.obstacles.len().div_ceil(64).max(1);
         let mut obstacles = Vec::new();
         let mut obstacle_bounds = Vec::new();
+        let solids = cell
+            .obstacles
+            .iter()
+            .map(|o| {
+                exact::solid_link_shape(&[Collision { origin: Frame::IDENTITY, shape: o.shape.clone() }])
+                    .map(|s| PlacedShape::new(&s, &o.pose))
+            })
+            .collect();
         for o in &cell.obstacles {
             let t = o.pose.trans;
             obstacle_bounds.push((
@@ -50,6 +66,8 @@ impl CellCheck {
             field,
             obstacles,
             obstacle_bounds,
+            solids,
+            refine_links: cell.guard.exact_links,
             allowed_obstacles: vec![0; links * obstacle_words],
             obstacle_words,
             grid_lo: g.origin_m,
@@ -69,12 +87,7 @@ impl CellCheck {
     /// (and to the grid's faces under `outside: collision`).
     pub(super) fn exact_cell_clearance(&self, global_link: usize, c: [f32; 3], r: f32) -> f32 {
         let mask = self.allowed_mask(global_link);
-        let mut best = f32::INFINITY;
-        if self.field.grid().outside == Outside::Collision {
-            for ((&ck, lo), hi) in c.iter().zip(self.grid_lo).zip(self.grid_hi) {
-                best = best.min((f64::from(ck) - lo).min(hi - f64::from(ck)) as f32 - r);
-            }
-        }
+        let mut best = self.face_clearance(c, r);
         for (o, (shape, (p, rad))) in self.obstacles.iter().zip(&self.obstacle_bounds).enumerate() {
             if mask[o / 64] >> (o % 64) & 1 == 1 {
                 continue;
@@ -90,6 +103,73 @@ impl CellCheck {
         }
         best
     }
+
+    /// A sphere's clearance to the grid's faces under `outside: collision`
+    /// (+∞ otherwise).
+    fn face_clearance(&self, c: [f32; 3], r: f32) -> f32 {
+        let mut best = f32::INFINITY;
+        if self.field.grid().outside == Outside::Collision {
+            for ((&ck, lo), hi) in c.iter().zip(self.grid_lo).zip(self.grid_hi) {
+                best = best.min((f64::from(ck) - lo).min(hi - f64::from(ck)) as f32 - r);
+            }
+        }
+        best
+    }
+
+    /// The exact distance from a link's solid shape `hull`, posed at `at`,
+    /// to the solid shape of every obstacle it may not touch, and (under
+    /// `outside: collision`) from a box containing it to the grid's faces;
+    /// −∞ where an obstacle has no solid shape or parry3d cannot measure
+    /// the pair.
+    fn link_to_cell(&self, global_link: usize, hull: &LinkShape, at: &Frame) -> f32 {
+        let mask = self.allowed_mask(global_link);
+        let mut best = f32::INFINITY;
+        if self.field.grid().outside == Outside::Collision {
+            let b = hull.bounds_at(at);
+            for k in 0..3 {
+                best = best.min((f64::from(b[k]) - self.grid_lo[k]).min(self.grid_hi[k] - f64::from(b[3 + k])) as f32);
+            }
+        }
+        for (o, solid) in self.solids.iter().enumerate() {
+            if mask[o / 64] >> (o % 64) & 1 == 1 {
+                continue;
+            }
+            let Some(shape) = solid else { return f32::NEG_INFINITY };
+            match shape.shape_distance(hull, at) {
+                Some(d) => best = best.min(d),
+                None => return f32::NEG_INFINITY,
+            }
+        }
+        best
+    }
+}
+
+/// Robot `a`'s link `l` (global `global_link`) at sample `k`: its solid
+/// exact shape's distance to the cell ([`CellCheck::link_to_cell`]), less the
+/// link's inflation this cycle (the motion between samples and the
+/// departure the spheres' inflation covers there) but what a refined
+/// check gives back, as between robots ([`check_robots::given_back`]:
+/// the steps' part the sample's own steps do not need, the departure's
+/// within a share of the `margin`). A lower bound of the
+/// clearance of every part of the link, as its spheres' clearance is of
+/// the part each holds, so a sphere's clearance may be raised to it.
+/// −∞ where there is no
+/// shape, no pose or no distance.
+fn link_cell_clearance(cell: &CellCheck, a: &mut Arm, (l, global_link): (usize, usize), k: usize, margin: f32) -> f32 {
+    let Some(Some(hull)) = a.model.hulls.get(l) else { return f32::NEG_INFINITY };
+    let keep =
+        (a.scratch.posed.link_inflation[l] as f32 - check_robots::given_back(&a.scratch, l as u32, k, margin)).max(0.0);
+    let kin = a.model.poser.kinematics();
+    let dof = kin.dof();
+    let Some(q) = a.scratch.forecast.path_q.get(k * dof..(k + 1) * dof) else { return f32::NEG_INFINITY };
+    let frames = &mut a.scratch.look.frames;
+    frames.clear();
+    frames.resize(kin.link_count(), Frame::IDENTITY);
+    if kin.forward(q, frames).is_err() {
+        return f32::NEG_INFINITY;
+    }
+    let Some(at) = frames.get(l) else { return f32::NEG_INFINITY };
+    cell.link_to_cell(global_link, hull, at) - keep
 }
 
 impl Guard {
@@ -176,6 +256,8 @@ fn check_arm(cell: &CellCheck, arm: &mut Arm, ri: usize, matrix: &CollisionMatri
             }
             let (l, s, en) = arm.model.ranges[ki as usize];
             let global_link = matrix.global(ri, l as usize);
+            // The link's exact clearance per lane, once computed (NaN: not yet).
+            let mut by_link = [f32::NAN; BATCH];
             for sl in s as usize..en as usize {
                 let batch = &arm.scratch.posed.batches[bi];
                 let r = arm.scratch.posed.inflated_r[sl];
@@ -203,15 +285,12 @@ fn check_arm(cell: &CellCheck, arm: &mut Arm, ri: usize, matrix: &CollisionMatri
                 let mut least = f32::INFINITY;
                 for (lane, &c0) in lane_c.iter().enumerate().take(lanes_here) {
                     let k = bi * BATCH + lane;
-                    let mut c = c0;
-                    if refine_ok && c <= refine_below {
-                        // Within reach of a verdict: the obstacles' exact shapes
-                        // decide, not the field's voxel bound.
-                        let i = sl * BATCH + lane;
-                        let batch = &arm.scratch.posed.batches[bi];
-                        let at = [batch.x[i], batch.y[i], batch.z[i]];
-                        c = cell.exact_cell_clearance(global_link, at, r);
-                    }
+                    let c = if refine_ok && c0 <= refine_below {
+                        let slot = (bi, sl, lane, l as usize, global_link);
+                        refine_sphere(cell, arm, slot, (refine_below, margin), &mut by_link[lane])
+                    } else {
+                        c0
+                    };
                     least = if c.is_nan() { c } else { least.min(c) };
                     let scratch = &mut arm.scratch;
                     if k == 0 {
@@ -227,6 +306,32 @@ fn check_arm(cell: &CellCheck, arm: &mut Arm, ri: usize, matrix: &CollisionMatri
         arm.scratch.look.order = order;
         arm.scratch.look.anchors = anchors;
     }
+}
+
+/// A sphere within reach of a verdict (`refine_below`): the obstacles'
+/// exact shapes decide, not the field's voxel bound; where that is still
+/// within reach, its link's exact shape as well ([`link_cell_clearance`],
+/// kept in `by_link` for the link's other spheres at that sample; NaN:
+/// not computed yet). `slot`: (batch, slot, lane, link, global link).
+#[inline]
+fn refine_sphere(
+    cell: &CellCheck,
+    arm: &mut Arm,
+    (bi, sl, lane, l, global_link): (usize, usize, usize, usize, usize),
+    (refine_below, margin): (f32, f32),
+    by_link: &mut f32,
+) -> f32 {
+    let i = sl * BATCH + lane;
+    let batch = &arm.scratch.posed.batches[bi];
+    let at = [batch.x[i], batch.y[i], batch.z[i]];
+    let c = cell.exact_cell_clearance(global_link, at, arm.scratch.posed.inflated_r[sl]);
+    if !cell.refine_links || c > refine_below {
+        return c;
+    }
+    if by_link.is_nan() {
+        *by_link = link_cell_clearance(cell, arm, (l, global_link), bi * BATCH + lane, margin);
+    }
+    c.max(*by_link)
 }
 
 /// Orders robot `a`'s moving links in batch `bi` nearest the cell first:

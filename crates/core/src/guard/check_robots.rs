@@ -172,13 +172,19 @@ fn refined(
     (lb, kb): (u32, usize),
     margin: f32,
 ) -> (f32, f32) {
-    let back = |s: &ArmScratch, l: u32, k: usize| {
-        let (e, d) = (s.posed.link_inflation[l as usize] as f32, s.posed.link_departure[l as usize]);
-        (1.0 - s.posed.step_share[k]) * (e - d).max(0.0) + d.min(DEPARTURE_MARGIN_SHARE * margin)
-    };
-    let (back_a, back_b) = (back(a, la, ka), back(b, lb, kb));
+    let (back_a, back_b) = (given_back(a, la, ka, margin), given_back(b, lb, kb, margin));
     let e = a.posed.link_inflation[la as usize] as f32 + b.posed.link_inflation[lb as usize] as f32;
     (gap + back_a + back_b, (e - back_a - back_b).max(0.0))
+}
+
+/// Of link `l`'s inflation at sample `k`, what a refined check gives back
+/// ([`refined`]): the steps' part beyond what that sample's own steps need
+/// ([`ArmScratch::step_share`]), and the departure bound's part within
+/// [`DEPARTURE_MARGIN_SHARE`] of the margin.
+#[inline]
+pub(super) fn given_back(s: &ArmScratch, l: u32, k: usize, margin: f32) -> f32 {
+    let (e, d) = (s.posed.link_inflation[l as usize] as f32, s.posed.link_departure[l as usize]);
+    (1.0 - s.posed.step_share[k]) * (e - d).max(0.0) + d.min(DEPARTURE_MARGIN_SHARE * margin)
 }
 
 /// A sphere pair's gap within the margin, refined ([`refined`]), and where

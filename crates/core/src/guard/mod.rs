@@ -309,6 +309,9 @@ struct CheckScratch {
     /// robots], as the checks begin ([`Guard::slowed_by`]): they look that
     /// far past the margin.
     slowed: [bool; 2],
+    /// Scratch: link frames of one sample, for the cell check's exact
+    /// refinement (capacity: every link).
+    frames: Vec<Frame>,
 }
 
 /// What carries over between a robot's cycles: its joint-state estimator,
@@ -594,11 +597,13 @@ impl Guard {
         self.clock.jump
     }
 
-    /// Refines link pairs within the margin by their exact shapes (from
+    /// Refines link pairs, and links and the cell's solid obstacles, within
+    /// the margin by their exact shapes (from
     /// the workcell's `guard.exact_links`, on by default); off, the
     /// spheres alone decide.
     pub fn set_exact_refinement(&mut self, on: bool) {
         self.exact.on = on;
+        self.cell.refine_links = on;
     }
 
     /// How many exact link–link distances the checks have computed since

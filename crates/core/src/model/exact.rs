@@ -63,6 +63,23 @@ pub fn link_shape(collisions: &[Collision]) -> Result<Option<LinkShape>, ExactEr
     Ok(Some(LinkShape { parts }))
 }
 
+impl LinkShape {
+    /// A box (min x, y, z, then max) containing the shape posed at `at`
+    /// (cell frame). No allocation.
+    pub fn bounds_at(&self, at: &Frame) -> [f32; 6] {
+        let mut b =
+            [f32::INFINITY, f32::INFINITY, f32::INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY, f32::NEG_INFINITY];
+        for (local, s) in &self.parts {
+            let aabb = s.compute_aabb(&pose(&at.compose(local)));
+            for k in 0..3 {
+                b[k] = b[k].min(aabb.mins[k]);
+                b[3 + k] = b[3 + k].max(aabb.maxs[k]);
+            }
+        }
+        b
+    }
+}
+
 impl std::fmt::Debug for LinkShape {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "LinkShape({} parts)", self.parts.len())
@@ -131,6 +148,21 @@ impl PlacedShape {
         for (p, s) in &self.parts {
             let d = parry3d::query::distance(p, s.as_ref(), &pb, &ball).ok()?;
             best = best.min(d.distance);
+        }
+        Some(best)
+    }
+
+    /// Distance to `shape` posed at `at` (cell frame), metres (0 when they
+    /// touch or overlap); `None` for a pair parry3d does not support. No
+    /// allocation.
+    pub fn shape_distance(&self, shape: &LinkShape, at: &Frame) -> Option<f32> {
+        let mut best = f32::INFINITY;
+        for (local, ls) in &shape.parts {
+            let pl = pose(&at.compose(local));
+            for (p, s) in &self.parts {
+                let d = parry3d::query::distance(p, s.as_ref(), &pl, ls.as_ref()).ok()?;
+                best = best.min(d.distance);
+            }
         }
         Some(best)
     }
