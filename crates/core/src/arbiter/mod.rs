@@ -42,6 +42,14 @@
 //!   (otherwise it would be stopped in the way and sent back, only to come
 //!   again).
 //!
+//! - a robot does not enter **the way ahead** of a robot above it that
+//!   proceeds: the stretch of that one's plan past its increment
+//!   ([`Arbiter::ahead_mut`], filled by the guard), unless it is already
+//!   committed into it. Let in, it would stand in the way when the
+//!   increment of the one above slides there, and be sent back, the one
+//!   above held for its retreat; held at the edge, it passes once the one
+//!   above has.
+//!
 //! A held robot stays within its grant as long as the grant reaches its
 //! committed samples; where it does not, two committed regions meet and
 //! only the stop (the guard's check) can act: the grant says hold and
@@ -210,6 +218,10 @@ pub struct Arbiter {
     giving_way: Vec<Option<u16>>,
     /// Whether robots at their start give way ([`Arbiter::set_give_way`]).
     give_way: bool,
+    /// Which sample of a robot's increment meets which sample of the way
+    /// ahead of a robot above it (set for the pair as (lower, sample,
+    /// higher, sample) only): [`Arbiter::ahead_mut`].
+    ahead: Conflicts,
 }
 
 impl Arbiter {
@@ -224,7 +236,17 @@ impl Arbiter {
             backing_before: vec![None; n],
             giving_way: vec![None; n],
             give_way: false,
+            ahead: Conflicts::new(n),
         }
+    }
+
+    /// The table of the ways ahead, for the guard to fill before
+    /// [`Arbiter::decide`]: `set(r, i, o, j)` says sample `i` of robot
+    /// `r`'s increment meets sample `j` of the way ahead of `o`, a robot
+    /// above `r` by priority (ties to the lower index). Left empty, priority
+    /// and increments alone decide.
+    pub fn ahead_mut(&mut self) -> &mut Conflicts {
+        &mut self.ahead
     }
 
     /// Decides every robot's grant from its offer and the conflicts
@@ -256,9 +278,7 @@ impl Arbiter {
                 self.backing[r] = None;
                 continue;
             }
-            let mut limit = me.samples as isize - 1;
-            let mut cut_by = None;
-            let mut yields = false;
+            let (mut limit, mut cut_by, mut yields) = self.way_ahead(r, offers, out);
             for (o, other) in offers.iter().enumerate() {
                 if o == r || other.samples == 0 {
                     continue;
@@ -312,6 +332,31 @@ impl Arbiter {
 }
 
 impl Arbiter {
+    /// Where robot `r`'s grant ends by the ways ahead, as `(last sample,
+    /// robot cutting it, whether one did)`: one sample short of the first
+    /// sample past its committed ones that meets the way ahead of a robot
+    /// above it that proceeds (decided this cycle before it, in `out`);
+    /// its whole increment where none does or its committed samples
+    /// already meet that way (it is in it: the increments decide).
+    fn way_ahead(&self, r: usize, offers: &[Offer], out: &[Grant]) -> (isize, Option<u16>, bool) {
+        let me = offers[r];
+        let mut first: Option<(usize, usize)> = None;
+        for (o, other) in offers.iter().enumerate() {
+            let above = other.priority > me.priority || (other.priority == me.priority && o < r);
+            if o == r || !above || !self.decided[o] || !other.planned || out[o].state != GrantState::Proceed {
+                continue;
+            }
+            match self.ahead.first_meeting(r, o, MAX_SAMPLES - 1) {
+                Some(i) if i > me.committed && first.is_none_or(|(f, _)| i < f) => first = Some((i, o)),
+                _ => {}
+            }
+        }
+        match first {
+            Some((i, o)) => (i as isize - 1, Some(o as u16), true),
+            None => (me.samples as isize - 1, None, false),
+        }
+    }
+
     /// Decides this cycle again, on changed offers (priorities), as if
     /// [`Arbiter::decide`] had not run this cycle: what robots were told
     /// to back away from last cycle is what counts.

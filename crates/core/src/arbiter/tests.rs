@@ -272,3 +272,34 @@ fn a_robot_at_its_start_gives_way_to_a_lower_one_already_on_its_way_until_its_pl
     assert_eq!(a.giving_way(1), None);
     assert_eq!((g[0].state, g[1].state), (GrantState::Hold, GrantState::Proceed));
 }
+
+#[test]
+fn a_robot_holds_at_the_edge_of_the_way_ahead_of_one_above_unless_committed_into_it() {
+    let mut a = Arbiter::new(2);
+    let mut g = vec![Grant::NONE; 2];
+    let c = Conflicts::new(2);
+    // Robot 1 (low) would enter, at its sample 5, where robot 0 (high)
+    // goes past its increment (the way ahead's sample 2).
+    a.ahead_mut().set(1, 5, 0, 2);
+    a.decide(&[offer(9, 2), offer(1, 2)], &c, &mut g);
+    assert_eq!(g[0], Grant { state: GrantState::Proceed, last_sample: Some(MAX_SAMPLES - 1), held_by: None });
+    assert_eq!(g[1], Grant { state: GrantState::Hold, last_sample: Some(4), held_by: Some(0) });
+    // Committed into it (it cannot stop short): the increments decide.
+    a.decide(&[offer(9, 2), offer(1, 5)], &c, &mut g);
+    assert_eq!(g[1].state, GrantState::Proceed);
+    // The one above held itself (by robot 2, off plan, where its
+    // sample 3 goes): the lower one is not kept out of its way ahead.
+    let mut b = Arbiter::new(3);
+    let mut g3 = vec![Grant::NONE; 3];
+    let mut held = Conflicts::new(3);
+    held.set(0, 3, 2, 0);
+    b.ahead_mut().set(1, 5, 0, 2);
+    let obstacle = Offer { planned: false, samples: 1, ..offer(20, 0) };
+    b.decide(&[offer(9, 2), offer(1, 2), obstacle], &held, &mut g3);
+    assert_eq!(g3[0].state, GrantState::Hold);
+    assert_eq!(g3[1].state, GrantState::Proceed);
+    // An empty table: priority and increments alone.
+    let mut d = Arbiter::new(2);
+    d.decide(&[offer(9, 2), offer(1, 2)], &c, &mut g);
+    assert_eq!((g[0].state, g[1].state), (GrantState::Proceed, GrantState::Proceed));
+}

@@ -43,6 +43,7 @@ impl Guard {
     fn find_conflicts_impl(&mut self) {
         let margin = self.margins.clearance_m as f32;
         self.arbitration.conflicts.clear();
+        self.arbitration.arbiter.ahead_mut().clear();
         let n = self.arms.len();
         for a in 0..n {
             for b in a + 1..n {
@@ -52,13 +53,23 @@ impl Guard {
                     continue;
                 }
                 let (ua, ub) = (self.arbitration.inc[a].reach, self.arbitration.inc[b].reach);
-                if apart(&ua, &ub, margin) {
-                    continue;
+                if !apart(&ua, &ub, margin) {
+                    if self.robots.all_pairs {
+                        self.conflicts_by_boxes(a, b, margin);
+                    } else {
+                        self.conflicts_by_lanes(a, b, &ub, margin, false);
+                    }
                 }
-                if self.robots.all_pairs {
-                    self.conflicts_by_boxes(a, b, margin);
-                } else {
-                    self.conflicts_by_lanes(a, b, &ub, margin);
+                // The lower one's increment against the higher one's way
+                // ahead (ties to the lower index: `a`).
+                let (lo, hi) = if oa.priority >= ob.priority { (b, a) } else { (a, b) };
+                let way = &self.arbitration.ahead[hi];
+
+                if way.posed && self.arbitration.offers[lo].planned {
+                    let reach = way.reach;
+                    if !apart(&self.arbitration.inc[lo].reach, &reach, margin) {
+                        self.conflicts_by_lanes(lo, hi, &reach, margin, true);
+                    }
                 }
             }
         }
@@ -69,12 +80,18 @@ impl Guard {
     /// near (each grown by its link's inflation), then group by group
     /// ([`super::groups`]) and, where two groups' covers meet, sphere by
     /// sphere against those eight samples at once, until every one of them
-    /// is known to meet.
+    /// is known to meet. With `ahead`, against `b`'s way ahead instead of
+    /// its increment, into the arbiter's table of ways ahead.
+    // long: one pass over link pairs, samples and sphere groups; split, each level would take the increments and the table
     #[inline(always)]
-    fn conflicts_by_lanes(&mut self, a: usize, b: usize, ub: &[f32; 6], margin: f32) {
+    fn conflicts_by_lanes(&mut self, a: usize, b: usize, ub: &[f32; 6], margin: f32, ahead: bool) {
         let Guard { arms, arbitration, matrix, allowed, .. } = self;
-        let (inc, conflicts) = (&arbitration.inc, &mut arbitration.conflicts);
-        let (ia, ib) = (&inc[a], &inc[b]);
+        let ia = &arbitration.inc[a];
+        let (ib, conflicts) = if ahead {
+            (&arbitration.ahead[b], arbitration.arbiter.ahead_mut())
+        } else {
+            (&arbitration.inc[b], &mut arbitration.conflicts)
+        };
         // Per sample of `a`, the samples of `b` whose boxes come near.
         let mut samples_near = [0u8; MAX_SAMPLES];
         let mut sample_boxes = [[0.0f32; BATCH]; 6];

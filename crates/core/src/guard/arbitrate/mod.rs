@@ -19,6 +19,7 @@
 //! stands ([`super::obstacles`]). Two robots off plans are left to the
 //! stop check, on a finer sampling of their paths.
 
+mod ahead;
 mod conflicts;
 mod ends;
 mod groups;
@@ -177,6 +178,9 @@ pub(super) struct Increment {
     s_stop: f64,
     /// Posed this cycle (on plan, or as an obstacle: [`super::obstacles`]).
     pub(super) posed: bool,
+    /// Where the way ahead begins (its increment's end), on a plan that
+    /// goes on past it and not backing away ([`ahead`]).
+    ahead_from: Option<f64>,
     /// Scratch per joint: a travel, the plan's velocity.
     travel: Vec<f64>,
     pub(super) half_step: Vec<f64>,
@@ -188,6 +192,8 @@ pub(super) struct Arbitration {
     pub(super) inc: Vec<Increment>,
     /// Per robot, scratch for its way back ([`super::way_back`]).
     pub(super) back: Vec<Increment>,
+    /// Per robot, the way ahead of its increment ([`ahead`]).
+    pub(super) ahead: Vec<Increment>,
     pub(super) offers: Vec<Offer>,
     pub(super) conflicts: Conflicts,
     pub(super) arbiter: Arbiter,
@@ -257,6 +263,7 @@ impl Arbitration {
                     groups: SphereGroups::new(p, m.robot.links.len()),
                     s_stop: 0.0,
                     posed: false,
+                    ahead_from: None,
                     travel: vec![0.0; dof],
                     half_step: vec![0.0; dof],
                 }
@@ -264,6 +271,7 @@ impl Arbitration {
             .collect();
         Arbitration {
             back: inc.clone(),
+            ahead: inc.clone(),
             inc,
             offers: vec![
                 Offer {
@@ -447,6 +455,7 @@ impl Guard {
             self.offer(ri, now_s);
         }
         self.offer_obstacles();
+        self.pose_ahead();
         self.find_conflicts();
         self.refine_obstacle_conflicts();
         self.keep_approaching();
@@ -577,6 +586,7 @@ impl Guard {
     }
 
     /// Robot `ri`'s offer, and its increment when it is on plan.
+    // long: the offer's steps (plan, increment, its inflation, what is committed) in the order they depend on each other
     fn offer(&mut self, ri: usize, now_s: f64) {
         let a = &self.arms[ri];
         let ar = &mut self.arbitration;
@@ -587,6 +597,7 @@ impl Guard {
         let on = matches!(a.state.follow.state, PlanState::On { .. });
         let (dof, inc) = (a.model.decel.len(), &mut ar.inc[ri]);
         inc.posed = false;
+        inc.ahead_from = None;
         let (Some(plan), true, None, true) = (plan, on, sc.forecast.problem, sc.forecast.n_cfg > 0) else {
             let samples = usize::from(sc.forecast.n_cfg > 0);
             ar.offers[ri] =
@@ -619,6 +630,8 @@ impl Guard {
         };
         let span = end - s0;
         let last = MAX_SAMPLES - 1;
+        let goes_on = back_to.is_none() && !sc.forecast.reversing && end < plan.duration_s() - 1e-6;
+        inc.ahead_from = goes_on.then_some(end);
         inc.sample(plan, s0, end, k, &sc.forecast.offset);
         let seen = a.state.est_period + a.state.est.last_stamp().map_or(0.0, |t| (now_s - t).max(0.0));
         for (h, &acc) in inc.half_step.iter_mut().zip(&a.model.accel) {
