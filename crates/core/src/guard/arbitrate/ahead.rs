@@ -22,9 +22,13 @@ pub const AHEAD_S: f64 = 1.0;
 
 impl Guard {
     /// Poses the way ahead of every robot on plan that has a robot on plan
-    /// below it (the others' are left unposed).
+    /// below it (the others' are left unposed). None with
+    /// [`ArbitrationPolicy::go_on_when_clear`]: that policy lets a robot
+    /// into another's way and on through where its way on is clear, which
+    /// holding it at the edge would undo.
     pub(super) fn pose_ahead(&mut self) {
         let ar = &mut self.arbitration;
+        let go_on = ar.policy.go_on_when_clear;
         let offers = &ar.offers;
         let below = |o: usize| {
             let me = offers[o];
@@ -40,7 +44,7 @@ impl Guard {
             else {
                 continue;
             };
-            if !below(o) {
+            if go_on || !below(o) {
                 continue;
             }
             let to = (from + AHEAD_S).min(plan.duration_s());

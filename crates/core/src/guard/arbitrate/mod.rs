@@ -123,6 +123,8 @@ pub struct ArbitrationPolicy {
     /// its increment meets only what that one claims, not where it stands
     /// or is committed to go: that one cannot take up its claim while this
     /// one stands in it; `false`: it backs away, as the method has it.
+    /// With it, robots are let into the way ahead of higher ones
+    /// ([`ahead`]), not held at its edge.
     pub go_on_when_clear: bool,
 }
 
