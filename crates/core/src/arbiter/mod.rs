@@ -222,6 +222,10 @@ pub struct Arbiter {
     /// ahead of a robot above it (set for the pair as (lower, sample,
     /// higher, sample) only): [`Arbiter::ahead_mut`].
     ahead: Conflicts,
+    /// Per ordered pair `r * n + o`: `ahead` holds `r`'s increment against
+    /// `o`'s way ahead ([`Arbiter::ahead_pair`]); read for no other pair
+    /// (priorities changed since, the table would be read transposed).
+    ahead_for: Vec<bool>,
 }
 
 impl Arbiter {
@@ -237,14 +241,31 @@ impl Arbiter {
             giving_way: vec![None; n],
             give_way: false,
             ahead: Conflicts::new(n),
+            ahead_for: vec![false; n * n],
+        }
+    }
+
+    /// Forgets the ways ahead (before the guard fills them again).
+    pub fn clear_ahead(&mut self) {
+        self.ahead.clear();
+        self.ahead_for.fill(false);
+    }
+
+    /// Says that the table of the ways ahead holds `lower`'s increment
+    /// against `higher`'s way ahead ([`Arbiter::ahead_mut`]).
+    pub fn ahead_pair(&mut self, lower: usize, higher: usize) {
+        let n = self.ahead.robots();
+        if lower < n && higher < n && lower != higher {
+            self.ahead_for[lower * n + higher] = true;
         }
     }
 
     /// The table of the ways ahead, for the guard to fill before
-    /// [`Arbiter::decide`]: `set(r, i, o, j)` says sample `i` of robot
-    /// `r`'s increment meets sample `j` of the way ahead of `o`, a robot
-    /// above `r` by priority (ties to the lower index). Left empty, priority
-    /// and increments alone decide.
+    /// [`Arbiter::decide`] (after [`Arbiter::clear_ahead`]): for a pair
+    /// named by [`Arbiter::ahead_pair`]`(r, o)`, `set(r, i, o, j)` says
+    /// sample `i` of robot `r`'s increment meets sample `j` of the way
+    /// ahead of `o`, a robot above `r`. Left empty, priority and increments
+    /// alone decide.
     pub fn ahead_mut(&mut self) -> &mut Conflicts {
         &mut self.ahead
     }
@@ -343,7 +364,14 @@ impl Arbiter {
         let mut first: Option<(usize, usize)> = None;
         for (o, other) in offers.iter().enumerate() {
             let above = other.priority > me.priority || (other.priority == me.priority && o < r);
-            if o == r || !above || !self.decided[o] || !other.planned || out[o].state != GrantState::Proceed {
+            let held = out[o].state != GrantState::Proceed;
+            if o == r
+                || !above
+                || !self.ahead_for[r * self.ahead.robots() + o]
+                || !self.decided[o]
+                || !other.planned
+                || held
+            {
                 continue;
             }
             match self.ahead.first_meeting(r, o, MAX_SAMPLES - 1) {

@@ -280,6 +280,7 @@ fn a_robot_holds_at_the_edge_of_the_way_ahead_of_one_above_unless_committed_into
     let c = Conflicts::new(2);
     // Robot 1 (low) would enter, at its sample 5, where robot 0 (high)
     // goes past its increment (the way ahead's sample 2).
+    a.ahead_pair(1, 0);
     a.ahead_mut().set(1, 5, 0, 2);
     a.decide(&[offer(9, 2), offer(1, 2)], &c, &mut g);
     assert_eq!(g[0], Grant { state: GrantState::Proceed, last_sample: Some(MAX_SAMPLES - 1), held_by: None });
@@ -293,11 +294,15 @@ fn a_robot_holds_at_the_edge_of_the_way_ahead_of_one_above_unless_committed_into
     let mut g3 = vec![Grant::NONE; 3];
     let mut held = Conflicts::new(3);
     held.set(0, 3, 2, 0);
+    b.ahead_pair(1, 0);
     b.ahead_mut().set(1, 5, 0, 2);
     let obstacle = Offer { planned: false, samples: 1, ..offer(20, 0) };
     b.decide(&[offer(9, 2), offer(1, 2), obstacle], &held, &mut g3);
     assert_eq!(g3[0].state, GrantState::Hold);
     assert_eq!(g3[1].state, GrantState::Proceed);
+    // Priorities swapped since the table was filled: not read transposed.
+    a.decide(&[offer(1, 1), offer(9, 2)], &c, &mut g);
+    assert_eq!((g[0].state, g[1].state), (GrantState::Proceed, GrantState::Proceed));
     // An empty table: priority and increments alone.
     let mut d = Arbiter::new(2);
     d.decide(&[offer(9, 2), offer(1, 2)], &c, &mut g);

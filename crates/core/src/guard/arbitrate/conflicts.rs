@@ -43,7 +43,7 @@ impl Guard {
     fn find_conflicts_impl(&mut self) {
         let margin = self.margins.clearance_m as f32;
         self.arbitration.conflicts.clear();
-        self.arbitration.arbiter.ahead_mut().clear();
+        self.arbitration.arbiter.clear_ahead();
         let n = self.arms.len();
         for a in 0..n {
             for b in a + 1..n {
@@ -64,9 +64,9 @@ impl Guard {
                 // ahead (ties to the lower index: `a`).
                 let (lo, hi) = if oa.priority >= ob.priority { (b, a) } else { (a, b) };
                 let way = &self.arbitration.ahead[hi];
-
                 if way.posed && self.arbitration.offers[lo].planned {
                     let reach = way.reach;
+                    self.arbitration.arbiter.ahead_pair(lo, hi);
                     if !apart(&self.arbitration.inc[lo].reach, &reach, margin) {
                         self.conflicts_by_lanes(lo, hi, &reach, margin, true);
                     }
