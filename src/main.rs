@@ -183,7 +183,7 @@ struct SimulateArgs {
     /// unguarded run: `--episodes` counts episodes run (seeds without crossing plans skipped, up to 40 each).
     #[arg(long)]
     crossing: bool,
-    /// Arms at their plan's start give way to lower ones on their way (`give_way_at_start`).
+    /// Arms at their plan's start (or setting off) give way to lower ones on their way (`give_way_at_start`).
     #[arg(long)]
     give_way: bool,
     /// A robot in a higher one's way goes on where its increment ahead is clear (`go_on_when_clear`).

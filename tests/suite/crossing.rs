@@ -65,7 +65,13 @@ fn one_at_a_time_reference_waits_at_the_zone_and_holds_it_to_the_end_of_the_wind
 /// One crossing episode of `simulate --crossing --arms <arms> --seed <seed>`
 /// (`--go-on` with `go_on`), its summary printed.
 fn one_episode(arms: usize, seed: u64, go_on: bool) -> SimReport {
-    let opts = SimOptions { goals: 2, obey_scaling: true, obey_grants: true, go_on, ..SimOptions::default() };
+    episode_with(arms, seed, SimOptions { go_on, ..SimOptions::default() })
+}
+
+/// One crossing episode with `opts` (goals, obeying scaling and grants
+/// set here), its summary printed.
+fn episode_with(arms: usize, seed: u64, opts: SimOptions) -> SimReport {
+    let opts = SimOptions { goals: 2, obey_scaling: true, obey_grants: true, ..opts };
     let cell = sim::cell_with_arms(sample_cell(), arms);
     let mut s = Sim::new(cell, opts, Some(cache_dir())).unwrap();
     let r = s.crossing_episode(seed);
@@ -136,4 +142,28 @@ fn with_go_on_when_clear_two_arms_sent_back_into_each_other_untie() {
 fn two_arms_creeping_out_of_a_knot_are_not_tied_again_for_moving() {
     let r = one_episode(4, 387, false);
     assert_eq!((r.contacts(), r.stalled), (0, 0), "{r:?}");
+}
+
+/// Two arms, seed 12 of `simulate --crossing --give-way`: the lower arm,
+/// on its way past the rest where the higher one has just been given its
+/// next plan, was held there by its increment's coarse samples (each
+/// inflated by half its step) and sent back 1.5 s of plan; the higher one
+/// waited for that retreat. Its samples are now looked at finer against
+/// where a standing or setting-off robot is committed: it passes, and no
+/// arm backs away.
+#[test]
+fn a_lower_arm_passing_a_higher_one_at_its_start_is_not_sent_back_by_coarse_samples() {
+    let r = episode_with(2, 12, SimOptions { give_way: true, ..SimOptions::default() });
+    assert_eq!((r.contacts(), r.stalled, r.retreats), (0, 0, 0), "{r:?}");
+}
+
+/// Two arms, seed 11 of `simulate --crossing --give-way`: the higher arm
+/// had moved 0.1 s into its next plan when it met the lower one on its
+/// way; no longer at its start, it did not give way, and sent the lower one
+/// back 1.6 s of plan. Setting off, it can still stop short of the lower
+/// one's increment, and gives way: no arm backs away.
+#[test]
+fn a_higher_arm_setting_off_gives_way_to_a_lower_one_on_its_way() {
+    let r = episode_with(2, 11, SimOptions { give_way: true, ..SimOptions::default() });
+    assert_eq!((r.contacts(), r.stalled, r.retreats), (0, 0, 0), "{r:?}");
 }

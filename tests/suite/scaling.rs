@@ -202,18 +202,21 @@ fn an_arm_let_go_beside_the_robot_that_stopped_it_creeps_instead_of_being_stoppe
     assert_eq!(r.stalled_parked, r.stalled, "{r:?}");
 }
 
-/// `simulate --arms 4 --obey-scaling`: a stall whose arm's way on runs
-/// within the margin of an arm parked at its last goal (seed 230: the
-/// arbiter holds it short of that arm for good) is counted apart from a
-/// knot of arms on plans holding each other (seed 24: two arms hold each
-/// other, one at its plan's start), so the summary says which stalls a
-/// guard could still end.
+/// `simulate --obey-scaling`: a stall whose arm's way on runs within the
+/// margin of an arm parked at its last goal (3 arms, seed 23: it is held
+/// short of that arm for good) is counted apart from a knot of arms on
+/// plans holding each other (4 arms, seed 24: two arms hold each other,
+/// one at its plan's start), so the summary says which stalls a guard
+/// could still end. (4 arms, seed 230, was the parked stall before
+/// increments were looked at finer against robots setting off: it
+/// finishes now.)
 #[test]
 fn a_stall_behind_an_arm_parked_on_the_way_is_told_apart_from_a_knot() {
-    let (mut sim, opts) = obeying_arms(4);
-    let parked = sim.episode(230);
+    let (mut sim, _) = obeying_arms(3);
+    let parked = sim.episode(23);
     assert_eq!(parked.contacts(), 0, "{parked:?}");
     assert_eq!((parked.stalled, parked.stalled_parked), (1, 1), "{parked:?}");
+    let (mut sim, opts) = obeying_arms(4);
     let knot = sim.episode(24);
     assert_eq!(knot.contacts(), 0, "{knot:?}");
     assert_eq!(knot.stalled_parked, 0, "{knot:?}");

@@ -74,8 +74,9 @@ pub struct NodeParams {
     /// before every robot not boosted until its plan is done or replaced;
     /// 0 (the default): never.
     pub priority_boost_after_s: f64,
-    /// `give_way_at_start`: a robot at its plan's start gives way to a
-    /// lower one already on its way through its increment.
+    /// `give_way_at_start`: a robot at its plan's start (or setting off
+    /// from it) gives way to a lower one already on its way through its
+    /// increment.
     pub give_way_at_start: bool,
     /// `go_on_when_clear`: a robot standing in a higher one's increment
     /// goes on instead of backing away where its increment meets only
@@ -311,7 +312,7 @@ pub const PARAMS: &[ParamSpec] = &[
         "A robot that waits for others longer than this goes before every robot not boosted (the earlier boosted first) until its plan is done or replaced; 0: never, s.",
         get: |p, c| p.priority_boost_after_s, set: |p, v| p.priority_boost_after_s = num(v)),
     spec!("give_way_at_start", Kind::Bool, "false", NextCycle,
-        "A robot at its plan's start waits for a lower one already on its way through its increment (until that one stands still or its plan ends) instead of sending it back; false: priority alone decides.",
+        "A robot at its plan's start, or setting off from it (its first 0.5 s of plan time, while it can still stop short of the other's increment), waits for a lower one already on its way through its increment (until that one stands still or its plan ends) instead of sending it back; false: priority alone decides.",
         get: |p, c| p.give_way_at_start, set: |p, v| p.give_way_at_start = v.as_bool() == Some(true)),
     spec!("go_on_when_clear", Kind::Bool, "false", NextCycle,
         "A robot standing in the increment of a higher one goes on (and goes first until its plan is done) instead of backing away, where its increment meets only what that one claims, not where it stands or is committed to go; false: it backs away, as the method has it.",

@@ -34,7 +34,9 @@
 //!   not hold the one above ([`Offer::at_start`]): the stop check guards
 //!   that pass;
 //! - optionally ([`Arbiter::set_give_way`]; the method has priority alone
-//!   decide), a robot at its plan's start (not yet under way) **gives way** to one below
+//!   decide), a robot at its plan's start (not yet under way), or setting
+//!   off from it ([`Offer::setting_off`]) with nothing it is committed to
+//!   meeting the other's increment, **gives way** to one below
 //!   it that is already on its way (moving, on plan) and whose increment
 //!   meets its own: the one that set off first passes first, as
 //!   an interlock gives a zone to the robot inside it. The other goes just
@@ -85,6 +87,11 @@ pub struct Offer {
     /// check (finer, exact to its margin) guards the pass, and it waits
     /// for the robot above to pass.
     pub at_start: bool,
+    /// It is setting off: early on its plan (at its start, or moving from
+    /// it for a moment). With giving way on ([`Arbiter::set_give_way`]) it
+    /// gives way to a lower robot already on its way while it can still
+    /// stop short of that one's increment.
+    pub setting_off: bool,
 }
 
 /// A robot's grant state, as `ManipulatorGrant.state` names it.
@@ -393,8 +400,9 @@ impl Arbiter {
         self.decide(offers, conflicts, out);
     }
 
-    /// Whether a robot at its plan's start gives way to a lower one already
-    /// on its way (off by default: priority alone decides).
+    /// Whether a robot at its plan's start (or setting off from it) gives
+    /// way to a lower one already on its way (off by default: priority
+    /// alone decides).
     pub fn set_give_way(&mut self, on: bool) {
         self.give_way = on;
         if !on {
@@ -415,16 +423,18 @@ impl Arbiter {
                     self.giving_way[r] = None;
                 }
             }
-            if self.giving_way[r].is_some() || !(me.planned && me.at_start && me.samples > 0) {
+            if self.giving_way[r].is_some() || !(me.planned && (me.at_start || me.setting_off) && me.samples > 0) {
                 continue;
             }
             let pos = |x: usize| self.order.iter().position(|&y| y as usize == x);
             let Some(at) = pos(r) else { continue };
+            // Setting off, it can still stop short of the other's increment.
+            let stops_short = |o: usize| me.at_start || (0..=me.committed).all(|i| conflicts.row(r, i, o) == 0);
             // The first robot below it on its way whose increment meets its own.
             self.giving_way[r] = self.order[at + 1..]
                 .iter()
                 .map(|&o| o as usize)
-                .find(|&o| on_its_way(o) && conflicts.count(r, o) > 0)
+                .find(|&o| on_its_way(o) && conflicts.count(r, o) > 0 && stops_short(o))
                 .map(|o| o as u16);
         }
         for r in 0..n {

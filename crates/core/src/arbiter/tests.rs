@@ -10,6 +10,7 @@ fn offer(priority: i64, committed: usize) -> Offer {
         still: committed == 0,
         retreating: false,
         at_start: false,
+        setting_off: false,
     }
 }
 
@@ -119,6 +120,7 @@ fn a_robot_without_a_plan_is_an_obstacle_its_stopping_path_long() {
         still: false,
         retreating: false,
         at_start: false,
+        setting_off: false,
     };
     let g = decide(&[offer(1, 2), unplanned], &c);
     assert_eq!(g[1], Grant::NONE);
@@ -177,7 +179,16 @@ fn arb_case() -> impl Strategy<Value = (Vec<Offer>, Vec<Meeting>)> {
         let offer = (0i64..4, 1usize..=MAX_SAMPLES, 0usize..MAX_SAMPLES, any::<bool>(), any::<bool>()).prop_map(
             |(priority, samples, c, planned, still)| {
                 let committed = if still { 0 } else { c.min(samples - 1) };
-                Offer { priority, samples, committed, planned, still, retreating: false, at_start: false }
+                Offer {
+                    priority,
+                    samples,
+                    committed,
+                    planned,
+                    still,
+                    retreating: false,
+                    at_start: false,
+                    setting_off: false,
+                }
             },
         );
         let pair = (0..n, 0..MAX_SAMPLES, 0..n, 0..MAX_SAMPLES);
@@ -269,6 +280,38 @@ fn a_robot_at_its_start_gives_way_to_a_lower_one_already_on_its_way_until_its_pl
     // Off (the default): priority alone decides.
     let mut a = Arbiter::new(2);
     a.decide(&[offer(1, 2), high_at_start], &c, &mut g);
+    assert_eq!(a.giving_way(1), None);
+    assert_eq!((g[0].state, g[1].state), (GrantState::Hold, GrantState::Proceed));
+}
+
+#[test]
+fn a_robot_setting_off_gives_way_only_while_it_can_stop_short_of_the_lower_ones_increment() {
+    let mut g = vec![Grant::NONE; 2];
+    // Robot 1 (high) has moved off its plan's start (committed to its
+    // samples 0..=2); robot 0 (low) is on its way, its sample 5 meeting
+    // robot 1's sample 4: robot 1 can still stop short, and gives way.
+    let mut c = Conflicts::new(2);
+    c.set(0, 5, 1, 4);
+    let setting_off = Offer { setting_off: true, ..offer(9, 2) };
+    let mut a = Arbiter::new(2);
+    a.set_give_way(true);
+    a.decide(&[offer(1, 2), setting_off], &c, &mut g);
+    assert_eq!(a.giving_way(1), Some(0));
+    assert_eq!((g[0].state, g[1].state), (GrantState::Proceed, GrantState::Hold));
+    // What it is committed to already meets the other's increment: it
+    // goes on (giving way, it would be stopped inside that increment).
+    c.set(0, 6, 1, 2);
+    let mut a = Arbiter::new(2);
+    a.set_give_way(true);
+    a.decide(&[offer(1, 2), setting_off], &c, &mut g);
+    assert_eq!(a.giving_way(1), None);
+    assert_eq!((g[0].state, g[1].state), (GrantState::Hold, GrantState::Proceed));
+    // Past setting off, or with giving way off: priority alone decides.
+    c.unset(0, 6, 1, 2);
+    a.decide(&[offer(1, 2), offer(9, 2)], &c, &mut g);
+    assert_eq!(a.giving_way(1), None);
+    let mut a = Arbiter::new(2);
+    a.decide(&[offer(1, 2), setting_off], &c, &mut g);
     assert_eq!(a.giving_way(1), None);
     assert_eq!((g[0].state, g[1].state), (GrantState::Hold, GrantState::Proceed));
 }

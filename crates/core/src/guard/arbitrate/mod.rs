@@ -64,6 +64,11 @@ pub const HOLD_SETTLE_S: f64 = 0.03;
 /// end, its plan's start at the latest, slows it).
 pub const RETREAT_S: f64 = 1.0;
 
+/// How far into its plan (plan time, s) a robot is still setting off: it
+/// gives way there to a lower robot on its way, as at its plan's start,
+/// where giving way is on ([`crate::arbiter::Offer::setting_off`]).
+pub const SETTING_OFF_S: f64 = 0.5;
+
 /// What a robot's grant tells it this cycle, as `ManipulatorGrant`
 /// carries it.
 ///
@@ -114,8 +119,9 @@ pub struct ArbitrationPolicy {
     /// boosted (those boosted earlier first) until its plan is done or
     /// replaced; `None`: priorities are never boosted, s.
     pub boost_after_s: Option<f64>,
-    /// A robot at its plan's start gives way to a lower one already on its
-    /// way through its increment (the arbiter's module text); `false`:
+    /// A robot at its plan's start, or setting off from it
+    /// ([`SETTING_OFF_S`]), gives way to a lower one already on its way
+    /// through its increment (the arbiter's module text); `false`:
     /// priority alone decides, as the method has it.
     pub give_way_at_start: bool,
     /// A robot standing in the increment of a higher one goes on (it is
@@ -283,7 +289,8 @@ impl Arbitration {
                     planned: false,
                     still: true,
                     retreating: false,
-                    at_start: false
+                    at_start: false,
+                    setting_off: false,
                 };
                 n
             ],
@@ -602,8 +609,16 @@ impl Guard {
         inc.ahead_from = None;
         let (Some(plan), true, None, true) = (plan, on, sc.forecast.problem, sc.forecast.n_cfg > 0) else {
             let samples = usize::from(sc.forecast.n_cfg > 0);
-            ar.offers[ri] =
-                Offer { priority, samples, committed: 0, planned: false, still, retreating: false, at_start: false };
+            ar.offers[ri] = Offer {
+                priority,
+                samples,
+                committed: 0,
+                planned: false,
+                still,
+                retreating: false,
+                at_start: false,
+                setting_off: false,
+            };
             return;
         };
         let s0 = sc.forecast.plan_s[0];
@@ -653,8 +668,16 @@ impl Guard {
             0.0
         };
         if !inc.pose(&a.model) {
-            ar.offers[ri] =
-                Offer { priority, samples: 0, committed: 0, planned: false, still, retreating: false, at_start: false };
+            ar.offers[ri] = Offer {
+                priority,
+                samples: 0,
+                committed: 0,
+                planned: false,
+                still,
+                retreating: false,
+                at_start: false,
+                setting_off: false,
+            };
             return;
         }
         // Stopped, for the rule: it cannot brake out of where it stands
@@ -670,6 +693,7 @@ impl Guard {
             still,
             retreating,
             at_start,
+            setting_off: at_start || s0 <= SETTING_OFF_S,
         };
     }
 }

@@ -62,7 +62,11 @@ impl Guard {
 
     /// Drops the conflicts between a robot on plan and a robot off plan
     /// whose sample's stretch of path does not come within the margin, up
-    /// to the first that does (the module's text).
+    /// to the first that does (the module's text). A robot on plan that
+    /// stands still or is setting off from its plan's start is such a
+    /// place too, as far as it is committed (where it cannot help being):
+    /// only the other robots' samples against its committed ones are
+    /// refined (its later samples are where it would go, not where it is).
     pub(super) fn refine_obstacle_conflicts(&mut self) {
         let n = self.arms.len();
         for p in 0..n {
@@ -70,7 +74,14 @@ impl Guard {
                 continue;
             }
             for o in 0..n {
-                if o == p || self.arbitration.offers[o].planned || !self.arbitration.inc[o].posed {
+                let other = self.arbitration.offers[o];
+                if o == p || !self.arbitration.inc[o].posed {
+                    continue;
+                }
+                if other.planned {
+                    if other.still || other.at_start {
+                        self.refine_against_standing(p, o, other.committed);
+                    }
                     continue;
                 }
                 // Only the first conflict cuts the grant: the later ones
@@ -90,10 +101,35 @@ impl Guard {
         }
     }
 
+    /// Drops the conflicts of robot `p`'s samples with the samples of
+    /// robot `o` (on plan, standing or setting off) up to its committed
+    /// one, for each sample of `p` whose stretch of path does not come
+    /// within the margin of them, up to the first that does.
+    fn refine_against_standing(&mut self, p: usize, o: usize, committed: usize) {
+        let mask = ((1u16 << (committed + 1)) - 1) as u8;
+        for i in 0..MAX_SAMPLES {
+            let row = self.arbitration.conflicts.row(p, i, o);
+            if row & mask == 0 {
+                continue;
+            }
+            if self.stretch_meets_upto(p, i, o, committed) {
+                break;
+            }
+            for j in 0..=committed {
+                self.arbitration.conflicts.unset(p, i, o, j);
+            }
+        }
+    }
+
     /// Whether the stretch of robot `p`'s plan that sample `i` of its
     /// increment stands for, sampled finer, comes within the clearance
     /// margin of robot `o` where it stands (true where it is not refined).
     pub(super) fn stretch_meets(&mut self, p: usize, i: usize, o: usize) -> bool {
+        self.stretch_meets_upto(p, i, o, 0)
+    }
+
+    /// [`Guard::stretch_meets`] against robot `o`'s samples `0..=upto`.
+    fn stretch_meets_upto(&mut self, p: usize, i: usize, o: usize, upto: usize) -> bool {
         let a = &self.arms[p];
         let ar = &self.arbitration;
         let t = ar.inc[p].times;
@@ -104,7 +140,7 @@ impl Guard {
         let last = MAX_SAMPLES - 1;
         let lo = if i == 0 { t[0] } else { (t[i - 1] + t[i]) / 2.0 };
         let hi = if i == last { t[last] } else { (t[i] + t[i + 1]) / 2.0 };
-        self.span_meets(p, (lo, hi), o, REFINE_DEPTH)
+        self.span_meets(p, (lo, hi), (o, upto), REFINE_DEPTH)
     }
 
     /// Whether robot `p`'s plan from plan time `lo` to `hi`, in
@@ -112,7 +148,7 @@ impl Guard {
     /// neighbours, comes within the clearance
     /// margin of robot `o` where it stands; a sample that does is looked at
     /// again on its own stretch, `depth` times more.
-    fn span_meets(&mut self, p: usize, (lo, hi): (f64, f64), o: usize, depth: u32) -> bool {
+    fn span_meets(&mut self, p: usize, (lo, hi): (f64, f64), (o, upto): (usize, usize), depth: u32) -> bool {
         let a = &self.arms[p];
         let Some(plan) = a.state.follow.tracker.plan() else { return true };
         let fine = &mut self.arbitration.back[p];
@@ -125,15 +161,17 @@ impl Guard {
         let t = fine.times;
         let mut meets = [false; MAX_SAMPLES];
         for (k, m) in meets.iter_mut().enumerate() {
-            *m = !conflicts::apart(&fine.boxes[k], &other.boxes[0], margin)
-                && self.views_meet(p, &View::of(fine, k), o, &View::of(other, 0), margin);
+            *m = (0..=upto).any(|j| {
+                !conflicts::apart(&fine.boxes[k], &other.boxes[j], margin)
+                    && self.views_meet(p, &View::of(fine, k), o, &View::of(other, j), margin)
+            });
         }
         let last = MAX_SAMPLES - 1;
         (0..MAX_SAMPLES).filter(|&k| meets[k]).any(|k| {
             depth == 0 || {
                 let lo = if k == 0 { t[0] } else { (t[k - 1] + t[k]) / 2.0 };
                 let hi = if k == last { t[last] } else { (t[k] + t[k + 1]) / 2.0 };
-                self.span_meets(p, (lo, hi), o, depth - 1)
+                self.span_meets(p, (lo, hi), (o, upto), depth - 1)
             }
         })
     }
