@@ -94,6 +94,23 @@ pub struct Offer {
     pub setting_off: bool,
 }
 
+impl Offer {
+    /// A robot off plan: only an obstacle to the others, its `samples`
+    /// (0 or 1: where it stands) all committed.
+    pub fn off_plan(priority: i64, samples: usize, still: bool) -> Offer {
+        Offer {
+            priority,
+            samples,
+            committed: 0,
+            planned: false,
+            still,
+            retreating: false,
+            at_start: false,
+            setting_off: false,
+        }
+    }
+}
+
 /// A robot's grant state, as `ManipulatorGrant.state` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GrantState {

@@ -609,16 +609,7 @@ impl Guard {
         inc.ahead_from = None;
         let (Some(plan), true, None, true) = (plan, on, sc.forecast.problem, sc.forecast.n_cfg > 0) else {
             let samples = usize::from(sc.forecast.n_cfg > 0);
-            ar.offers[ri] = Offer {
-                priority,
-                samples,
-                committed: 0,
-                planned: false,
-                still,
-                retreating: false,
-                at_start: false,
-                setting_off: false,
-            };
+            ar.offers[ri] = Offer::off_plan(priority, samples, still);
             return;
         };
         let s0 = sc.forecast.plan_s[0];
@@ -668,16 +659,7 @@ impl Guard {
             0.0
         };
         if !inc.pose(&a.model) {
-            ar.offers[ri] = Offer {
-                priority,
-                samples: 0,
-                committed: 0,
-                planned: false,
-                still,
-                retreating: false,
-                at_start: false,
-                setting_off: false,
-            };
+            ar.offers[ri] = Offer::off_plan(priority, 0, still);
             return;
         }
         // Stopped, for the rule: it cannot brake out of where it stands
