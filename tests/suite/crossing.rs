@@ -167,3 +167,13 @@ fn a_higher_arm_setting_off_gives_way_to_a_lower_one_on_its_way() {
     let r = episode_with(2, 11, SimOptions { give_way: true, ..SimOptions::default() });
     assert_eq!((r.contacts(), r.stalled, r.retreats), (0, 0, 0), "{r:?}");
 }
+
+/// Two arms, seed 1,610 of `simulate --crossing --give-way`: both arms
+/// setting off, each gave way to the other in turn and was sent back by
+/// it, for ever (a deadlock in 1,000 episodes). A robot gives way while
+/// setting off once per plan: the episode finishes.
+#[test]
+fn two_arms_setting_off_do_not_take_turns_giving_way_for_ever() {
+    let r = episode_with(2, 1610, SimOptions { give_way: true, ..SimOptions::default() });
+    assert_eq!((r.contacts(), r.stalled), (0, 0), "{r:?}");
+}

@@ -35,8 +35,8 @@
 //!   that pass;
 //! - optionally ([`Arbiter::set_give_way`]; the method has priority alone
 //!   decide), a robot at its plan's start (not yet under way), or setting
-//!   off from it ([`Offer::setting_off`]) with nothing it is committed to
-//!   meeting the other's increment, **gives way** to one below
+//!   off from it ([`Offer::setting_off`]; once per plan) with nothing it
+//!   is committed to meeting the other's increment, **gives way** to one below
 //!   it that is already on its way (moving, on plan) and whose increment
 //!   meets its own: the one that set off first passes first, as
 //!   an interlock gives a zone to the robot inside it. The other goes just
@@ -242,6 +242,10 @@ pub struct Arbiter {
     giving_way: Vec<Option<u16>>,
     /// Whether robots at their start give way ([`Arbiter::set_give_way`]).
     give_way: bool,
+    /// Per robot: it has given way once while setting off on this plan
+    /// (it does so once: two robots setting off could otherwise take turns
+    /// sending each other back for ever). Cleared while it is off plan.
+    gave_way_setting_off: Vec<bool>,
     /// Which sample of a robot's increment meets which sample of the way
     /// ahead of a robot above it (set for the pair as (lower, sample,
     /// higher, sample) only): [`Arbiter::ahead_mut`].
@@ -264,6 +268,7 @@ impl Arbiter {
             backing_before: vec![None; n],
             giving_way: vec![None; n],
             give_way: false,
+            gave_way_setting_off: vec![false; n],
             ahead: Conflicts::new(n),
             ahead_for: vec![false; n * n],
         }
@@ -440,7 +445,11 @@ impl Arbiter {
                     self.giving_way[r] = None;
                 }
             }
-            if self.giving_way[r].is_some() || !(me.planned && (me.at_start || me.setting_off) && me.samples > 0) {
+            if !me.planned {
+                self.gave_way_setting_off[r] = false;
+            }
+            let setting_off = me.setting_off && !me.at_start && !self.gave_way_setting_off[r];
+            if self.giving_way[r].is_some() || !(me.planned && (me.at_start || setting_off) && me.samples > 0) {
                 continue;
             }
             let pos = |x: usize| self.order.iter().position(|&y| y as usize == x);
@@ -453,6 +462,9 @@ impl Arbiter {
                 .map(|&o| o as usize)
                 .find(|&o| on_its_way(o) && conflicts.count(r, o) > 0 && stops_short(o))
                 .map(|o| o as u16);
+            if self.giving_way[r].is_some() && !me.at_start {
+                self.gave_way_setting_off[r] = true;
+            }
         }
         for r in 0..n {
             let Some(o) = self.giving_way[r] else { continue };

@@ -298,6 +298,19 @@ fn a_robot_setting_off_gives_way_only_while_it_can_stop_short_of_the_lower_ones_
     a.decide(&[offer(1, 2), setting_off], &c, &mut g);
     assert_eq!(a.giving_way(1), Some(0));
     assert_eq!((g[0].state, g[1].state), (GrantState::Proceed, GrantState::Hold));
+    // Once per plan: the other stood still (giving way ends), then moves
+    // again: priority decides (two robots setting off would otherwise
+    // take turns sending each other back).
+    let standing = Offer { still: true, ..offer(1, 2) };
+    a.decide(&[standing, setting_off], &c, &mut g);
+    assert_eq!(a.giving_way(1), None);
+    a.decide(&[offer(1, 2), setting_off], &c, &mut g);
+    assert_eq!(a.giving_way(1), None);
+    assert_eq!((g[0].state, g[1].state), (GrantState::Hold, GrantState::Proceed));
+    // Off plan between plans: it may give way again on the next.
+    a.decide(&[offer(1, 2), Offer { planned: false, ..setting_off }], &c, &mut g);
+    a.decide(&[offer(1, 2), setting_off], &c, &mut g);
+    assert_eq!(a.giving_way(1), Some(0));
     // What it is committed to already meets the other's increment: it
     // goes on (giving way, it would be stopped inside that increment).
     c.set(0, 6, 1, 2);
