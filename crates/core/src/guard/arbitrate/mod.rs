@@ -281,19 +281,7 @@ impl Arbitration {
             back: inc.clone(),
             ahead: inc.clone(),
             inc,
-            offers: vec![
-                Offer {
-                    priority: 0,
-                    samples: 0,
-                    committed: 0,
-                    planned: false,
-                    still: true,
-                    retreating: false,
-                    at_start: false,
-                    setting_off: false,
-                };
-                n
-            ],
+            offers: vec![Offer::off_plan(0, 0, true); n],
             conflicts: Conflicts::new(n),
             arbiter: Arbiter::new(n),
             grants: vec![Grant::NONE; n],
@@ -675,7 +663,7 @@ impl Guard {
             still,
             retreating,
             at_start,
-            setting_off: at_start || s0 <= SETTING_OFF_S,
+            setting_off: s0 <= SETTING_OFF_S,
         };
     }
 }
