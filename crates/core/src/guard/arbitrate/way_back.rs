@@ -85,9 +85,10 @@ impl Guard {
     /// again. The lower of the two is lifted over the higher where its way
     /// on is clear of where the higher one stands or is committed to go
     /// (it passes, the other holds), or where the higher one can back away
-    /// (not at its plan's start, its way back free): it then backs away
-    /// and the lower one passes. True if any was lifted (the grants need
-    /// deciding again).
+    /// (not at its plan's start, its way back free, or not shown free by
+    /// its samples but the hold has lasted twice as long): it then backs
+    /// away and the lower one passes. True if any was lifted (the grants
+    /// need deciding again).
     fn lift_mutual_holds(&mut self, now_s: f64) -> bool {
         let mut any = false;
         for x in 0..self.arms.len() {
@@ -116,7 +117,12 @@ impl Guard {
                 continue;
             }
             let clear_on = self.arbitration.conflicts.first_meeting(x, y, oy.committed).is_none();
-            if !clear_on && (oy.at_start || !self.way_back_free(y, now_s)) {
+            // A way back the samples do not show free is still tried once
+            // the hold has lasted twice as long: the samples are coarse
+            // (inflated by the travel between them), the stop check guards
+            // the retreat, and otherwise neither moves again.
+            let try_back = now_s - since >= 2.0 * MUTUAL_HOLD_S;
+            if !clear_on && (oy.at_start || !(try_back || self.way_back_free(y, now_s))) {
                 continue;
             }
             let ar = &mut self.arbitration;
