@@ -242,6 +242,23 @@ fn two_arms_holding_each_other_for_good_try_the_higher_ones_way_back_and_finish(
     assert_eq!(r.finished, 1, "{r:?}");
 }
 
+/// `simulate --arms 4 --obey-scaling --seed 620`: a lower arm standing
+/// near its plan's start was let go (the finer look at a standing robot
+/// cleared the higher arm's samples of it), set off, and held again at
+/// once: moving, its committed samples met the higher arm's coarse ones,
+/// and both were held. Every 36 ms, for 12 s: the higher arm crawled at a
+/// speed scaling of about 0.05 and the episode stalled with 767 holds. A
+/// robot setting off is looked at as finely as one standing.
+#[test]
+fn a_lower_arm_setting_off_does_not_hold_the_higher_one_again_and_again() {
+    let (mut sim, opts) = obeying_arms(4);
+    let r = sim.episode(620);
+    println!("{}", r.summary(4, opts.dt_s));
+    assert_eq!(r.contacts(), 0, "{r:?}");
+    assert_eq!((r.stalled, r.finished), (0, 1), "{r:?}");
+    assert!(r.holds <= 30, "held again and again: {} holds", r.holds);
+}
+
 /// An arm off its plan whose stopping path folds its links towards each
 /// other is slowed by that as by the cell: where it was stopped falsely by
 /// its own links (2 arms, seeds 119 and 153: the extrapolated path reached

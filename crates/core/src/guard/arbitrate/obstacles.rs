@@ -63,8 +63,11 @@ impl Guard {
     /// Drops the conflicts between a robot on plan and a robot off plan
     /// whose sample's stretch of path does not come within the margin, up
     /// to the first that does (the module's text). A robot on plan that
-    /// stands still or is setting off from its plan's start is such a
-    /// place too, as far as it is committed (where it cannot help being):
+    /// stands still, at its plan's start or setting off (the first
+    /// [`SETTING_OFF_S`] of its plan) is such a place too, as far as it is
+    /// committed (where it cannot help being; refined standing but not
+    /// moving off, its grant and the one above it flipped each cycle it
+    /// moved):
     /// only the other robots' samples against its committed ones are
     /// refined (its later samples are where it would go, not where it is).
     pub(super) fn refine_obstacle_conflicts(&mut self) {
@@ -79,7 +82,14 @@ impl Guard {
                     continue;
                 }
                 if other.planned {
-                    if other.still || other.at_start {
+                    // Setting off above `p` with `give_way_at_start`: left
+                    // to the give-way rule, which reads these conflicts
+                    // (refined, it did not give way and sent `p` back:
+                    // 60 two-arm crossing episodes, 7 → 162 retreats).
+                    let mine = self.arbitration.offers[p].priority;
+                    let below = other.priority < mine || (other.priority == mine && o > p);
+                    let off = other.setting_off && (below || !self.arbitration.policy.give_way_at_start);
+                    if other.still || other.at_start || off {
                         self.refine_against_standing(p, o, other.committed);
                     }
                     continue;
