@@ -229,9 +229,9 @@ fn a_stall_behind_an_arm_parked_on_the_way_is_told_apart_from_a_knot() {
 /// each other for good, the lower one at its plan's start in the higher
 /// one's way on, and the higher one's way back shown blocked by its coarse
 /// samples (inflated by the travel between them) where the arm at its
-/// start stands. Held so for 2 s (twice the 1 s a mutual hold is left to end by itself), the higher one backs
-/// away all the same (the stop check guards the retreat), the lower one
-/// passes, and both finish.
+/// start stands. Held so for 2 s (twice the 1 s a mutual hold is left to
+/// end by itself), the higher one backs away all the same (the stop check
+/// guards the retreat), the lower one passes, and both finish.
 #[test]
 fn two_arms_holding_each_other_for_good_try_the_higher_ones_way_back_and_finish() {
     let (mut sim, opts) = obeying_arms(4);
