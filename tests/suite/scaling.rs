@@ -7,7 +7,7 @@ use crate::common;
 use common::cell::{cache_dir, feed, guard, sample_cell};
 use workcell_guard_core::guard::{Decision, Guard, Reason};
 use workcell_guard_core::model::coverage::Rng;
-use workcell_guard_sim::arms::{PlanMode, Sim, SimOptions, run_episodes};
+use workcell_guard_sim::arms::{PlanMode, Sim, SimOptions, SimReport, run_episodes};
 
 const DT: f64 = 0.002;
 
@@ -181,6 +181,16 @@ fn obeying_arms(arms: usize) -> (Sim, SimOptions) {
     (Sim::new(cell, opts, Some(cache_dir())).unwrap(), opts)
 }
 
+/// Episode `seed` of `arms` arms obeying the scaling, its summary printed
+/// and checked free of contacts.
+fn obeyed_episode(arms: usize, seed: u64) -> SimReport {
+    let (mut sim, opts) = obeying_arms(arms);
+    let r = sim.episode(seed);
+    println!("{}", r.summary(arms, opts.dt_s));
+    assert_eq!(r.contacts(), 0, "{r:?}");
+    r
+}
+
 /// `simulate --arms 3 --obey-scaling --seed 23`: an arm without a plan,
 /// stopped beside an arm parked at its last goal, was let go at full pace
 /// again and again; each time its stopping path saw the turn towards the
@@ -191,10 +201,7 @@ fn obeying_arms(arms: usize) -> (Sim, SimOptions) {
 /// stopped there: a stall `simulate` reports.)
 #[test]
 fn an_arm_let_go_beside_the_robot_that_stopped_it_creeps_instead_of_being_stopped_again_and_again() {
-    let (mut sim, opts) = obeying_arms(3);
-    let r = sim.episode(23);
-    println!("{}", r.summary(3, opts.dt_s));
-    assert_eq!(r.contacts(), 0, "{r:?}");
+    let r = obeyed_episode(3, 23);
     assert!(r.stops >= 1, "the arm is no longer stopped beside the parked one: the episode tests nothing: {r:?}");
     assert!(r.stops <= 8, "stopped again and again beside the arm that stopped it: {} stops", r.stops);
     // Its way on passes the parked arm within the margin: the stall is
@@ -234,10 +241,7 @@ fn a_stall_behind_an_arm_parked_on_the_way_is_told_apart_from_a_knot() {
 /// guards the retreat), the lower one passes, and both finish.
 #[test]
 fn two_arms_holding_each_other_for_good_try_the_higher_ones_way_back_and_finish() {
-    let (mut sim, opts) = obeying_arms(4);
-    let r = sim.episode(24);
-    println!("{}", r.summary(4, opts.dt_s));
-    assert_eq!(r.contacts(), 0, "{r:?}");
+    let r = obeyed_episode(4, 24);
     assert_eq!(r.stalled, 0, "the two arms hold each other for good: {r:?}");
     assert_eq!(r.finished, 1, "{r:?}");
 }
@@ -251,10 +255,7 @@ fn two_arms_holding_each_other_for_good_try_the_higher_ones_way_back_and_finish(
 /// robot setting off is looked at as finely as one standing.
 #[test]
 fn a_lower_arm_setting_off_does_not_hold_the_higher_one_again_and_again() {
-    let (mut sim, opts) = obeying_arms(4);
-    let r = sim.episode(620);
-    println!("{}", r.summary(4, opts.dt_s));
-    assert_eq!(r.contacts(), 0, "{r:?}");
+    let r = obeyed_episode(4, 620);
     assert_eq!((r.stalled, r.finished), (0, 1), "{r:?}");
     assert!(r.holds <= 30, "held again and again: {} holds", r.holds);
 }
