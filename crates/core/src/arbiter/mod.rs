@@ -94,6 +94,14 @@ pub struct Offer {
     pub setting_off: bool,
 }
 
+/// Whether robot `a` goes before robot `b` (`offers` in robot order): the
+/// higher priority first, and of equal ones the lower index.
+#[inline]
+pub fn goes_before(offers: &[Offer], a: usize, b: usize) -> bool {
+    let (pa, pb) = (offers[a].priority, offers[b].priority);
+    pa > pb || (pa == pb && a < b)
+}
+
 impl Offer {
     /// A robot off plan: only an obstacle to the others, its `samples`
     /// (0 or 1: where it stands) all committed.
@@ -357,10 +365,7 @@ impl Arbiter {
             if self.back_from[r].is_none() && me.retreating {
                 // Its retreat runs on while the robot it backs away from is on plan
                 // (and still goes before it: not after a new priority).
-                let above = |h: u16| {
-                    let o = &offers[h as usize];
-                    o.planned && (o.priority > me.priority || (o.priority == me.priority && (h as usize) < r))
-                };
+                let above = |h: u16| offers[h as usize].planned && goes_before(offers, h as usize, r);
                 self.back_from[r] = self.backing[r].filter(|&h| above(h));
             }
             self.decided[r] = true;
@@ -392,7 +397,7 @@ impl Arbiter {
         let me = offers[r];
         let mut first: Option<(usize, usize)> = None;
         for (o, other) in offers.iter().enumerate() {
-            let above = other.priority > me.priority || (other.priority == me.priority && o < r);
+            let above = goes_before(offers, o, r);
             let held = out[o].state != GrantState::Proceed;
             if o == r
                 || !above

@@ -30,13 +30,7 @@ impl Guard {
         let ar = &mut self.arbitration;
         let go_on = ar.policy.go_on_when_clear;
         let offers = &ar.offers;
-        let below = |o: usize| {
-            let me = offers[o];
-            offers
-                .iter()
-                .enumerate()
-                .any(|(r, x)| r != o && x.planned && (me.priority > x.priority || (me.priority == x.priority && o < r)))
-        };
+        let below = |o: usize| (0..offers.len()).any(|r| r != o && offers[r].planned && goes_before(offers, o, r));
         for (o, (way, a)) in ar.ahead.iter_mut().zip(&self.arms).enumerate() {
             way.posed = false;
             let (Some(from), true, Some(plan)) =

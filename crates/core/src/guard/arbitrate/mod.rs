@@ -30,7 +30,7 @@ mod separating;
 mod way_back;
 
 use super::*;
-use crate::arbiter::{Arbiter, Conflicts, Grant, GrantState, MAX_SAMPLES, Offer};
+use crate::arbiter::{Arbiter, Conflicts, Grant, GrantState, MAX_SAMPLES, Offer, goes_before};
 use crate::forecast::track::JointPlan;
 use groups::SphereGroups;
 

@@ -86,8 +86,7 @@ impl Guard {
                     // to the give-way rule, which reads these conflicts
                     // (refined, it did not give way and sent `p` back:
                     // 60 two-arm crossing episodes, 7 → 162 retreats).
-                    let mine = self.arbitration.offers[p].priority;
-                    let below = other.priority < mine || (other.priority == mine && o > p);
+                    let below = goes_before(&self.arbitration.offers, p, o);
                     let off = other.setting_off && (below || !self.arbitration.policy.give_way_at_start);
                     if other.still || other.at_start || off {
                         self.refine_against_standing(p, o, other.committed);

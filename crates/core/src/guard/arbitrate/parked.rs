@@ -48,11 +48,7 @@ impl Guard {
                 if l == o || !ar.offers[l].planned || ar.conflicts.first_meeting(l, o, 0).is_none() {
                     continue;
                 }
-                let above = |x: usize, y: usize| {
-                    let (px, py) = (ar.offers[x].priority, ar.offers[y].priority);
-                    px > py || (px == py && x < y)
-                };
-                if from.is_none_or(|f| above(l, f)) {
+                if from.is_none_or(|f| goes_before(&ar.offers, l, f)) {
                     from = Some(l);
                 }
             }
