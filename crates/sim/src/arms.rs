@@ -420,6 +420,9 @@ impl Sim {
         // has held them clear for its hold time.
         let warm = ((self.guard.settings().release_hold_s + 0.05) / dt).ceil() as usize;
         let limit = (limit_s / dt).ceil() as usize;
+        for (r, m) in self.cell.manipulators.iter().enumerate() {
+            rep.arm(r).priority = m.priority;
+        }
         let mut was_stopped = vec![true; n];
         // When each arm was last released from a stop of the checks (not
         // a grant's hold), and whether its last cycle was a hold.
@@ -462,7 +465,7 @@ impl Sim {
                 }
                 let held = commands[r].source == StopSource::Grant;
                 if moving {
-                    account(rep, &commands[r], &arms[r], (escaping[r], was_stopped[r]), dt);
+                    account(rep, (&commands[r], r), &arms[r], (escaping[r], was_stopped[r]), dt);
                 }
                 if stop && arms[r].brake_at.is_none() {
                     let react = if self.opts.physics {
@@ -478,6 +481,7 @@ impl Sim {
                     } else if moving && !was_stopped[r] {
                         // Stopped again within the settle time of its release: a flip.
                         rep.restops += usize::from(t - released_at[r] < settle_s);
+                        rep.arm(r).stops += 1;
                         self.judge_stop(rep, &arms, r, t, cause_class(&commands[r]));
                     }
                 } else if !stop && arms[r].brake_at.is_some() {
@@ -527,22 +531,34 @@ impl Sim {
 
 /// Adds one cycle of arm `arm` under command `c` to the shares of time
 /// (`escaping`, `was_stopped`: last cycle's).
-fn account(rep: &mut SimReport, c: &Command, arm: &SimArm, (escaping, was_stopped): (bool, bool), dt: f64) {
+fn account(
+    rep: &mut SimReport,
+    (c, r): (&Command, usize),
+    arm: &SimArm,
+    (escaping, was_stopped): (bool, bool),
+    dt: f64,
+) {
     if escaping {
         rep.escaping_s += dt;
         rep.escapes += usize::from(was_stopped);
     }
     if !arm.done() {
         rep.busy_s += dt;
-        if c.source == StopSource::Grant {
+        rep.arm(r).busy_s += dt;
+        let share = if c.source == StopSource::Grant {
             rep.held_s += dt;
+            &mut rep.arm(r).held_s
         } else if c.stop {
             rep.stopped_s += dt;
+            &mut rep.arm(r).stopped_s
         } else if c.speed_scaling < 1.0 {
             rep.slowed_s += dt;
+            &mut rep.arm(r).slowed_s
         } else {
             rep.full_s += dt;
-        }
+            &mut rep.arm(r).full_s
+        };
+        *share += dt;
     }
     rep.retreats += usize::from(c.retreat);
 }

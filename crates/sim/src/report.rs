@@ -117,9 +117,51 @@ pub struct SimReport {
     pub holds: usize,
     /// Retreats ordered (back-aways).
     pub retreats: usize,
+    /// Per arm, by its index in the cell: its shares of time and its stops.
+    pub per_arm: Vec<ArmShares>,
+}
+
+/// One arm's time with goals left, how it was spent, and its stops (the
+/// checks', not its grant's holds).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ArmShares {
+    /// Its priority in the cell.
+    pub priority: i64,
+    /// Seconds with goals left (the shares' whole).
+    pub busy_s: f64,
+    /// At full speed (not stopped, speed scaling 1), s.
+    pub full_s: f64,
+    /// Slowed (speed scaling below 1, not stopped), s.
+    pub slowed_s: f64,
+    /// Held by its grant, s.
+    pub held_s: f64,
+    /// Stopped by the checks, s.
+    pub stopped_s: f64,
+    /// Stops by the checks.
+    pub stops: usize,
+}
+
+impl ArmShares {
+    fn add(&mut self, o: &ArmShares) {
+        self.priority = o.priority;
+        self.busy_s += o.busy_s;
+        self.full_s += o.full_s;
+        self.slowed_s += o.slowed_s;
+        self.held_s += o.held_s;
+        self.stopped_s += o.stopped_s;
+        self.stops += o.stops;
+    }
 }
 
 impl SimReport {
+    /// Arm `r`'s shares, the list grown to hold it.
+    pub(crate) fn arm(&mut self, r: usize) -> &mut ArmShares {
+        if self.per_arm.len() <= r {
+            self.per_arm.resize(r + 1, ArmShares::default());
+        }
+        &mut self.per_arm[r]
+    }
+
     /// Adds another report's counts.
     pub fn merge(&mut self, o: &SimReport) {
         self.episodes += o.episodes;
@@ -175,6 +217,9 @@ impl SimReport {
         self.clear_stops.1 += o.clear_stops.1;
         self.clear_stops.2 += o.clear_stops.2;
         self.retreats += o.retreats;
+        for (r, a) in o.per_arm.iter().enumerate() {
+            self.arm(r).add(a);
+        }
     }
     /// False stops over stops, of arms whose plan the guard had.
     pub fn false_stop_rate_planned(&self) -> f64 {
@@ -294,6 +339,24 @@ impl SimReport {
             100.0 * self.false_stop_rate(),
             self.restops
         );
+        if self.per_arm.len() > 1 {
+            let _ = write!(o, "per arm (its priority): full speed, slowed, held by grants, stopped, stops:");
+            for (r, a) in self.per_arm.iter().enumerate() {
+                let busy = a.busy_s.max(1e-9);
+                let _ = write!(
+                    o,
+                    "{} arm {r} ({}) {:.1} %, {:.1} %, {:.1} %, {:.1} %, {}",
+                    if r == 0 { "" } else { ";" },
+                    a.priority,
+                    100.0 * a.full_s / busy,
+                    100.0 * a.slowed_s / busy,
+                    100.0 * a.held_s / busy,
+                    100.0 * a.stopped_s / busy,
+                    a.stops
+                );
+            }
+            let _ = writeln!(o);
+        }
         if self.hazards > 0 {
             let _ = writeln!(
                 o,
