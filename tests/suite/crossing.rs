@@ -177,3 +177,40 @@ fn two_arms_setting_off_do_not_take_turns_giving_way_for_ever() {
     let r = episode_with(2, 1610, SimOptions { give_way: true, ..SimOptions::default() });
     assert_eq!((r.contacts(), r.stalled), (0, 0), "{r:?}");
 }
+
+/// `simulate --crossing` on a cell of another make: two UR10s (Universal
+/// Robots' published URDF and meshes, installed at test time) facing each
+/// other 1.6 m apart, each on plans through the zone their reach shares,
+/// obeying their grants and speed scaling. They take turns by holds alone:
+/// no stop, no flag flip, no contact, no deadlock, and the cell finishes
+/// sooner than with one arm at a time in the shared zone.
+#[test]
+fn two_ur10s_on_crossing_plans_take_turns_by_holds_alone() {
+    let (cell, _dir) =
+        crate::guard_ur10::ur10s(&[([0.0; 3], 0.0), ([1.6, 0.0, 0.0], std::f64::consts::PI)], 0.02, 0.04, "");
+    let opts = SimOptions { goals: 2, obey_scaling: true, obey_grants: true, ..SimOptions::default() };
+    let mut s = Sim::new(cell, opts, Some(cache_dir())).unwrap();
+    let mut r = SimReport { min_clearance_m: f64::INFINITY, ..SimReport::default() };
+    let mut seed = 1;
+    while r.episodes < 3 && seed < 40 {
+        r.merge(&s.crossing_episode(seed));
+        seed += 1;
+    }
+    print!("{}", r.summary(2, opts.dt_s));
+    assert_eq!(r.episodes, 3, "too few crossing episodes drawn: {r:?}");
+    assert_eq!(r.contacts(), 0, "{r:?}");
+    assert_eq!(r.stalled, 0, "a deadlock: {r:?}");
+    assert!(r.held_s > 0.0, "the plans must make the arms wait for each other: {r:?}");
+    assert_eq!((r.stops, r.restops), (0, 0), "stopped where a hold was due: {r:?}");
+    assert!(r.makespan_s < r.makespan_one_at_a_time_s, "{r:?}");
+    // Per arm, by priority: each one's shares add up to its busy time, and
+    // the summary gives them.
+    assert_eq!(r.per_arm.iter().map(|a| a.priority).collect::<Vec<_>>(), [0, 1], "{r:?}");
+    for a in &r.per_arm {
+        assert_eq!((a.stops, a.stopped_s), (0, 0.0), "{a:?}");
+        assert!((a.full_s + a.slowed_s + a.held_s - a.busy_s).abs() < 1e-6, "{a:?}");
+    }
+    let busy: f64 = r.per_arm.iter().map(|a| a.busy_s).sum();
+    assert!((busy - r.busy_s).abs() < 1e-6, "{r:?}");
+    assert!(r.summary(2, opts.dt_s).contains("per arm (its priority)"), "{}", r.summary(2, opts.dt_s));
+}

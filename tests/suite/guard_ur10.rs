@@ -19,7 +19,12 @@ fn ur10_cell(clearance_m: f64, release_m: f64) -> (Workcell, tempfile::TempDir) 
 
 /// A cell of UR10s (example-robot-data) at `bases` (xyz, yaw) in an empty
 /// room, with margins `clearance_m`, `release_m` and `extra` guard keys.
-fn ur10s(bases: &[([f64; 3], f64)], clearance_m: f64, release_m: f64, extra: &str) -> (Workcell, tempfile::TempDir) {
+pub(crate) fn ur10s(
+    bases: &[([f64; 3], f64)],
+    clearance_m: f64,
+    release_m: f64,
+    extra: &str,
+) -> (Workcell, tempfile::TempDir) {
     let urdf = common::robots_dir().join("ur_description/urdf/ur10_robot.urdf");
     let dir = tempfile::tempdir().unwrap();
     let joints =
