@@ -420,18 +420,14 @@ impl Sim {
         // has held them clear for its hold time.
         let warm = ((self.guard.settings().release_hold_s + 0.05) / dt).ceil() as usize;
         let limit = (limit_s / dt).ceil() as usize;
-        for (r, m) in self.cell.manipulators.iter().enumerate() {
-            rep.arm(r).priority = m.priority;
-        }
         let mut was_stopped = vec![true; n];
-        // When each arm was last released from a stop of the checks (not
-        // a grant's hold), and whether its last cycle was a hold.
+        // When each arm was last released from a stop of the checks (not a
+        // grant's hold), whether its last cycle was a hold; its priority.
         let (mut released_at, mut held_before) = (vec![f64::NEG_INFINITY; n], vec![false; n]);
+        let prio: Vec<i64> = self.cell.manipulators.iter().map(|m| m.priority).collect();
         let settle_s = self.guard.settings().release_hold_s;
         let mut finished_at = None;
-        // WG_SIM_TRACE=N: a line per arm every N cycles (to see a stall).
-        let trace: Option<usize> =
-            std::env::var("WG_SIM_TRACE").ok().and_then(|v| v.parse().ok()).filter(|&n: &usize| n > 0);
+        let trace = crate::report::trace_every();
         for k in 0..(warm + limit) {
             let t = k as f64 * dt;
             let moving = k >= warm;
@@ -465,7 +461,7 @@ impl Sim {
                 }
                 let held = commands[r].source == StopSource::Grant;
                 if moving {
-                    account(rep, (&commands[r], r), &arms[r], (escaping[r], was_stopped[r]), dt);
+                    account(rep, (&commands[r], (r, prio[r])), &arms[r], (escaping[r], was_stopped[r]), dt);
                 }
                 if stop && arms[r].brake_at.is_none() {
                     let react = if self.opts.physics {
@@ -481,7 +477,6 @@ impl Sim {
                     } else if moving && !was_stopped[r] {
                         // Stopped again within the settle time of its release: a flip.
                         rep.restops += usize::from(t - released_at[r] < settle_s);
-                        rep.arm(r).stops += 1;
                         self.judge_stop(rep, &arms, r, t, cause_class(&commands[r]));
                     }
                 } else if !stop && arms[r].brake_at.is_some() {
@@ -530,14 +525,11 @@ impl Sim {
 }
 
 /// Adds one cycle of arm `arm` under command `c` to the shares of time
-/// (`escaping`, `was_stopped`: last cycle's).
-fn account(
-    rep: &mut SimReport,
-    (c, r): (&Command, usize),
-    arm: &SimArm,
-    (escaping, was_stopped): (bool, bool),
-    dt: f64,
-) {
+/// (`escaping`, `was_stopped`: last cycle's); `who`: the arm's index and
+/// priority.
+fn account(rep: &mut SimReport, (c, who): (&Command, (usize, i64)), arm: &SimArm, flags: (bool, bool), dt: f64) {
+    let ((r, priority), (escaping, was_stopped)) = (who, flags);
+    rep.arm(r).priority = priority;
     if escaping {
         rep.escaping_s += dt;
         rep.escapes += usize::from(was_stopped);

@@ -339,24 +339,7 @@ impl SimReport {
             100.0 * self.false_stop_rate(),
             self.restops
         );
-        if self.per_arm.len() > 1 {
-            let _ = write!(o, "per arm (its priority): full speed, slowed, held by grants, stopped, stops:");
-            for (r, a) in self.per_arm.iter().enumerate() {
-                let busy = a.busy_s.max(1e-9);
-                let _ = write!(
-                    o,
-                    "{} arm {r} ({}) {:.1} %, {:.1} %, {:.1} %, {:.1} %, {}",
-                    if r == 0 { "" } else { ";" },
-                    a.priority,
-                    100.0 * a.full_s / busy,
-                    100.0 * a.slowed_s / busy,
-                    100.0 * a.held_s / busy,
-                    100.0 * a.stopped_s / busy,
-                    a.stops
-                );
-            }
-            let _ = writeln!(o);
-        }
+        self.per_arm_line(&mut o);
         if self.hazards > 0 {
             let _ = writeln!(
                 o,
@@ -398,6 +381,29 @@ impl SimReport {
         o
     }
 
+    /// The shares of busy time and the stops per arm, on one line (none
+    /// for one arm).
+    fn per_arm_line(&self, o: &mut String) {
+        if self.per_arm.len() > 1 {
+            let _ = write!(o, "per arm (its priority): full speed, slowed, held by grants, stopped, stops:");
+            for (r, a) in self.per_arm.iter().enumerate() {
+                let busy = a.busy_s.max(1e-9);
+                let _ = write!(
+                    o,
+                    "{} arm {r} ({}) {:.1} %, {:.1} %, {:.1} %, {:.1} %, {}",
+                    if r == 0 { "" } else { ";" },
+                    a.priority,
+                    100.0 * a.full_s / busy,
+                    100.0 * a.slowed_s / busy,
+                    100.0 * a.held_s / busy,
+                    100.0 * a.stopped_s / busy,
+                    a.stops
+                );
+            }
+            let _ = writeln!(o);
+        }
+    }
+
     /// Lists `seed`, this one episode's report's, among the seeds with a
     /// stall, a contact, a false stop or a flip where it had any.
     pub(crate) fn list_seed(&mut self, seed: u64) {
@@ -423,6 +429,11 @@ impl SimReport {
         seed_list(o, "seeds with a false stop", &self.false_stop_seeds);
         seed_list(o, "seeds with a stop within the settle time of a release", &self.flip_seeds);
     }
+}
+
+/// `WG_SIM_TRACE=N`: a line per arm every N cycles (to see a stall).
+pub(crate) fn trace_every() -> Option<usize> {
+    std::env::var("WG_SIM_TRACE").ok().and_then(|v| v.parse().ok()).filter(|&n: &usize| n > 0)
 }
 
 /// One cycle of arms and their commands, to stderr (`WG_SIM_TRACE`).

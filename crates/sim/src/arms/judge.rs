@@ -173,6 +173,7 @@ impl Sim {
     /// shrinking or growing).
     pub(crate) fn judge_stop(&mut self, rep: &mut SimReport, arms: &[SimArm], r: usize, t: f64, class: usize) {
         rep.stops += 1;
+        rep.arm(r).stops += 1;
         rep.stops_for[class] += 1;
         let planned = matches!(self.guard.plan_state(r), Some(PlanState::On { .. }));
         rep.stops_planned += usize::from(planned);
