@@ -182,8 +182,9 @@ fn two_arms_setting_off_do_not_take_turns_giving_way_for_ever() {
 /// Robots' published URDF and meshes, installed at test time) facing each
 /// other 1.6 m apart, each on plans through the zone their reach shares,
 /// obeying their grants and speed scaling. They take turns by holds alone:
-/// no stop, no flag flip, no contact, no deadlock, and the cell finishes
-/// sooner than with one arm at a time in the shared zone.
+/// no stop of the checks (so none within the settle time of a release), no
+/// contact, no deadlock, and the cell finishes sooner than with one arm at
+/// a time in the shared zone.
 #[test]
 fn two_ur10s_on_crossing_plans_take_turns_by_holds_alone() {
     let (cell, _dir) =
