@@ -186,6 +186,10 @@ struct SimulateArgs {
     /// Arms at their plan's start (or setting off) give way to lower ones on their way (`give_way_at_start`).
     #[arg(long)]
     give_way: bool,
+    /// Priority alone decides, even where a lower arm on its way is caught in a higher one's increment
+    /// (`give_way_when_caught` false).
+    #[arg(long)]
+    strict_priority: bool,
     /// A robot in a higher one's way goes on where its increment ahead is clear (`go_on_when_clear`).
     #[arg(long)]
     go_on: bool,
@@ -358,6 +362,7 @@ fn simulate_arms(a: &SimulateArgs, base: &workcell::Workcell) -> Result<(), AnyE
         obey_scaling: a.obey_scaling || a.crossing,
         obey_grants: a.crossing || a.obey_scaling,
         give_way: a.give_way,
+        strict_priority: a.strict_priority,
         go_on: a.go_on,
         boost_after_s: a.boost_after.filter(|s| s.is_finite() && *s > 0.0),
         swept: a.swept,

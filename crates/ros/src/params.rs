@@ -78,6 +78,10 @@ pub struct NodeParams {
     /// from it) gives way to a lower one already on its way through its
     /// increment.
     pub give_way_at_start: bool,
+    /// `give_way_when_caught`: otherwise, a robot at its plan's start (or
+    /// setting off) gives way to a lower one on its way that can no longer
+    /// stop short of its increment.
+    pub give_way_when_caught: bool,
     /// `go_on_when_clear`: a robot standing in a higher one's increment
     /// goes on instead of backing away where its increment meets only
     /// what that one claims.
@@ -115,6 +119,7 @@ impl Default for NodeParams {
             starvation_s: 10.0,
             priority_boost_after_s: 0.0,
             give_way_at_start: false,
+            give_way_when_caught: true,
             go_on_when_clear: false,
             cloud_timeout_s: 0.0,
             cloud_policy_stops: true,
@@ -314,6 +319,9 @@ pub const PARAMS: &[ParamSpec] = &[
     spec!("give_way_at_start", Kind::Bool, "false", NextCycle,
         "A robot at its plan's start, or setting off from it (its first 0.5 s of plan time, while it can still stop short of the other's increment), waits for a lower one already on its way through its increment (until that one stands still or its plan ends) instead of sending it back; false: priority alone decides.",
         get: |p, c| p.give_way_at_start, set: |p, v| p.give_way_at_start = v.as_bool() == Some(true)),
+    spec!("give_way_when_caught", Kind::Bool, "true", NextCycle,
+        "With give_way_at_start false: a robot at its plan's start, or setting off from it (once per plan, while it can still stop short), waits for a lower one already on its way that can no longer stop short of its increment (its stopping path reaches into it) instead of sending it back (it would hold for its retreat all the same); false: priority alone decides there too.",
+        get: |p, c| p.give_way_when_caught, set: |p, v| p.give_way_when_caught = v.as_bool() == Some(true)),
     spec!("go_on_when_clear", Kind::Bool, "false", NextCycle,
         "A robot standing in the increment of a higher one goes on (and goes first until its plan is done) instead of backing away, where its increment meets only what that one claims, not where it stands or is committed to go; false: it backs away, as the method has it.",
         get: |p, c| p.go_on_when_clear, set: |p, v| p.go_on_when_clear = v.as_bool() == Some(true)),

@@ -61,6 +61,9 @@ pub struct SimOptions {
     pub obey_grants: bool,
     /// Arms at their plan's start give way ([`ArbitrationPolicy::give_way_at_start`]).
     pub give_way: bool,
+    /// Priority alone decides where a lower arm is caught in a higher
+    /// one's increment ([`ArbitrationPolicy::give_way_when_caught`] off).
+    pub strict_priority: bool,
     /// [`ArbitrationPolicy::go_on_when_clear`].
     pub go_on: bool,
     /// [`ArbitrationPolicy::boost_after_s`] (`None`: the cell's).
@@ -96,6 +99,7 @@ impl Default for SimOptions {
             swept: false,
             obey_grants: false,
             give_way: false,
+            strict_priority: false,
             go_on: false,
             boost_after_s: None,
             physics: false,
@@ -147,7 +151,12 @@ impl Sim {
         guard.set_time_matched(!opts.swept);
         let policy = guard.arbitration_policy();
         let boost_after_s = opts.boost_after_s.or(policy.boost_after_s);
-        let p = ArbitrationPolicy { give_way_at_start: opts.give_way, go_on_when_clear: opts.go_on, ..policy };
+        let p = ArbitrationPolicy {
+            give_way_at_start: opts.give_way,
+            give_way_when_caught: policy.give_way_when_caught && !opts.strict_priority,
+            go_on_when_clear: opts.go_on,
+            ..policy
+        };
         guard.set_arbitration_policy(ArbitrationPolicy { boost_after_s, ..p });
         if let Some(slow_down_m) = opts.slow_down_m {
             guard.set_command_policy(CommandPolicy { slow_down_m, ..guard.command_policy() });

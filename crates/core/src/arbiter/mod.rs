@@ -42,7 +42,11 @@
 //!   an interlock gives a zone to the robot inside it. The other goes just
 //!   before it in the order until it stands still or its plan ends
 //!   (otherwise it would be stopped in the way and sent back, only to come
-//!   again).
+//!   again). With [`Arbiter::set_give_way_when_caught`] alone it gives way
+//!   only to one **caught** in its increment: one whose committed samples
+//!   (where it cannot help going) meet it. Sent back, that one would brake
+//!   in the way and back away through it while this one held all the same;
+//!   let through, it clears the way sooner.
 //!
 //! - a robot does not enter **the way ahead** of a robot above it that
 //!   proceeds: the stretch of that one's plan past its increment
@@ -250,10 +254,17 @@ pub struct Arbiter {
     giving_way: Vec<Option<u16>>,
     /// Whether robots at their start give way ([`Arbiter::set_give_way`]).
     give_way: bool,
+    /// Whether they give way to robots caught in their increment
+    /// ([`Arbiter::set_give_way_when_caught`]).
+    give_way_caught: bool,
     /// Per robot: it has given way once while setting off on this plan
     /// (it does so once: two robots setting off could otherwise take turns
     /// sending each other back for ever). Cleared while it is off plan.
     gave_way_setting_off: Vec<bool>,
+    /// Per ordered pair `r * n + o`: `o` was under way on its plan (moving,
+    /// past its start) the last time `r` stood at its plan's start (a
+    /// robot caught in `r`'s increment is given way to only then).
+    under_way: Vec<bool>,
     /// Which sample of a robot's increment meets which sample of the way
     /// ahead of a robot above it (set for the pair as (lower, sample,
     /// higher, sample) only): [`Arbiter::ahead_mut`].
@@ -276,7 +287,9 @@ impl Arbiter {
             backing_before: vec![None; n],
             giving_way: vec![None; n],
             give_way: false,
+            give_way_caught: false,
             gave_way_setting_off: vec![false; n],
+            under_way: vec![false; n * n],
             ahead: Conflicts::new(n),
             ahead_for: vec![false; n * n],
         }
@@ -318,7 +331,7 @@ impl Arbiter {
         // Highest priority first; ties to the lower index.
         self.order
             .sort_unstable_by(|&a, &b| offers[b as usize].priority.cmp(&offers[a as usize].priority).then(a.cmp(&b)));
-        if self.give_way {
+        if self.give_way || self.give_way_caught {
             self.give_way(offers, conflicts);
         }
         for r in 0..n {
@@ -432,7 +445,20 @@ impl Arbiter {
     /// alone decides).
     pub fn set_give_way(&mut self, on: bool) {
         self.give_way = on;
-        if !on {
+        if !self.give_way && !self.give_way_caught {
+            self.giving_way.fill(None);
+        }
+    }
+
+    /// Whether a robot at its plan's start (or setting off from it) gives
+    /// way to a lower one already on its way that can no longer stop short
+    /// of its increment, where giving way is off otherwise (off by default
+    /// here; the guard turns it on: [`Offer::committed`] of that one meets
+    /// its increment, and it would be held while that one brakes and backs
+    /// away all the same).
+    pub fn set_give_way_when_caught(&mut self, on: bool) {
+        self.give_way_caught = on;
+        if !self.give_way && !self.give_way_caught {
             self.giving_way.fill(None);
         }
     }
@@ -442,6 +468,8 @@ impl Arbiter {
     /// the one giving way (`order` sorted by priority on entry).
     fn give_way(&mut self, offers: &[Offer], conflicts: &Conflicts) {
         let n = offers.len();
+        // Giving way off: only to a robot caught in its increment.
+        let narrow = !self.give_way;
         let on_its_way = |o: usize| offers[o].planned && !offers[o].still && offers[o].samples > 0;
         for (r, &me) in offers.iter().enumerate() {
             if let Some(o) = self.giving_way[r] {
@@ -453,6 +481,11 @@ impl Arbiter {
             if !me.planned {
                 self.gave_way_setting_off[r] = false;
             }
+            if !me.planned || me.at_start {
+                for (o, u) in self.under_way[r * n..(r + 1) * n].iter_mut().enumerate() {
+                    *u = me.planned && o != r && on_its_way(o) && !offers[o].at_start;
+                }
+            }
             let setting_off = me.setting_off && !me.at_start && !self.gave_way_setting_off[r];
             if self.giving_way[r].is_some() || !(me.planned && (me.at_start || setting_off) && me.samples > 0) {
                 continue;
@@ -461,11 +494,17 @@ impl Arbiter {
             let Some(at) = pos(r) else { continue };
             // Setting off, it can still stop short of the other's increment.
             let stops_short = |o: usize| me.at_start || (0..=me.committed).all(|i| conflicts.row(r, i, o) == 0);
+            // It can no longer stop short of this one's increment (its
+            // committed samples meet it), and it was under way while this
+            // one stood at its start (two setting off together: priority
+            // decides).
+            let under_way = &self.under_way[r * n..(r + 1) * n];
+            let caught = |o: usize| under_way[o] && conflicts.first_meeting(r, o, offers[o].committed).is_some();
             // The first robot below it on its way whose increment meets its own.
             self.giving_way[r] = self.order[at + 1..]
                 .iter()
                 .map(|&o| o as usize)
-                .find(|&o| on_its_way(o) && conflicts.count(r, o) > 0 && stops_short(o))
+                .find(|&o| on_its_way(o) && conflicts.count(r, o) > 0 && stops_short(o) && (!narrow || caught(o)))
                 .map(|o| o as u16);
             if self.giving_way[r].is_some() && !me.at_start {
                 self.gave_way_setting_off[r] = true;

@@ -364,3 +364,46 @@ fn a_robot_holds_at_the_edge_of_the_way_ahead_of_one_above_unless_committed_into
     d.decide(&[offer(9, 2), offer(1, 2)], &c, &mut g);
     assert_eq!((g[0].state, g[1].state), (GrantState::Proceed, GrantState::Proceed));
 }
+
+#[test]
+fn a_robot_at_its_start_gives_way_only_to_one_caught_in_its_increment_that_was_under_way() {
+    let mut g = vec![Grant::NONE; 2];
+    let high_at_start = Offer { at_start: true, ..offer(9, 0) };
+    // Robot 0 (low) on its way, committed to its samples 0..=2; its
+    // sample 5 meets robot 1's sample 3: it can still stop short.
+    let mut c = Conflicts::new(2);
+    c.set(0, 5, 1, 3);
+    let mut a = Arbiter::new(2);
+    a.set_give_way_when_caught(true);
+    a.decide(&[offer(1, 2), high_at_start], &c, &mut g);
+    assert_eq!(a.giving_way(1), None, "one that can stop short is held as priority has it");
+    assert_eq!((g[0].state, g[1].state), (GrantState::Hold, GrantState::Proceed));
+    // Its committed sample 2 meets robot 1's increment: caught, it passes
+    // first and robot 1 holds at its start.
+    c.set(0, 2, 1, 4);
+    a.decide(&[offer(1, 2), high_at_start], &c, &mut g);
+    assert_eq!(a.giving_way(1), Some(0));
+    assert_eq!(g[0].state, GrantState::Proceed);
+    assert_eq!((g[1].state, g[1].held_by), (GrantState::Hold, Some(0)));
+    // Setting off from its start, it goes on giving way while robot 0 is on its way.
+    let setting_off = Offer { setting_off: true, ..offer(9, 1) };
+    a.decide(&[offer(1, 2), setting_off], &c, &mut g);
+    assert_eq!(a.giving_way(1), Some(0));
+    // Off: priority alone decides. Robot 0 is held (it cannot stop short:
+    // the stop acts) and robot 1 is held short of where robot 0 is
+    // committed to go all the same.
+    let mut a = Arbiter::new(2);
+    a.decide(&[offer(1, 2), high_at_start], &c, &mut g);
+    assert_eq!(a.giving_way(1), None);
+    assert_eq!((g[0].state, g[1].state, g[1].held_by), (GrantState::Hold, GrantState::Hold, Some(0)));
+    // Two setting off together: robot 0 was at its start too while robot 1
+    // stood at its start, so robot 1 (higher) does not give way once both
+    // are moving, caught or not.
+    let mut a = Arbiter::new(2);
+    a.set_give_way_when_caught(true);
+    let low_at_start = Offer { at_start: true, ..offer(1, 0) };
+    a.decide(&[low_at_start, high_at_start], &c, &mut g);
+    a.decide(&[Offer { setting_off: true, ..offer(1, 2) }, setting_off], &c, &mut g);
+    assert_eq!(a.giving_way(1), None);
+    assert_eq!((g[0].state, g[0].held_by), (GrantState::Hold, Some(1)));
+}

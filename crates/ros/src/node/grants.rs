@@ -63,7 +63,11 @@ impl GuardNode {
             ),
         };
         if self.guard.giving_way(r).is_some_and(|o| g.held_by == Some(o as u16)) {
-            msg.reason.push_str(" (gives way: it set off first, give_way_at_start)");
+            msg.reason.push_str(if self.guard.arbitration_policy().give_way_at_start {
+                " (gives way: it set off first, give_way_at_start)"
+            } else {
+                " (gives way: the other can no longer stop short of its increment, give_way_when_caught)"
+            });
         }
         if matches!(g.state, GrantState::Proceed | GrantState::Hold) {
             if self.guard.lifted(r).is_some() {

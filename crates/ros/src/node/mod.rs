@@ -222,6 +222,7 @@ pub fn arbitration_of(p: &NodeParams) -> ArbitrationPolicy {
         starvation_s: p.starvation_s,
         boost_after_s: (boost > 0.0).then_some(boost),
         give_way_at_start: p.give_way_at_start,
+        give_way_when_caught: p.give_way_when_caught,
         go_on_when_clear: p.go_on_when_clear,
     }
 }

@@ -124,6 +124,14 @@ pub struct ArbitrationPolicy {
     /// through its increment (the arbiter's module text); `false`:
     /// priority alone decides, as the method has it.
     pub give_way_at_start: bool,
+    /// With `give_way_at_start` off: a robot at its plan's start, or
+    /// setting off from it (once per plan, while it can still stop short),
+    /// gives way to a lower one already on its way that can no longer stop
+    /// short of its increment (that one's stopping path reaches into it).
+    /// Sent back, that one brakes in the way and backs away through the
+    /// increment while this one holds all the same; let through, it clears
+    /// it sooner. `false`: priority alone decides there too.
+    pub give_way_when_caught: bool,
     /// A robot standing in the increment of a higher one goes on (it is
     /// lifted over it: [`Guard::lifted`]) instead of backing away, where
     /// its increment meets only what that one claims, not where it stands
@@ -136,7 +144,13 @@ pub struct ArbitrationPolicy {
 
 impl Default for ArbitrationPolicy {
     fn default() -> Self {
-        ArbitrationPolicy { starvation_s: 10.0, boost_after_s: None, give_way_at_start: false, go_on_when_clear: false }
+        ArbitrationPolicy {
+            starvation_s: 10.0,
+            boost_after_s: None,
+            give_way_at_start: false,
+            give_way_when_caught: true,
+            go_on_when_clear: false,
+        }
     }
 }
 
@@ -356,6 +370,7 @@ impl Arbitration {
         self.backed_at.iter_mut().for_each(|t| *t = f64::NEG_INFINITY);
         self.arbiter = Arbiter::new(n);
         self.arbiter.set_give_way(self.policy.give_way_at_start);
+        self.arbiter.set_give_way_when_caught(self.policy.give_way_when_caught);
     }
 }
 
@@ -367,7 +382,8 @@ impl Guard {
     }
 
     /// The robot `robot` gives way to this cycle (lower, and already on
-    /// its way through its increment: [`ArbitrationPolicy::give_way_at_start`]).
+    /// its way through its increment: [`ArbitrationPolicy::give_way_at_start`],
+    /// or caught in it: [`ArbitrationPolicy::give_way_when_caught`]).
     pub fn giving_way(&self, robot: usize) -> Option<usize> {
         self.arbitration.arbiter.giving_way(robot)
     }
@@ -408,6 +424,7 @@ impl Guard {
     pub fn set_arbitration_policy(&mut self, p: ArbitrationPolicy) {
         self.arbitration.policy = p;
         self.arbitration.arbiter.set_give_way(p.give_way_at_start);
+        self.arbitration.arbiter.set_give_way_when_caught(p.give_way_when_caught);
     }
 
     /// How long robots may wait before they are named starving.
