@@ -297,7 +297,7 @@ def run(seen, proc, node_log, transport):
     PEER = Peer()
     import rclpy
     from rclpy.parameter import Parameter
-    from rcl_interfaces.srv import SetParameters, DescribeParameters
+    from rcl_interfaces.srv import SetParameters, DescribeParameters, GetParameters
     from std_msgs.msg import Bool
     from std_srvs.srv import Trigger
     from diagnostic_msgs.msg import DiagnosticArray
@@ -476,6 +476,21 @@ def run(seen, proc, node_log, transport):
                           "ranges": [[x.from_value, x.to_value] for x in d.floating_point_range]}
     expect("slow" in d.description.lower() or "scaling" in d.description.lower(),
            "no description in the descriptor: %r" % d.description)
+
+    # 4a. the arbitration's switches: giving way to a robot caught in the
+    # increment is on by default (giving way more widely off), and can be
+    # switched off at run time
+    getp = me.create_client(GetParameters, "/workcell_guard/get_parameters")
+    before = call(getp, GetParameters.Request(names=["give_way_when_caught", "give_way_at_start"]))
+    off = call(setp, SetParameters.Request(
+        parameters=[Parameter("give_way_when_caught", value=False).to_parameter_msg()]))
+    after = call(getp, GetParameters.Request(names=["give_way_when_caught"]))
+    seen["give_way_when_caught"] = [[v.bool_value for v in before.values], off.results[0].successful,
+                                    after.values[0].bool_value]
+    expect([v.bool_value for v in before.values] == [True, False],
+           "give_way_when_caught / give_way_at_start not true / false by default: %r" % before.values)
+    expect(off.results[0].successful and not after.values[0].bool_value,
+           "give_way_when_caught not switched off: %s" % off.results[0].reason)
 
     # 4b. a stream of refused joint states, throttled in the log
     def refusals():
