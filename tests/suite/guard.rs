@@ -34,9 +34,10 @@ proptest! {
             prop_assert!(h.insert(s.0, s.1, s.2, s.3, i as u32));
         }
         h.assert_invariants();
+        let sealed = h.seal();
         for s in &b {
             let mut got = Vec::new();
-            h.for_each_near(s.0, s.1, s.2, s.3, threshold, |l, g| got.push((l, g)));
+            sealed.for_each_near(s.0, s.1, s.2, s.3, threshold, |l, g| got.push((l, g)));
             got.sort_by_key(|x| x.0);
             let mut want = Vec::new();
             for (i, t) in a.iter().enumerate() {
@@ -393,7 +394,7 @@ fn the_same_inputs_give_the_same_decisions() {
 /// Episodes for the closed-loop test: `WG_SIM_EPISODES` (CI runs the
 /// default; the 10,000-episode run is `workcell_guard simulate`).
 fn episodes() -> usize {
-    std::env::var("WG_SIM_EPISODES").ok().and_then(|v| v.parse().ok()).unwrap_or(600)
+    std::env::var("WG_SIM_EPISODES").ok().and_then(|v| v.parse().ok()).unwrap_or(300)
 }
 
 #[test]

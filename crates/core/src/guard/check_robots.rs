@@ -379,7 +379,7 @@ fn check_pair(
     if robots.hash.is_empty() {
         return;
     }
-    let mut finds = PairFinds::new(arms, ia, ib, stop_reach);
+    let (sealed, mut finds) = (robots.hash.seal(), PairFinds::new(arms, ia, ib, stop_reach));
     for bi in 0..b.scratch.forecast.n_cfg.div_ceil(BATCH) {
         let batch = &b.scratch.posed.batches[bi];
         for sl in 0..b.model.slots {
@@ -404,7 +404,7 @@ fn check_pair(
                 }
                 let (arms, matrix, allowed) = (&*arms, checked.matrix, checked.allowed);
                 let exact = &mut *exact;
-                robots.hash.for_each_near(at[0], at[1], at[2], b.scratch.posed.inflated_r[sl], reach, |label, gap| {
+                sealed.for_each_near(at[0], at[1], at[2], b.scratch.posed.inflated_r[sl], reach, |label, gap| {
                     let lane_a = label as usize % BATCH;
                     let rest = label as usize / BATCH;
                     let (bia, sla) = (rest / slots_a, rest % slots_a);
