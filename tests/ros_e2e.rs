@@ -256,7 +256,6 @@ fn platen_units_on_crossing_paths_take_turns_by_their_grants_over_dds() {
 /// answers, and refuses an unknown robot (tests/peer/arbitration.py).
 #[test]
 fn two_arms_with_crossing_plans_take_turns_by_their_grants_over_dds() {
-    let repo = common::repo();
     let v = run_script("arbitration.py", &["--obey-scaling".to_string()]);
     // Each change of a flag or a scaling: [seconds since the plans, value].
     let changes = |key: &str, arm: usize| -> Vec<(f64, f64)> {
@@ -284,11 +283,7 @@ fn two_arms_with_crossing_plans_take_turns_by_their_grants_over_dds() {
     let raised = right_stops.iter().filter(|r| r.1 == 1.0).count();
     assert!(raised <= 1, "the lower arm's stop flag flipped ({raised} times set): {right_stops:?}");
     assert!(least(&right_scaling) < 1.0, "the lower arm was never slowed for the higher one: {right_scaling:?}");
-    let cell = workcell::load(&repo.join("config/workcell.yaml")).unwrap();
-    let arms = Arms::new(&cell);
-    let q = |x: &serde_json::Value| -> Vec<f64> { x.as_array().unwrap().iter().map(|a| a.as_f64().unwrap()).collect() };
-    let samples = v["samples"].as_array().unwrap();
-    let least = samples.iter().map(|s| arms.gap(&q(&s[1]), &q(&s[2]))).fold(f64::INFINITY, f64::min);
+    let (arms, least) = least_exact_gap(&v);
     // Unguarded, at the same plan time, they meet.
     let met = (0..=100).map(|k| k as f64 * 0.02).map(|s| {
         let u = (s / 2.0_f64).min(1.0);
@@ -298,6 +293,39 @@ fn two_arms_with_crossing_plans_take_turns_by_their_grants_over_dds() {
     let unguarded = met.fold(f64::INFINITY, f64::min);
     println!("finished at {} s; least exact gap {least:.4} m; unguarded {unguarded:.4} m", v["finished"]);
     assert_eq!(unguarded, 0.0, "the scenario must lead to contact without arbitration");
+    assert!(least > 0.0, "the arms touched (least exact gap {least} m)");
+}
+
+/// The arms of the sample cell, and the least exact distance between
+/// them over the configurations a peer published (its log's `samples`).
+fn least_exact_gap(v: &serde_json::Value) -> (Arms, f64) {
+    let arms = Arms::new(&workcell::load(&common::repo().join("config/workcell.yaml")).unwrap());
+    let q = |x: &serde_json::Value| -> Vec<f64> { x.as_array().unwrap().iter().map(|a| a.as_f64().unwrap()).collect() };
+    let samples = v["samples"].as_array().unwrap();
+    let least = samples.iter().map(|s| arms.gap(&q(&s[1]), &q(&s[2]))).fold(f64::INFINITY, f64::min);
+    (arms, least)
+}
+
+/// arm_right (priority 10) sets off across the front; 0.72 s later,
+/// while it crosses, arm_left (20) is given its plan the other way
+/// (tests/peer/arbitration.py --late). Too near to stop short of arm_left's
+/// first increment, arm_right goes on, never stopped nor sent back;
+/// arm_left, at its plan's start, gives way and says so in its grant's
+/// reason (`give_way_when_caught`); both finish, arm_right first, apart.
+#[test]
+fn a_higher_arm_given_its_plan_while_a_lower_one_crosses_lets_it_pass_over_dds() {
+    let v = run_script("arbitration.py", &["--obey-scaling".to_string(), "--late".to_string(), "0.72".to_string()]);
+    let rows = |arm: usize| v["grant_changes"][0][arm].as_array().unwrap().clone();
+    let reasons: Vec<String> = rows(0).iter().map(|r| r[6].as_str().unwrap().to_string()).collect();
+    println!(
+        "arm_left's grants: {reasons:?}; arm_right's stop flag: {}, its speed scaling: {}",
+        v["stop_changes"][0][1], v["scaling_changes"][0][1]
+    );
+    assert!(reasons.iter().any(|r| r.contains("give_way_when_caught")), "arm_left never gave way: {reasons:?}");
+    assert!(rows(1).iter().all(|r| r[1] != 2), "arm_right was sent back: {:?}", rows(1));
+    let right_stops = v["stop_changes"][0][1].as_array().unwrap();
+    assert!(right_stops.iter().all(|r| r[1] == false), "arm_right was stopped: {right_stops:?}; {}", v["node_stops"]);
+    let (_, least) = least_exact_gap(&v);
     assert!(least > 0.0, "the arms touched (least exact gap {least} m)");
 }
 

@@ -26,6 +26,9 @@ both arms' drivers and executors:
      slowed, the lower one's flag never flipping back);
   4. a late-joining reader of `arm_right/grant` gets its latest grant
      (DONE), not an old HOLD.
+With --late S, steps 2 and 4 are left out and step 3's plans go out apart:
+arm_right's first, arm_left's S seconds later, while arm_right crosses;
+arm_right must finish first (arm_left gives way to it).
 Exits non-zero, saying why, on the first failed expectation; writes every
 published configuration and the grants seen to --out (JSON), from which
 the Rust test checks the arms never touched (exact geometry).
@@ -57,6 +60,15 @@ PROCEED, HOLD, BACK_AWAY, DONE, NO_PLAN = 0, 1, 2, 3, 4
 OBEY_SCALING = "--obey-scaling" in sys.argv
 if OBEY_SCALING:
     sys.argv.remove("--obey-scaling")
+# With --late S, one round instead of steps 2 to 4: arm_right's plan goes
+# out first and arm_left's S seconds later, while arm_right crosses: too
+# near to stop short of arm_left's first increment, arm_right goes on and
+# arm_left, standing at its plan's start, gives way (give_way_when_caught).
+LATE_S = None
+if "--late" in sys.argv:
+    k = sys.argv.index("--late")
+    LATE_S = float(sys.argv[k + 1])
+    del sys.argv[k:k + 2]
 
 
 class Fail(Exception):
@@ -200,9 +212,10 @@ def main():
         if not past or past[-1][1:5] != row[1:5]:
             past.append(row)
 
-    def round_trip(arms, first, last):
-        """Publishes `arms`' plans and moves each as granted until both
-        finish; `first` must finish first, `last`'s grants must name it."""
+    def round_trip(arms, first, last, delays=(0.0, 0.0)):
+        """Publishes `arms`' plans, arm i's `delays[i]` seconds after the
+        round starts, and moves each as granted until both finish; `first`
+        must finish first, `last`'s grants must name it."""
         held_since = None
         # The plans' points made first: under load, making them between two
         # joint states left a gap past the node's watchdog, and the round
@@ -225,10 +238,20 @@ def main():
             time.sleep(DT)
         for i in range(2):
             ex[i] = Executor(arms[i])
-        plan_stamp = t.stamp(time.time())
-        for i, m in enumerate(arms):
-            publish(time.time())
-            plans[i].write(t.JointTrajectory(header=t.Header(stamp=plan_stamp), joint_names=m["joints"], points=points[i]))
+        plan_stamps = [None, None]
+
+        def send_plans(since):
+            for i, m in enumerate(arms):
+                if plan_stamps[i] is None and since >= delays[i]:
+                    # (no joint state here: one stamped just before the
+                    # round's own, at the last positions, reads as a jump)
+                    plan_stamps[i] = t.stamp(time.time())
+                    plans[i].write(t.JointTrajectory(header=t.Header(stamp=plan_stamps[i]), joint_names=m["joints"],
+                                                     points=points[i]))
+                    log["plan_sent"][i] = round(since, 4)
+
+        log["plan_sent"] = [None, None]
+        send_plans(0.0)
         publish(time.time())
         start = time.time()
         finished = [None, None]
@@ -237,9 +260,12 @@ def main():
         stop_changes, scaling_changes = [[], []], [[], []]
         while time.time() < start + 20 and None in finished:
             expect(node.poll() is None, f"the node died (exit {node.poll()})")
+            send_plans(time.time() - start)
             now = time.time()
             poll()
             for i in range(2):
+                if plan_stamps[i] is None:
+                    continue  # at rest until its plan goes out
                 note(i, now - start)
                 if not stop_changes[i] or stop_changes[i][-1][1] != bool(stops[i]):
                     stop_changes[i].append([round(now - start, 4), bool(stops[i])])
@@ -268,7 +294,7 @@ def main():
         names = [m["name"] for m in ARMS]
         expect(None not in finished, f"an arm did not finish within 20 s: {finished}")
         expect(finished[first] < finished[last], f"{names[first]} did not finish first: {finished}")
-        expect(stamps_seen == {(plan_stamp.sec, plan_stamp.nanosec)}, f"plan stamps in the grants {stamps_seen}")
+        expect(stamps_seen == {(s.sec, s.nanosec) for s in plan_stamps}, f"plan stamps in the grants {stamps_seen}")
         yielded = [r for r in log["grants"][last] if r[3] == names[first] and r[1] in (PROCEED, HOLD, BACK_AWAY)]
         expect(yielded, f"{names[last]}'s grant never named {names[first]} as the robot it yields to")
         log["grant_changes"].append(log["grants"])
@@ -305,39 +331,43 @@ def main():
         expect(all(g.state == NO_PLAN for g in grants), f"grants at rest without plans: {[g.state for g in grants]}")
         expect(min(scalings) >= 1.0, f"speed scalings at rest without plans: {scalings}")
         expect([g.robot for g in grants] == [m["name"] for m in ARMS], f"grants name {[g.robot for g in grants]}")
-        # 2. Priorities at run time: arm_right's raised (10 -> 30) and put
-        # back (its effect on the turns is tested in process: here arm_right
-        # cannot go first, arm_left's start stands in its way); an unknown
-        # robot is refused, named.
-        r = set_priority("arm_right", 30)
-        expect(r.success and "10 -> 30" in r.message, f"set_priority refused arm_right: {r.message!r}")
-        r = set_priority("arm_right", 10)
-        expect(r.success and "30 -> 10" in r.message, f"set_priority did not take arm_right back: {r.message!r}")
-        r = set_priority("arm_middle", 5)
-        expect(not r.success and "arm_middle" in r.message, f"set_priority took an unknown robot: {r.message!r}")
-        log["set_priority_refusal"] = r.message
-        # 3. The plans, and moving as granted: arm_left (20) first.
-        round_trip(ARMS, 0, 1)
-        # 4. A late joiner gets the latest grant.
-        for _ in range(50):
-            publish(time.time())
-            time.sleep(0.01)
-        late = DataReader(dp, topics["rt/arm_right/grant"], qos=t.QOS_LATCHED)
-        got = []
-        end = time.time() + 8
-        first = None
-        while time.time() < end and not (first and time.time() > first + 1 and got[-1].state == DONE):
-            # (A transient-local writer replays its history first, up to its
-            # bound: while the late joiner acknowledges it, the writer's
-            # window is full and the newest grants are dropped, so the
-            # replay may end on an older one. Read until the current one
-            # has come, a second at least, 8 s at most.)
-            got += [g for g in late.take(N=100) if type(g).__name__ != "InvalidSample"]
-            first = first or (time.time() if got else None)
-            publish(time.time())
-            time.sleep(0.01)
-        expect(got, "a late joiner got no grant on arm_right/grant")
-        expect(got[-1].state == DONE, f"a late joiner got state {got[-1].state} ({got[-1].reason}), not DONE")
+        if LATE_S is not None:
+            # arm_right (10) sets off first; arm_left (20) lets it pass.
+            round_trip(ARMS, 1, 0, (LATE_S, 0.0))
+        else:
+            # 2. Priorities at run time: arm_right's raised (10 -> 30) and put
+            # back (its effect on the turns is tested in process: here arm_right
+            # cannot go first, arm_left's start stands in its way); an unknown
+            # robot is refused, named.
+            r = set_priority("arm_right", 30)
+            expect(r.success and "10 -> 30" in r.message, f"set_priority refused arm_right: {r.message!r}")
+            r = set_priority("arm_right", 10)
+            expect(r.success and "30 -> 10" in r.message, f"set_priority did not take arm_right back: {r.message!r}")
+            r = set_priority("arm_middle", 5)
+            expect(not r.success and "arm_middle" in r.message, f"set_priority took an unknown robot: {r.message!r}")
+            log["set_priority_refusal"] = r.message
+            # 3. The plans, and moving as granted: arm_left (20) first.
+            round_trip(ARMS, 0, 1)
+            # 4. A late joiner gets the latest grant.
+            for _ in range(50):
+                publish(time.time())
+                time.sleep(0.01)
+            late = DataReader(dp, topics["rt/arm_right/grant"], qos=t.QOS_LATCHED)
+            got = []
+            end = time.time() + 8
+            first = None
+            while time.time() < end and not (first and time.time() > first + 1 and got[-1].state == DONE):
+                # (A transient-local writer replays its history first, up to its
+                # bound: while the late joiner acknowledges it, the writer's
+                # window is full and the newest grants are dropped, so the
+                # replay may end on an older one. Read until the current one
+                # has come, a second at least, 8 s at most.)
+                got += [g for g in late.take(N=100) if type(g).__name__ != "InvalidSample"]
+                first = first or (time.time() if got else None)
+                publish(time.time())
+                time.sleep(0.01)
+            expect(got, "a late joiner got no grant on arm_right/grant")
+            expect(got[-1].state == DONE, f"a late joiner got state {got[-1].state} ({got[-1].reason}), not DONE")
         log["ok"] = True
     except Fail as e:
         log["failure"] = str(e)

@@ -15,17 +15,17 @@ use workcell_guard_core::model::SpherePoser;
 
 const DT: f64 = 0.002;
 
-fn q_left(pan: f64) -> Vec<f64> {
+pub(crate) fn q_left(pan: f64) -> Vec<f64> {
     vec![pan, 0.7, 1.1, 0.0, 0.0, 0.0, 0.02]
 }
 
-fn q_right(j1: f64) -> Vec<f64> {
+pub(crate) fn q_right(j1: f64) -> Vec<f64> {
     vec![j1, 1.2, 0.0, -0.3, 0.0, 0.0, 0.0, 0.0]
 }
 
 /// A plan turning the first joint of `at(from)` to `to` over `secs`
 /// (smooth start and stop), waypoints every 20 ms.
-fn turn(at: fn(f64) -> Vec<f64>, from: f64, to: f64, secs: f64) -> JointPlan {
+pub(crate) fn turn(at: fn(f64) -> Vec<f64>, from: f64, to: f64, secs: f64) -> JointPlan {
     let n = (secs / 0.02).round() as usize + 1;
     let (mut times, mut positions) = (Vec::new(), Vec::new());
     for i in 0..n {
@@ -42,16 +42,16 @@ fn turn(at: fn(f64) -> Vec<f64>, from: f64, to: f64, secs: f64) -> JointPlan {
 /// deceleration), never past its grant; the stop flag brakes it; a
 /// retreat runs it back along its plan at the plan's pace to the grant's
 /// retreat point.
-struct Follower {
+pub(crate) struct Follower {
     plan: JointPlan,
-    s: f64,
-    pace: f64,
+    pub(crate) s: f64,
+    pub(crate) pace: f64,
     decel: f64,
     back_to: Option<f64>,
 }
 
 impl Follower {
-    fn new(plan: JointPlan, decel: f64) -> Follower {
+    pub(crate) fn new(plan: JointPlan, decel: f64) -> Follower {
         Follower { plan, s: 0.0, pace: 0.0, decel, back_to: None }
     }
 
@@ -64,7 +64,7 @@ impl Follower {
     }
 
     /// One cycle under command `c`.
-    fn step(&mut self, c: &Command, q: &mut [f64]) {
+    pub(crate) fn step(&mut self, c: &Command, q: &mut [f64]) {
         self.step_dt(c, q, DT);
     }
 
@@ -96,7 +96,7 @@ impl Follower {
         self.plan.at_time(self.s, q);
     }
 
-    fn done(&self) -> bool {
+    pub(crate) fn done(&self) -> bool {
         self.s >= self.plan.duration_s()
     }
 }
@@ -138,7 +138,7 @@ pub(crate) fn sphere_gap(cell: &Workcell, qs: &[Vec<f64>]) -> f32 {
 /// other, its speed scaling from the grants alone (the slow-down by
 /// clearance would crawl arm_left, 37 mm from the cell where it starts);
 /// their configurations and the clock.
-fn at_rest_facing_away() -> (Guard, Vec<Vec<f64>>, f64) {
+pub(crate) fn at_rest_facing_away() -> (Guard, Vec<Vec<f64>>, f64) {
     let mut g = guard();
     g.set_command_policy(CommandPolicy { slow_down_m: 1e-3, ..g.command_policy() });
     let qs = vec![q_left(1.5), q_right(-1.5)];

@@ -16,6 +16,7 @@ mod at_start;
 mod bad_inputs;
 mod calibrate;
 mod calibrate_foreign;
+mod caught;
 mod cli;
 mod coverage;
 mod crossing;
