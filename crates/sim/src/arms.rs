@@ -27,8 +27,8 @@ use workcell_guard_core::arbiter::GrantState;
 use workcell_guard_core::cell::Workcell;
 use workcell_guard_core::field::DistanceField;
 use workcell_guard_core::guard::{
-    ArbitrationPolicy, Command, CommandPolicy, Decision, Guard, GuardError, JointStateIn, PlanState, Reason, Scope,
-    StopSource,
+    ArbitrationPolicy, ArmGrant, Command, CommandPolicy, Decision, Guard, GuardError, JointStateIn, PlanState, Reason,
+    Scope, StopSource,
 };
 use workcell_guard_core::model::coverage::Rng;
 use workcell_guard_core::model::{PosedSpheres, SpherePoser};
@@ -433,6 +433,7 @@ impl Sim {
         // When each arm was last released from a stop of the checks (not a
         // grant's hold), whether its last cycle was a hold; its priority.
         let (mut released_at, mut held_before) = (vec![f64::NEG_INFINITY; n], vec![false; n]);
+        let mut last_grant = vec![ArmGrant::NONE; n];
         let prio: Vec<i64> = self.cell.manipulators.iter().map(|m| m.priority).collect();
         let settle_s = self.guard.settings().release_hold_s;
         let mut finished_at = None;
@@ -469,6 +470,13 @@ impl Sim {
                     obey_grant(&mut arms[r], &commands[r]);
                 }
                 let held = commands[r].source == StopSource::Grant;
+                if moving && commands[r].publish_grant && !arms[r].done() {
+                    let (g, was) = (commands[r].grant, last_grant[r]);
+                    rep.grant_messages.0 += 1;
+                    let flicker = g.held_by != was.held_by && g.state == was.state;
+                    rep.grant_messages.1 += usize::from(flicker);
+                }
+                last_grant[r] = commands[r].grant;
                 if moving {
                     account(rep, (&commands[r], (r, prio[r])), &arms[r], (escaping[r], was_stopped[r]), dt);
                 }

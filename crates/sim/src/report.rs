@@ -117,6 +117,12 @@ pub struct SimReport {
     pub holds: usize,
     /// Retreats ordered (back-aways).
     pub retreats: usize,
+    /// Grant messages due while the arm had goals left (the guard's
+    /// `publish_grant`: on a change of what the message shows, its end
+    /// sliding on by a step included, and at the heartbeat), and those
+    /// among them that named another robot waited for, or none, on the
+    /// same state as the last cycle's (`held_by` changing).
+    pub grant_messages: (usize, usize),
     /// Per arm, by its index in the cell: its shares of time and its stops.
     pub per_arm: Vec<ArmShares>,
 }
@@ -209,6 +215,8 @@ impl SimReport {
         self.full_s += o.full_s;
         self.busy_s += o.busy_s;
         self.holds += o.holds;
+        self.grant_messages.0 += o.grant_messages.0;
+        self.grant_messages.1 += o.grant_messages.1;
         self.restops += o.restops;
         self.hazards += o.hazards;
         self.hazards_caught += o.hazards_caught;
@@ -338,6 +346,13 @@ impl SimReport {
             if hours > 0.0 { self.false_stops as f64 / hours } else { 0.0 },
             100.0 * self.false_stop_rate(),
             self.restops
+        );
+        let _ = writeln!(
+            o,
+            "grant messages: {} ({:.1} per arm-second with goals left), {} of them naming another robot waited for (or none) on the same state",
+            self.grant_messages.0,
+            if self.busy_s > 0.0 { self.grant_messages.0 as f64 / self.busy_s } else { 0.0 },
+            self.grant_messages.1
         );
         self.per_arm_line(&mut o);
         if self.hazards > 0 {

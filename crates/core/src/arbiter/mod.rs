@@ -262,8 +262,10 @@ pub struct Arbiter {
     /// sending each other back for ever). Cleared while it is off plan.
     gave_way_setting_off: Vec<bool>,
     /// Per ordered pair `r * n + o`: `o` was under way on its plan (moving,
-    /// past its start) the last time `r` stood at its plan's start (a
-    /// robot caught in `r`'s increment is given way to only then).
+    /// past its start) the last time `r` stood at its plan's start, and
+    /// has not been at a plan's start since (a robot caught in `r`'s
+    /// increment is given way to only then: one that began its next plan
+    /// after `r` set off came second).
     under_way: Vec<bool>,
     /// Which sample of a robot's increment meets which sample of the way
     /// ahead of a robot above it (set for the pair as (lower, sample,
@@ -484,6 +486,12 @@ impl Arbiter {
             if !me.planned || me.at_start {
                 for (o, u) in self.under_way[r * n..(r + 1) * n].iter_mut().enumerate() {
                     *u = me.planned && o != r && on_its_way(o) && !offers[o].at_start;
+                }
+            } else {
+                // One at its start now begins a plan it was not under way
+                // on while this one stood at its own.
+                for (o, u) in self.under_way[r * n..(r + 1) * n].iter_mut().enumerate() {
+                    *u = *u && !offers[o].at_start;
                 }
             }
             let setting_off = me.setting_off && !me.at_start && !self.gave_way_setting_off[r];

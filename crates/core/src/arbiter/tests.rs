@@ -407,3 +407,37 @@ fn a_robot_at_its_start_gives_way_only_to_one_caught_in_its_increment_that_was_u
     assert_eq!(a.giving_way(1), None);
     assert_eq!((g[0].state, g[0].held_by), (GrantState::Hold, Some(1)));
 }
+
+#[test]
+fn a_robot_setting_off_does_not_give_way_to_one_that_began_its_next_plan_after_it() {
+    let mut g = vec![Grant::NONE; 2];
+    // Robot 0 (low) on its way while robot 1 (high) stands at its start;
+    // robot 0 can stop short of robot 1's increment.
+    let mut c = Conflicts::new(2);
+    c.set(0, 5, 1, 3);
+    let mut a = Arbiter::new(2);
+    a.set_give_way_when_caught(true);
+    a.decide(&[offer(1, 2), Offer { at_start: true, ..offer(9, 0) }], &c, &mut g);
+    assert_eq!(a.giving_way(1), None);
+    // Robot 1 sets off; robot 0 ends that plan and stands at its next
+    // one's start, in robot 1's increment (where it stands meets it).
+    let setting_off = Offer { setting_off: true, ..offer(9, 1) };
+    c.set(0, 0, 1, 4);
+    let low_at_start = Offer { at_start: true, ..offer(1, 0) };
+    a.decide(&[low_at_start, setting_off], &c, &mut g);
+    // It came second: robot 1 goes on, robot 0 waits at its start.
+    assert_eq!(a.giving_way(1), None);
+    assert_eq!((g[0].state, g[0].held_by, g[1].state), (GrantState::Hold, Some(1), GrantState::Proceed));
+    a.decide(&[low_at_start, setting_off], &c, &mut g);
+    assert_eq!((a.giving_way(1), g[1].state), (None, GrantState::Proceed));
+    // Had robot 0 still been under way on the plan it was on, caught
+    // there, robot 1 would have let it through.
+    let mut b = Arbiter::new(2);
+    b.set_give_way_when_caught(true);
+    let mut c = Conflicts::new(2);
+    c.set(0, 5, 1, 3);
+    b.decide(&[offer(1, 2), Offer { at_start: true, ..offer(9, 0) }], &c, &mut g);
+    c.set(0, 2, 1, 4);
+    b.decide(&[offer(1, 2), setting_off], &c, &mut g);
+    assert_eq!(b.giving_way(1), Some(0));
+}
