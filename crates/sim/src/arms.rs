@@ -142,6 +142,16 @@ pub(crate) struct Contacts {
     pub(crate) min: f64,
 }
 
+impl Contacts {
+    /// Counts one cycle's contacts and least clearance into `rep`.
+    fn tally(&self, rep: &mut SimReport) {
+        rep.min_clearance_m = rep.min_clearance_m.min(self.min);
+        rep.contacts_cell += usize::from(self.cell);
+        rep.contacts_robot += usize::from(self.robot);
+        rep.contacts_self += usize::from(self.selfc);
+    }
+}
+
 impl Sim {
     /// A simulation of `cell` (field built here, collision matrix from `matrix_cache`).
     pub fn new(cell: Workcell, opts: SimOptions, matrix_cache: Option<&std::path::Path>) -> Result<Sim, GuardError> {
@@ -470,13 +480,7 @@ impl Sim {
                     obey_grant(&mut arms[r], &commands[r]);
                 }
                 let held = commands[r].source == StopSource::Grant;
-                if moving && commands[r].publish_grant && !arms[r].done() {
-                    let (g, was) = (commands[r].grant, last_grant[r]);
-                    rep.grant_messages.0 += 1;
-                    let flicker = g.held_by != was.held_by && g.state == was.state;
-                    rep.grant_messages.1 += usize::from(flicker);
-                }
-                last_grant[r] = commands[r].grant;
+                rep.note_grant(&commands[r], &mut last_grant[r], moving && !arms[r].done());
                 if moving {
                     account(rep, (&commands[r], (r, prio[r])), &arms[r], (escaping[r], was_stopped[r]), dt);
                 }
@@ -522,10 +526,7 @@ impl Sim {
                     c.min, c.cell, c.robot, c.selfc, self.arm_min
                 );
             }
-            rep.min_clearance_m = rep.min_clearance_m.min(c.min);
-            rep.contacts_cell += usize::from(c.cell);
-            rep.contacts_robot += usize::from(c.robot);
-            rep.contacts_self += usize::from(c.selfc);
+            c.tally(rep);
         }
         match finished_at {
             Some(t) => {

@@ -2,6 +2,7 @@
 //! summary as a person reads it.
 
 use std::fmt::Write;
+use workcell_guard_core::guard::{ArmGrant, Command};
 
 /// What one or more episodes did.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -347,13 +348,7 @@ impl SimReport {
             100.0 * self.false_stop_rate(),
             self.restops
         );
-        let _ = writeln!(
-            o,
-            "grant messages: {} ({:.1} per arm-second with goals left), {} of them naming another robot waited for (or none) on the same state",
-            self.grant_messages.0,
-            if self.busy_s > 0.0 { self.grant_messages.0 as f64 / self.busy_s } else { 0.0 },
-            self.grant_messages.1
-        );
+        self.grant_line(&mut o);
         self.per_arm_line(&mut o);
         if self.hazards > 0 {
             let _ = writeln!(
@@ -394,6 +389,27 @@ impl SimReport {
             );
         }
         o
+    }
+
+    /// The grant messages' line of the summary.
+    fn grant_line(&self, o: &mut String) {
+        let _ = writeln!(
+            o,
+            "grant messages: {} ({:.1} per arm-second with goals left), {} of them naming another robot waited for (or none) on the same state",
+            self.grant_messages.0,
+            if self.busy_s > 0.0 { self.grant_messages.0 as f64 / self.busy_s } else { 0.0 },
+            self.grant_messages.1
+        );
+    }
+
+    /// Counts a cycle's grant message for an arm (`counted`: moving, with
+    /// goals left), against `last`, its grant the cycle before (updated).
+    pub(crate) fn note_grant(&mut self, c: &Command, last: &mut ArmGrant, counted: bool) {
+        if counted && c.publish_grant {
+            self.grant_messages.0 += 1;
+            self.grant_messages.1 += usize::from(c.grant.held_by != last.held_by && c.grant.state == last.state);
+        }
+        *last = c.grant;
     }
 
     /// The shares of busy time and the stops per arm, on one line (none
@@ -495,6 +511,27 @@ fn seed_list(o: &mut String, what: &str, seeds: &[u64]) {
 #[cfg(test)]
 mod tests {
     use super::SimReport;
+    use workcell_guard_core::arbiter::GrantState;
+    use workcell_guard_core::guard::{ArmGrant, Command};
+
+    #[test]
+    fn grant_messages_are_counted_while_counted_and_a_changed_robot_waited_for_told_apart() {
+        let grant = |state, held_by| ArmGrant { state, held_by, ..ArmGrant::NONE };
+        let sent = |g: ArmGrant, publish_grant| Command { grant: g, publish_grant, ..Command::START };
+        let (mut rep, mut last) = (SimReport::default(), ArmGrant::NONE);
+        let proceed_short = grant(GrantState::Proceed, Some(0));
+        // Not counted (standing before the episode moves): remembered all the same.
+        rep.note_grant(&sent(proceed_short, true), &mut last, false);
+        assert_eq!((rep.grant_messages, last), ((0, 0), proceed_short));
+        // The same state, another robot waited for (none): a change of held_by.
+        rep.note_grant(&sent(grant(GrantState::Proceed, None), true), &mut last, true);
+        // Not due: not a message.
+        rep.note_grant(&sent(proceed_short, false), &mut last, true);
+        // Due, another state: a message, not a change of held_by.
+        rep.note_grant(&sent(grant(GrantState::Hold, Some(1)), true), &mut last, true);
+        assert_eq!(rep.grant_messages, (2, 1));
+        assert!(rep.summary(2, 0.002).contains("grant messages: 2 "));
+    }
 
     #[test]
     fn the_summary_lists_the_seeds_of_episodes_with_a_flip_lowest_first() {
