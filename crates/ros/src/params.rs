@@ -36,7 +36,7 @@ pub struct NodeParams {
     /// a second either way (but to 0 at once on a stop), default 4.
     pub speed_scaling_rate: f64,
     /// `escape_speed_scaling`: the speed scaling of a robot let go on is at
-    /// least this, default 0.25 (only a stop, its grant or a creep bring it lower).
+    /// least this, default 0.25 (only a stop or its grant bring it lower).
     pub escape_speed_scaling: f64,
     /// `latch_stops`: a proximity stop (cell, robot, self) stays until the
     /// `~/reset_stop` service releases it, default false.
@@ -290,7 +290,7 @@ pub const PARAMS: &[ParamSpec] = &[
         "Speed scaling changes by at most this much a second, up or down (a controller's ramp); a stop still drops it to 0 at once and it never exceeds the grant's, 1/s.",
         get: |p, c| p.speed_scaling_rate, set: |p, v| p.speed_scaling_rate = num(v)),
     spec!("escape_speed_scaling", range(0.0, 1.0), "0.25", NextCycle,
-        "Speed scaling of a robot the guard lets go on at least this, whatever its stopping path approaches (a robot that must get somewhere never stands unstopped); only a stop, its grant, or a creep bring it lower (at most 0.05, let go beside the robot that stopped it while not moving away from it).",
+        "Speed scaling of a robot the guard lets go on at least this, whatever its stopping path approaches (a robot that must get somewhere never stands unstopped); only a stop or its grant bring it lower.",
         get: |p, c| p.escape_speed_scaling, set: |p, v| p.escape_speed_scaling = num(v)),
     spec!("stop_heartbeat_s", range(0.0, 60.0), "1", NextCycle,
         "A stop goes out when it changes and this often while it does not, s (0: every cycle).",

@@ -6,6 +6,7 @@
 //! value the check uses (conservative), `exact_cell_clearance…` parry3d's
 //! exact distance for oracles and refinement.
 
+use super::track::APPROACH_SCALING_EPS_M;
 use super::*;
 use crate::model::exact::LinkShape;
 
@@ -243,6 +244,7 @@ fn check_arm(cell: &CellCheck, arm: &mut Arm, ri: usize, matrix: &CollisionMatri
     let (refine_below, look) = cell_look(arm, lim);
     let n_cfg = arm.scratch.forecast.n_cfg;
     arm.scratch.look.now_c.fill(f32::INFINITY);
+    arm.scratch.look.now_exact.fill(f32::NAN);
     note_fixed_links(cell, arm, ri, matrix, lim);
     for bi in 0..n_cfg.div_ceil(BATCH) {
         let lanes_here = (n_cfg - bi * BATCH).min(BATCH);
@@ -292,13 +294,17 @@ fn check_arm(cell: &CellCheck, arm: &mut Arm, ri: usize, matrix: &CollisionMatri
                         c0
                     };
                     least = if c.is_nan() { c } else { least.min(c) };
-                    let scratch = &mut arm.scratch;
                     if k == 0 {
-                        scratch.look.now_c[sl] = c;
+                        arm.scratch.look.now_c[sl] = c;
                     } else {
-                        scratch.track.approach(0, scratch.look.now_c[sl], c);
+                        let (now, later) = if refine_ok {
+                            exact_approach(cell, arm, (bi, sl, lane, global_link), c, lim)
+                        } else {
+                            (arm.scratch.look.now_c[sl], c)
+                        };
+                        arm.scratch.track.approach(0, now, later);
                     }
-                    scratch.track.found(c, k, pair, Reason::Cell, margin);
+                    arm.scratch.track.found(c, k, pair, Reason::Cell, margin);
                 }
                 arm.scratch.track.found_class(0, least, pair);
             }
@@ -306,6 +312,43 @@ fn check_arm(cell: &CellCheck, arm: &mut Arm, ri: usize, matrix: &CollisionMatri
         arm.scratch.look.order = order;
         arm.scratch.look.anchors = anchors;
     }
+}
+
+/// What a sphere's stopping path approaches of the cell, (now, later),
+/// from its clearance `later` at a later sample as the check found it:
+/// where that is an approach within the slow-down distance of the margin
+/// (it may slow the robot), both ends by the obstacles' exact shapes, not
+/// the field's voxels. The field's value steps by up to a voxel as a
+/// sphere crosses into the next one: a sphere gliding past a table at a
+/// steady 2 cm "approached" it by a step at any speed, and the speed
+/// scaling fell to its floor (`simulate --arms 3 --plans never --seed
+/// 181`: 2 s at the escape scaling beside its own mount). Exact ends
+/// approach only as far as the sphere moves nearer. `slot`: (batch, slot,
+/// lane, global link).
+#[inline]
+fn exact_approach(
+    cell: &CellCheck,
+    arm: &mut Arm,
+    (bi, sl, lane, global_link): (usize, usize, usize, usize),
+    later: f32,
+    lim: Limits,
+) -> (f32, f32) {
+    let now = arm.scratch.look.now_c[sl];
+    let edge = lim.margin + lim.slow_down;
+    if !arm.scratch.look.slowed[0] || later.is_nan() || later > edge || later >= now - APPROACH_SCALING_EPS_M {
+        return (now, later);
+    }
+    let r = arm.scratch.posed.inflated_r[sl];
+    if arm.scratch.look.now_exact[sl].is_nan() {
+        let first = &arm.scratch.posed.batches[0];
+        let at = [first.x[sl * BATCH], first.y[sl * BATCH], first.z[sl * BATCH]];
+        arm.scratch.look.now_exact[sl] = cell.exact_cell_clearance(global_link, at, r);
+    }
+    let batch = &arm.scratch.posed.batches[bi];
+    let i = sl * BATCH + lane;
+    let exact_later = cell.exact_cell_clearance(global_link, [batch.x[i], batch.y[i], batch.z[i]], r);
+    // (Both the sphere's own: a link's exact shape may refine one end.)
+    (arm.scratch.look.now_exact[sl], exact_later)
 }
 
 /// A sphere within reach of a verdict (`refine_below`): the obstacles'

@@ -32,12 +32,7 @@
 //!   leaves) does not slow it, nor does anything while it stands (its path
 //!   approaches nothing). Never below the escape scaling (a robot let go
 //!   on must get somewhere: at 0 it would stand unstopped and unexplained
-//!   for ever) but for a **creep**: let go after a stop another robot
-//!   caused, while that robot is the nearest within the margin plus
-//!   `slow_down_m` and the gap to it does not grow, at most
-//!   [`CREEP_SCALING`] (its stopping path at full pace sees where it turns
-//!   towards that robot too late: released beside an arm parked where it
-//!   was stopped, it was stopped again and again). Never above what the
+//!   for ever). Never above what the
 //!   robot's grant allows ([`ArmGrant::scaling`]), and at least the escape
 //!   scaling while it backs away (its retreat must run). The value changes
 //!   by at most [`CommandPolicy::scaling_rate_per_s`] a second either way
@@ -54,9 +49,7 @@
 //!
 //! Allocates nothing.
 
-use super::Body;
 use super::arbitrate::ArmGrant;
-use super::track::{APPROACH_EPS_M, StopCause};
 use super::{Decision, Reason, Stop};
 use crate::arbiter::GrantState;
 
@@ -75,8 +68,8 @@ pub struct CommandPolicy {
     /// down, except to 0 on a stop and down to its grant's (positive).
     pub scaling_rate_per_s: f64,
     /// Speed scaling of a robot let go on at least this, whatever its
-    /// stopping path approaches: only a stop, its grant or a creep
-    /// ([`CREEP_SCALING`]) bring it lower, 0..=1.
+    /// stopping path approaches: only a stop or its grant bring it lower,
+    /// 0..=1.
     pub escape_scaling: f64,
     /// An unchanged stop flag is due again after this long, s (0: every
     /// cycle).
@@ -236,14 +229,7 @@ pub(crate) struct Supervision {
     grant_sent: Option<(GrantShown, f64)>,
     /// When the last command was made (the scaling's rate limit).
     made_s: f64,
-    /// Last cycle's gap to the robot that caused its last stop, once let
-    /// go (+∞: not near it, or another cause), m: a creep while it does
-    /// not grow ([`super::Guard::creeping`]).
-    robot_gap: f32,
 }
-
-/// The speed scaling of a robot that creeps (the module's rule), at most.
-pub const CREEP_SCALING: f64 = 0.05;
 
 /// A speed scaling this far from the last published one is published
 /// (smaller changes go out with the heartbeat, but reaching 0 or 1 at once).
@@ -261,7 +247,6 @@ impl Supervision {
         speed_sent: None,
         grant_sent: None,
         made_s: f64::NEG_INFINITY,
-        robot_gap: f32::INFINITY,
     };
 
     /// What stops the robot, the first that does of: a refused input, the
@@ -283,14 +268,14 @@ impl Supervision {
     }
 
     /// The command after decision `d` and grant `grant` at `now_s`, with
-    /// `bounds` what bounds its speed scaling ([`Supervision::scaling`]) and
-    /// `creep` whether it creeps; `prev` is the last command and `shown`
-    /// what the grant's message shows.
+    /// `bounds` what bounds its speed scaling ([`Supervision::scaling`]);
+    /// `prev` is the last command and `shown` what the grant's message
+    /// shows.
     pub(crate) fn command(
         &mut self,
         p: &CommandPolicy,
         prev: &Command,
-        (d, grant, bounds, creep): (&Decision, &ArmGrant, [f64; 3], bool),
+        (d, grant, bounds): (&Decision, &ArmGrant, [f64; 3]),
         now_s: f64,
         shown: GrantShown,
     ) -> Command {
@@ -320,7 +305,7 @@ impl Supervision {
         if c.publish_stop {
             self.sent = Some((c.stop, now_s));
         }
-        c.speed_scaling = self.scaling(p, prev, (d, grant, bounds, creep), now_s, c.stop);
+        c.speed_scaling = self.scaling(p, prev, (d, grant, bounds), now_s, c.stop);
         let s = c.speed_scaling;
         c.publish_speed = match self.speed_sent {
             Some((sent, at)) => {
@@ -379,13 +364,13 @@ impl Supervision {
     /// The speed scaling (the module's rule), from `[speed, approach_m,
     /// margin_m]`: the factor its stopping path has room for on the scaling
     /// it goes at (the last command's), the least clearance of what the
-    /// path approaches and the clearance margin; the escape floor (a creep
-    /// with `creep`), the grant, and the rate limit from the last command's.
+    /// path approaches and the clearance margin; the escape floor, the grant,
+    /// and the rate limit from the last command's.
     fn scaling(
         &mut self,
         p: &CommandPolicy,
         prev: &Command,
-        (d, grant, bounds, creep): (&Decision, &ArmGrant, [f64; 3], bool),
+        (d, grant, bounds): (&Decision, &ArmGrant, [f64; 3]),
         now_s: f64,
         stop: bool,
     ) -> f64 {
@@ -404,7 +389,6 @@ impl Supervision {
         let by_end = ((approach_m - margin_m) / p.slow_down_m).clamp(0.0, 1.0);
         // (A NaN gives the escape scaling: `max` takes the number.)
         let by_path = by_room.max(by_end).max(escape);
-        let by_path = if creep { by_path.min(escape.min(CREEP_SCALING)) } else { by_path };
         let cap = grant.scaling.clamp(0.0, 1.0);
         let step = p.scaling_rate_per_s * dt;
         let s = by_path.min(cap).max(prev.speed_scaling - step).min(prev.speed_scaling + step);
@@ -453,33 +437,9 @@ impl super::Guard {
         };
         let speed = speed_for_room(pick(sc.track.room), sc.forecast.plan.react_s, sc.forecast.plan.horizon_s);
         let bounds = [speed, pick(sc.track.approach), self.margins.clearance_m];
-        let creep = self.creeping(ri, by_robots);
-        let input = (&self.decisions[ri], &self.arbitration.out[ri], bounds, creep);
+        let input = (&self.decisions[ri], &self.arbitration.out[ri], bounds);
         let shown = self.grant_shown(ri);
         self.commands[ri] = self.supervision[ri].command(&self.policy, &self.commands[ri], input, now_s, shown);
-    }
-
-    /// Whether robot `ri`, let go after a stop another robot caused, creeps
-    /// (at most [`CREEP_SCALING`]): while the robots may slow it (`by_robots`),
-    /// that robot is the nearest within the clearance margin plus the
-    /// slow-down distance, and the gap to it does not grow. Its stopping
-    /// path at full pace would see the approach too late where it turns
-    /// towards that robot: released beside a parked arm it was stopped for,
-    /// it was stopped again and again (`simulate --arms 3 --seed 23`).
-    fn creeping(&mut self, ri: usize, by_robots: bool) -> bool {
-        let a = &self.arms[ri];
-        let t = &a.scratch.track;
-        let gap = match a.state.cause {
-            StopCause::Proximity(2, (_, Body::Link { robot, .. }))
-                if t.robot_now.1 == robot && by_robots && !a.state.phase.stopped() =>
-            {
-                t.robot_now.0
-            }
-            _ => f32::INFINITY,
-        };
-        let last = std::mem::replace(&mut self.supervision[ri].robot_gap, gap);
-        let zone = (self.margins.clearance_m + self.policy.slow_down_m) as f32;
-        gap < zone && gap <= last + APPROACH_EPS_M
     }
 
     /// What may slow robot `ri` this cycle, [the cell and its own links,
@@ -519,37 +479,35 @@ impl super::Guard {
 
 #[cfg(test)]
 mod tests {
-    use super::{CREEP_SCALING, Command, CommandPolicy, Supervision, speed_for_room};
+    use super::{Command, CommandPolicy, Supervision, speed_for_room};
     use crate::guard::Decision;
     use crate::guard::arbitrate::ArmGrant;
     use crate::guard::track::room;
 
     /// The scaling a robot let go on at 0.5 gets, a second after its last
-    /// command, from `[speed, approach_m, margin_m]` and `creep`.
-    fn scaling(bounds: [f64; 3], creep: bool) -> f64 {
+    /// command, from `[speed, approach_m, margin_m]`.
+    fn scaling(bounds: [f64; 3]) -> f64 {
         let p = CommandPolicy::default();
         let mut sup = Supervision { made_s: 0.0, ..Supervision::START };
         let prev = Command { stop: false, speed_scaling: 0.5, ..Command::START };
         let go = Decision::Continue { clearance_m: 0.1, pair: None, escaping: false };
-        sup.scaling(&p, &prev, (&go, &ArmGrant::NONE, bounds, creep), 1.0, false)
+        sup.scaling(&p, &prev, (&go, &ArmGrant::NONE, bounds), 1.0, false)
     }
 
     #[test]
-    fn the_scaling_is_the_larger_bound_floored_but_for_a_creep() {
+    fn the_scaling_is_the_larger_bound_floored() {
         let margin = 0.01;
         // Room for 1.2 times its speed, the path's end 5 mm past the margin
         // (the ramp: 0.1): 0.6.
-        assert!((scaling([1.2, margin + 0.005, margin], false) - 0.6).abs() < 1e-12);
+        assert!((scaling([1.2, margin + 0.005, margin]) - 0.6).abs() < 1e-12);
         // Little room, the path's end 40 mm past it: the ramp's 0.8.
-        assert!((scaling([0.2, margin + 0.04, margin], false) - 0.8).abs() < 1e-12);
+        assert!((scaling([0.2, margin + 0.04, margin]) - 0.8).abs() < 1e-12);
         // Neither: the escape scaling.
-        assert_eq!(scaling([0.1, margin, margin], false), CommandPolicy::default().escape_scaling);
+        assert_eq!(scaling([0.1, margin, margin]), CommandPolicy::default().escape_scaling);
         // Nothing approached: full speed.
-        assert_eq!(scaling([f64::INFINITY, f64::INFINITY, margin], false), 1.0);
-        // A creep, whatever the bounds.
-        assert_eq!(scaling([f64::INFINITY, f64::INFINITY, margin], true), CREEP_SCALING);
+        assert_eq!(scaling([f64::INFINITY, f64::INFINITY, margin]), 1.0);
         // No number: the escape scaling, not a NaN.
-        assert_eq!(scaling([f64::NAN, f64::NAN, margin], false), CommandPolicy::default().escape_scaling);
+        assert_eq!(scaling([f64::NAN, f64::NAN, margin]), CommandPolicy::default().escape_scaling);
     }
 
     #[test]

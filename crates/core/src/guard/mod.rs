@@ -109,9 +109,7 @@ use part::Part;
 pub use arbitrate::{ArbitrationPolicy, ArmGrant, LOOKAHEAD_S, REST_SPEED, RETREAT_S, Waiting};
 pub use clock::{CLOCK_BACK_TOLERANCE_S, CLOCK_FORWARD_JUMP_S, ClockJump};
 use command::Supervision;
-pub use command::{
-    CREEP_SCALING, Command, CommandPolicy, GRANT_STEP_S, GrantShown, SCALING_STEP, StopSource, speed_for_room,
-};
+pub use command::{Command, CommandPolicy, GRANT_STEP_S, GrantShown, SCALING_STEP, StopSource, speed_for_room};
 pub use decision::*;
 
 use crate::cell::{BodyRef, GuardSettings, Margins, Workcell};
@@ -296,6 +294,9 @@ struct CheckScratch {
     /// Scratch, per slot: its clearance to the cell at the first sample
     /// (now) as the cell check found it (+∞: beyond what it looks at).
     now_c: Vec<f32>,
+    /// Scratch, per slot: its exact clearance to the cell's shapes at the
+    /// first sample, once an approach needed it (NaN: not yet this cycle).
+    now_exact: Vec<f32>,
     /// Scratch, per pair of its own links the self check keeps: their gap
     /// at the first sample (now) as it found it (+∞: beyond its reach).
     now_self: Vec<f32>,
