@@ -117,12 +117,6 @@ impl PairFinds {
     fn apply(&self, arms: &mut [Arm], ia: usize, ib: usize, margin_m: f32) {
         arms[ia].scratch.track.approach(1, self.near_a[0], self.near_a[1]);
         arms[ib].scratch.track.approach(1, self.near_b[0], self.near_b[1]);
-        for (r, o, now) in [(ia, ib, self.near_a[0]), (ib, ia, self.near_b[0])] {
-            let t = &mut arms[r].scratch.track;
-            if now < t.robot_now.0 {
-                t.robot_now = (now, o as u16);
-            }
-        }
         if !(self.best.gap_m.is_finite() || self.best.gap_m.is_nan()) {
             return;
         }

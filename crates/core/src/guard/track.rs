@@ -48,9 +48,6 @@ pub(super) struct Track {
     /// The clearance margin and the slow-down distance `room` is taken
     /// with, m (set before the checks).
     pub(super) gauge: (f32, f32),
-    /// The least gap to another robot at its first sample (now), as far as
-    /// the robot check looked, and that robot (+∞, 0: none seen).
-    pub(super) robot_now: (f32, u16),
 }
 
 impl Track {
@@ -68,7 +65,6 @@ impl Track {
         approach: [f32::INFINITY; 2],
         room: [f32::INFINITY; 2],
         gauge: (0.0, 0.0),
-        robot_now: (f32::INFINITY, 0),
     };
 
     /// Takes a clearance at a later sample that is nearer than `now`, to
