@@ -72,6 +72,8 @@ pub struct SimReport {
     pub contact_seeds: Vec<u64>,
     /// The seeds of the episodes with a false stop, lowest first.
     pub false_stop_seeds: Vec<u64>,
+    /// Of those, the episodes without a hazard (nothing true in the way).
+    pub clear_false_stop_seeds: Vec<u64>,
     /// The seeds of the episodes with a flip (a stop within the settle
     /// time of the same arm's release), lowest first.
     pub flip_seeds: Vec<u64>,
@@ -204,6 +206,8 @@ impl SimReport {
         self.contact_seeds.sort_unstable();
         self.false_stop_seeds.extend_from_slice(&o.false_stop_seeds);
         self.false_stop_seeds.sort_unstable();
+        self.clear_false_stop_seeds.extend_from_slice(&o.clear_false_stop_seeds);
+        self.clear_false_stop_seeds.sort_unstable();
         self.flip_seeds.extend_from_slice(&o.flip_seeds);
         self.flip_seeds.sort_unstable();
         self.makespan_s += o.makespan_s;
@@ -447,6 +451,9 @@ impl SimReport {
         if self.false_stops > 0 {
             self.false_stop_seeds.push(seed);
         }
+        if self.clear_stops.1 > 0 {
+            self.clear_false_stop_seeds.push(seed);
+        }
         if self.restops > 0 {
             self.flip_seeds.push(seed);
         }
@@ -458,6 +465,7 @@ impl SimReport {
         seed_list(o, "stalled episodes' seeds", &self.stalled_seeds);
         seed_list(o, "seeds with a contact", &self.contact_seeds);
         seed_list(o, "seeds with a false stop", &self.false_stop_seeds);
+        seed_list(o, "... of them without a hazard", &self.clear_false_stop_seeds);
         seed_list(o, "seeds with a stop within the settle time of a release", &self.flip_seeds);
     }
 }
@@ -549,5 +557,22 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    #[test]
+    fn the_summary_lists_apart_the_seeds_of_false_stops_where_nothing_true_was_in_the_way() {
+        let mut total = SimReport::default();
+        // Seed 12 has a hazard (its false stop counts among all only),
+        // seeds 40 and 5 none.
+        for (seed, clear) in [(12, (0, 0, 0.0)), (40, (2, 1, 9.0)), (5, (1, 1, 8.0))] {
+            let mut e = SimReport { episodes: 1, stops: 2, false_stops: 1, clear_stops: clear, ..SimReport::default() };
+            e.list_seed(seed);
+            total.merge(&e);
+        }
+        assert_eq!(total.false_stop_seeds, [5, 12, 40]);
+        assert_eq!(total.clear_false_stop_seeds, [5, 40]);
+        let text = total.summary(2, 0.002);
+        assert!(text.contains("seeds with a false stop: 5, 12, 40 (one alone"), "{text}");
+        assert!(text.contains("... of them without a hazard: 5, 40 (one alone: --seed 5 --episodes 1)"), "{text}");
     }
 }
