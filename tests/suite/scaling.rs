@@ -220,20 +220,21 @@ fn an_arm_gliding_past_the_cell_at_a_steady_clearance_is_not_slowed_by_the_field
 }
 
 /// `simulate --obey-scaling`: a stall whose arm's way on runs within the
-/// margin of an arm parked at its last goal (3 arms, seed 340: an arm's
+/// margin of an arm parked at its last goal (3 arms, seed 802: an arm's
 /// whole last plan lies in another's way, and it is held short of that
 /// arm for good) is counted apart from a knot of arms on
 /// plans holding each other (4 arms, seed 140: two arms at their plans'
 /// starts, each one's way on within the margin of where the other
 /// stands), so the summary says which stalls a guard could still end.
 /// (3 arms, seed 23, was the parked stall before the cell's approach was
-/// measured by exact shapes; 4 arms, seed 230, before increments were looked
+/// measured by exact shapes; 3 arms, seed 340, before a robot's scaling
+/// rose faster where its plan sets off from rest; 4 arms, seed 230, before increments were looked
 /// at finer against robots setting off, and seed 24 the knot before a way
 /// back the samples do not show free was tried: all three finish now.)
 #[test]
 fn a_stall_behind_an_arm_parked_on_the_way_is_told_apart_from_a_knot() {
     let (mut sim, _) = obeying_arms(3);
-    let parked = sim.episode(340);
+    let parked = sim.episode(802);
     assert_eq!(parked.contacts(), 0, "{parked:?}");
     assert_eq!((parked.stalled, parked.stalled_parked), (1, 1), "{parked:?}");
     let (mut sim, opts) = obeying_arms(4);
@@ -289,4 +290,72 @@ fn an_arm_whose_stopping_path_folds_onto_its_own_links_is_slowed_not_stopped() {
         assert_eq!(r.stops, 0, "seed {seed}: {r:?}");
         assert!(r.slowed_s > 0.0, "seed {seed}: never slowed: the episode tests nothing: {r:?}");
     }
+}
+
+/// An arm on its plan setting off from rest at the plan's start (a
+/// trapezoid from standstill, as a planner gives it) is at full pace
+/// within a few cycles of being let go, not a quarter second later at the
+/// policy's rate: its scaling rises faster where the plan goes slower than
+/// its top speed, but no faster than keeps what the rise adds to its
+/// acceleration (the rise's rate times the plan's speed) within the
+/// policy's rate times the plan's top speed.
+#[test]
+fn an_arm_setting_off_on_its_plan_is_at_full_pace_within_a_few_cycles_its_rise_within_the_rate_at_top_speed() {
+    use workcell_guard_sim::motion::{plan_speeds, straight_plan};
+    let mut g = guard();
+    let mut sim = Sim::new(sample_cell().clone(), SimOptions::default(), Some(cache_dir())).unwrap();
+    let mut qs = sim.clear_start(&mut Rng::new(11)).expect("a clear start exists");
+    let m = &sample_cell().manipulators[0];
+    let mut goal = qs[0].clone();
+    goal[0] += 0.3;
+    let plan = straight_plan(&qs[0], &goal, &plan_speeds(m, 0.5), &m.max_decel).expect("a plan");
+    g.set_plan(0, Some(plan.clone())).unwrap();
+    let rate = g.command_policy().scaling_rate_per_s;
+    // The plan's joint-space speed at plan time `s`, and its top speed.
+    let dof = qs[0].len();
+    let speed = |s: f64| {
+        let (mut a, mut b) = (vec![0.0; dof], vec![0.0; dof]);
+        plan.at_time(s, &mut a);
+        plan.at_time(s + 1e-4, &mut b);
+        a.iter().zip(&b).map(|(x, y)| (y - x) * (y - x)).sum::<f64>().sqrt() / 1e-4
+    };
+    let top = (0..=200).map(|k| speed(plan.duration_s() * f64::from(k) / 200.0)).fold(0.0, f64::max);
+    let (mut t, mut s, mut prev) = (0.0, 0.0, 0.0);
+    let (mut let_go, mut full) = (None, None);
+    while t < 3.0 && s < plan.duration_s() {
+        t += DT;
+        plan.at_time(s, &mut qs[0]);
+        feed(&mut g, &qs, t);
+        let c = g.commands()[0];
+        assert!(!c.stop || let_go.is_none(), "stopped after it set off: {c:?}");
+        let rise = c.speed_scaling - prev;
+        if rise > 0.0 {
+            let_go.get_or_insert(t);
+            // The plan's slowest speed near where it is (the guard reads
+            // its place from the joint states a cycle old).
+            let slow =
+                (0..=10).map(|k| speed((s - 0.02 + 0.004 * f64::from(k)).max(0.0))).fold(f64::INFINITY, f64::min);
+            let allowed = rate * DT * top / slow.max(0.05 * top);
+            assert!(
+                rise <= allowed + 1e-9,
+                "at plan time {s:.3} s the scaling rose {rise:.4} in a cycle (at most {allowed:.4})"
+            );
+        }
+        if c.speed_scaling >= 1.0 && full.is_none() {
+            full = Some(t);
+        }
+        prev = c.speed_scaling;
+        s += c.speed_scaling * DT;
+    }
+    let (let_go, full) = (let_go.expect("never let go"), full.expect("never at full pace"));
+    println!("let go at {let_go:.3} s, at full pace {:.3} s later", full - let_go);
+    assert!(
+        full - let_go <= 0.05,
+        "{:.3} s from let go to full pace (the policy's rate alone: {:.3} s)",
+        full - let_go,
+        1.0 / rate
+    );
+    // Under way at full pace, a slower plan point than its top is not
+    // what it came from: it stays at 1 (nothing approached).
+    assert_eq!(prev, 1.0, "slowed on the way");
 }

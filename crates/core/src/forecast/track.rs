@@ -57,6 +57,8 @@ pub struct JointPlan {
     /// Per waypoint, per joint: how far the joint has travelled along the
     /// plan up to it (flat, as `positions`).
     travelled: Vec<f64>,
+    /// The fastest of its segments' speeds ([`JointPlan::segment_speed`]).
+    peak_speed: f64,
 }
 
 impl JointPlan {
@@ -85,7 +87,9 @@ impl JointPlan {
                 travelled[at] = travelled[before] + (positions[at] - positions[before]).abs();
             }
         }
-        Ok(JointPlan { dof, times, positions, travelled })
+        let mut plan = JointPlan { dof, times, positions, travelled, peak_speed: 0.0 };
+        plan.peak_speed = (0..plan.len()).map(|k| plan.segment_speed(k)).fold(0.0, f64::max);
+        Ok(plan)
     }
 
     /// Joint count.
@@ -189,6 +193,21 @@ impl JointPlan {
         }
         let dt = self.times[k + 1] - self.times[k];
         self.point(k).iter().zip(self.point(k + 1)).map(|(a, b)| (b - a) * (b - a)).sum::<f64>().sqrt() / dt
+    }
+
+    /// The plan's speed at plan time `s` as a share of its fastest
+    /// ([`JointPlan::segment_speed`]), 0..=1: small where it sets off from
+    /// rest or comes to rest, 0 where it never moves (1 for a time that
+    /// is not a number: as fast as it goes).
+    pub fn speed_share(&self, s: f64) -> f64 {
+        if !s.is_finite() {
+            return 1.0;
+        }
+        if self.peak_speed <= 0.0 {
+            return 0.0;
+        }
+        let k = self.segment(s.clamp(0.0, self.duration_s()));
+        (self.segment_speed(k) / self.peak_speed).clamp(0.0, 1.0)
     }
 
     /// Adds to `out`, per joint, how far it travels along the plan between
@@ -447,6 +466,21 @@ mod tests {
     fn line() -> JointPlan {
         // Two joints: 0 → 1 rad over 1 s, then back to 0 over the next second.
         JointPlan::new(2, vec![0.0, 1.0, 2.0], vec![0.0, 0.0, 1.0, 0.5, 0.0, 1.0]).unwrap()
+    }
+
+    #[test]
+    fn a_plans_speed_share_is_its_speed_over_its_fastest() {
+        // One joint: 0.1 rad in the first second, 1 rad in the next, then
+        // standing for a second.
+        let p = JointPlan::new(1, vec![0.0, 1.0, 2.0, 3.0], vec![0.0, 0.1, 1.1, 1.1]).unwrap();
+        assert!((p.speed_share(0.5) - 0.1).abs() < 1e-12);
+        assert!((p.speed_share(1.5) - 1.0).abs() < 1e-12);
+        assert_eq!(p.speed_share(2.5), 0.0, "standing");
+        assert!((p.speed_share(-1.0) - 0.1).abs() < 1e-12, "before the start: its first segment");
+        assert_eq!(p.speed_share(f64::NAN), 1.0, "no number: as fast as it goes");
+        let still = JointPlan::new(1, vec![0.0, 1.0], vec![0.2, 0.2]).unwrap();
+        assert_eq!(still.speed_share(0.5), 0.0, "a plan that never moves");
+        assert_eq!(JointPlan::new(1, vec![0.0], vec![0.2]).unwrap().speed_share(0.0), 0.0, "one waypoint");
     }
 
     #[test]

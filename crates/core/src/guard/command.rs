@@ -37,7 +37,10 @@
 //!   scaling while it backs away (its retreat must run). The value changes
 //!   by at most [`CommandPolicy::scaling_rate_per_s`] a second either way
 //!   (a controller's ramp), but drops to 0 at once on a stop and never
-//!   exceeds the grant's;
+//!   exceeds the grant's; on its plan it rises faster where the plan goes
+//!   slower than its top speed (setting off from rest: the acceleration
+//!   the rise adds, the rate times the plan's speed, stays what it is at
+//!   the top speed);
 //! - the grant itself, and the stop flag under it: a robot whose grant says
 //!   hold is stopped ([`StopSource::Grant`]), so the flag never tells a
 //!   held robot to go on;
@@ -65,7 +68,10 @@ pub struct CommandPolicy {
     /// this, by where the path ends, m (positive).
     pub slow_down_m: f64,
     /// The speed scaling changes by at most this much a second, up or
-    /// down, except to 0 on a stop and down to its grant's (positive).
+    /// down, except to 0 on a stop and down to its grant's (positive). On
+    /// its plan, a robot's scaling rises faster where the plan goes slower
+    /// than its fastest ([`RISE_SPEED_SHARE_MIN`]): the acceleration the
+    /// rise adds is what this rate adds at the plan's top speed.
     pub scaling_rate_per_s: f64,
     /// Speed scaling of a robot let go on at least this, whatever its
     /// stopping path approaches: only a stop or its grant bring it lower,
@@ -231,6 +237,11 @@ pub(crate) struct Supervision {
     made_s: f64,
 }
 
+/// The least share of its top speed a plan's speed is taken as where a
+/// robot's scaling rises ([`CommandPolicy::scaling_rate_per_s`]): from rest
+/// at its plan's start, it rises to 1 within a few cycles, not at once.
+pub const RISE_SPEED_SHARE_MIN: f64 = 0.05;
+
 /// A speed scaling this far from the last published one is published
 /// (smaller changes go out with the heartbeat, but reaching 0 or 1 at once).
 pub const SCALING_STEP: f64 = 0.01;
@@ -275,7 +286,7 @@ impl Supervision {
         &mut self,
         p: &CommandPolicy,
         prev: &Command,
-        (d, grant, bounds): (&Decision, &ArmGrant, [f64; 3]),
+        (d, grant, bounds): (&Decision, &ArmGrant, [f64; 4]),
         now_s: f64,
         shown: GrantShown,
     ) -> Command {
@@ -362,15 +373,16 @@ impl Supervision {
 
 impl Supervision {
     /// The speed scaling (the module's rule), from `[speed, approach_m,
-    /// margin_m]`: the factor its stopping path has room for on the scaling
-    /// it goes at (the last command's), the least clearance of what the
-    /// path approaches and the clearance margin; the escape floor, the grant,
-    /// and the rate limit from the last command's.
+    /// margin_m, rise]`: the factor its stopping path has room for on the
+    /// scaling it goes at (the last command's), the least clearance of what
+    /// the path approaches, the clearance margin, and how much faster than
+    /// the rate limit it may rise ([`super::Guard::rise`]); the escape
+    /// floor, the grant, and the rate limit from the last command's.
     fn scaling(
         &mut self,
         p: &CommandPolicy,
         prev: &Command,
-        (d, grant, bounds): (&Decision, &ArmGrant, [f64; 3]),
+        (d, grant, bounds): (&Decision, &ArmGrant, [f64; 4]),
         now_s: f64,
         stop: bool,
     ) -> f64 {
@@ -382,7 +394,7 @@ impl Supervision {
         // approaches: where nothing stops or holds it, it must be able to
         // get somewhere.
         let escape = p.escape_scaling.clamp(0.0, 1.0);
-        let [speed, approach_m, margin_m] = bounds;
+        let [speed, approach_m, margin_m, rise] = bounds;
         // The larger of two bounds that each keep its stopping path out of
         // the margin (the module's rule).
         let by_room = (prev.speed_scaling * speed).clamp(0.0, 1.0);
@@ -391,7 +403,8 @@ impl Supervision {
         let by_path = by_room.max(by_end).max(escape);
         let cap = grant.scaling.clamp(0.0, 1.0);
         let step = p.scaling_rate_per_s * dt;
-        let s = by_path.min(cap).max(prev.speed_scaling - step).min(prev.speed_scaling + step);
+        let up = step * if rise.is_nan() { 1.0 } else { rise.clamp(1.0, 1.0 / RISE_SPEED_SHARE_MIN) };
+        let s = by_path.min(cap).max(prev.speed_scaling - step).min(prev.speed_scaling + up);
         s.min(cap).clamp(0.0, 1.0)
     }
 }
@@ -436,7 +449,7 @@ impl super::Guard {
             f64::from(on(by_cell, cell).min(on(by_robots, robots)))
         };
         let speed = speed_for_room(pick(sc.track.room), sc.forecast.plan.react_s, sc.forecast.plan.horizon_s);
-        let bounds = [speed, pick(sc.track.approach), self.margins.clearance_m];
+        let bounds = [speed, pick(sc.track.approach), self.margins.clearance_m, self.rise(ri)];
         let input = (&self.decisions[ri], &self.arbitration.out[ri], bounds);
         let shown = self.grant_shown(ri);
         self.commands[ri] = self.supervision[ri].command(&self.policy, &self.commands[ri], input, now_s, shown);
@@ -459,6 +472,20 @@ impl super::Guard {
         let on_plan = matches!(a.state.follow.state, super::PlanState::On { .. }) && !a.scratch.forecast.reversing;
         let granted = on_plan && self.arbitration.out[ri].state == GrantState::Proceed;
         [!on_plan, !granted]
+    }
+
+    /// How much faster than the policy's rate robot `ri`'s scaling may
+    /// rise ([`CommandPolicy::scaling_rate_per_s`]): on its plan, the
+    /// plan's top speed over its speed where the robot is (at least
+    /// [`RISE_SPEED_SHARE_MIN`] of it); 1 off a plan, where what its
+    /// controller runs is not known.
+    fn rise(&self, ri: usize) -> f64 {
+        let a = &self.arms[ri];
+        let (super::PlanState::On { time_s, .. }, Some(plan)) = (a.state.follow.state, a.state.follow.tracker.plan())
+        else {
+            return 1.0;
+        };
+        1.0 / plan.speed_share(f64::from(time_s)).max(RISE_SPEED_SHARE_MIN)
     }
 
     /// What robot `ri`'s grant message shows ([`GrantShown`]).
@@ -485,8 +512,10 @@ mod tests {
     use crate::guard::track::room;
 
     /// The scaling a robot let go on at 0.5 gets, a second after its last
-    /// command, from `[speed, approach_m, margin_m]`.
-    fn scaling(bounds: [f64; 3]) -> f64 {
+    /// command, from `[speed, approach_m, margin_m]`, rising at the
+    /// policy's rate.
+    fn scaling([speed, approach_m, margin_m]: [f64; 3]) -> f64 {
+        let bounds = [speed, approach_m, margin_m, 1.0];
         let p = CommandPolicy::default();
         let mut sup = Supervision { made_s: 0.0, ..Supervision::START };
         let prev = Command { stop: false, speed_scaling: 0.5, ..Command::START };
@@ -508,6 +537,28 @@ mod tests {
         assert_eq!(scaling([f64::INFINITY, f64::INFINITY, margin]), 1.0);
         // No number: the escape scaling, not a NaN.
         assert_eq!(scaling([f64::NAN, f64::NAN, margin]), CommandPolicy::default().escape_scaling);
+    }
+
+    #[test]
+    fn the_scaling_rises_at_the_policys_rate_times_the_rise_and_falls_at_the_rate() {
+        let p = CommandPolicy::default();
+        let go = Decision::Continue { clearance_m: 0.1, pair: None, escaping: false };
+        let after = |from: f64, rise: f64, bound: f64| {
+            let mut sup = Supervision { made_s: 0.0, ..Supervision::START };
+            let prev = Command { stop: false, speed_scaling: from, ..Command::START };
+            let nothing = [f64::INFINITY, f64::INFINITY, 0.01, rise];
+            let bounds = if bound < 1.0 { [0.0, 0.01 + bound * p.slow_down_m, 0.01, rise] } else { nothing };
+            sup.scaling(&p, &prev, (&go, &ArmGrant::NONE, bounds), 0.002, false)
+        };
+        let step = p.scaling_rate_per_s * 0.002;
+        assert!((after(0.25, 1.0, 1.0) - (0.25 + step)).abs() < 1e-12, "the policy's rate");
+        assert!((after(0.25, 10.0, 1.0) - (0.25 + 10.0 * step)).abs() < 1e-12, "ten times as fast");
+        let most = 1.0 / super::RISE_SPEED_SHARE_MIN;
+        assert!((after(0.25, 1e9, 1.0) - (0.25 + most * step)).abs() < 1e-12, "at most this many times");
+        assert!((after(0.25, 0.1, 1.0) - (0.25 + step)).abs() < 1e-12, "never slower than the rate");
+        assert!((after(0.25, f64::NAN, 1.0) - (0.25 + step)).abs() < 1e-12, "no number: the rate");
+        // Down, the rate alone, whatever the rise.
+        assert!((after(0.9, 20.0, 0.5) - (0.9 - step)).abs() < 1e-12);
     }
 
     #[test]
