@@ -292,6 +292,24 @@ fn an_arm_whose_stopping_path_folds_onto_its_own_links_is_slowed_not_stopped() {
     }
 }
 
+/// An arm without a plan swinging a link down onto the table at speed:
+/// its stopping path's end closed on the table faster than a scaling
+/// falling at the policy's rate could follow, and with the approach's
+/// present gap cut at the slow-down distance, its path was let end a few
+/// millimetres beyond the margin, then within it: a false stop, continuing
+/// would have passed (3 arms, seeds 415 and 563; 4 arms, seeds 87 and
+/// 161). The scaling now counts what the arm travels while it falls, and
+/// the gap where the check found it: each is slowed in time, not stopped.
+#[test]
+fn an_arm_swinging_onto_the_table_at_speed_is_slowed_in_time_not_stopped() {
+    for (arms, seed) in [(3, 415), (3, 563), (4, 87), (4, 161)] {
+        let r = obeyed_episode(arms, seed);
+        assert_eq!((r.stops_for[0], r.stops), (0, 0), "{arms} arms, seed {seed}: stopped: {r:?}");
+        assert_eq!((r.finished, r.stalled), (1, 0), "{arms} arms, seed {seed}: {r:?}");
+        assert!(r.slowed_s > 0.0, "{arms} arms, seed {seed}: never slowed: the episode tests nothing: {r:?}");
+    }
+}
+
 /// An arm on its plan setting off from rest at the plan's start (a
 /// trapezoid from standstill, as a planner gives it) is at full pace
 /// within a few cycles of being let go, not a quarter second later at the

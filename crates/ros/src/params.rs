@@ -287,7 +287,7 @@ pub const PARAMS: &[ParamSpec] = &[
         "Speed scaling is 1 unless the robot's stopping path, at the speed it goes, takes it nearer the cell, its own links or another robot than it is now and to within this of the clearance margin; then it is the larger of the speed whose stopping path keeps this far beyond the margin (or half the present gap beyond it, where that is less) and a ramp from `escape_speed_scaling` where the path ends at the margin to 1 where it ends this past it, m. What it moves away from or past does not slow it.",
         get: |p, c| p.slow_down_m, set: |p, v| p.slow_down_m = num(v)),
     spec!("speed_scaling_rate", range(0.1, 1000.0), "4", NextCycle,
-        "Speed scaling changes by at most this much a second, up or down (a controller's ramp); a stop still drops it to 0 at once and it never exceeds the grant's; on its plan it rises faster where the plan goes slower than its top speed (top speed over the speed there, at most 20 times), 1/s.",
+        "Speed scaling changes by at most this much a second, up or down (a controller's ramp); a stop still drops it to 0 at once and it never exceeds the grant's; on its plan it rises faster where the plan goes slower than its top speed (top speed over the speed there, at most 20 times); what the robot travels while it falls counts against its room (the faster it goes, the sooner it is slowed), 1/s.",
         get: |p, c| p.speed_scaling_rate, set: |p, v| p.speed_scaling_rate = num(v)),
     spec!("escape_speed_scaling", range(0.0, 1.0), "0.25", NextCycle,
         "Speed scaling of a robot the guard lets go on at least this, whatever its stopping path approaches (a robot that must get somewhere never stands unstopped); only a stop or its grant bring it lower.",

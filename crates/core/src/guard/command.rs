@@ -22,6 +22,8 @@
 //!     (reaction at the speed it goes, then braking:
 //!     `d(λv) = λ·v·t_r + λ²·v²/2a`) turns that into a factor on the speed
 //!     it goes at ([`speed_for_room`]), taken on the scaling it was given;
+//!     what it travels while the scaling falls to that counts against the
+//!     room too ([`ramp_share`]): the faster it goes, the sooner it slows;
 //!   - *by the path's end*: a ramp from [`CommandPolicy::escape_scaling`]
 //!     to 1 as the least clearance of what the path approaches
 //!     ([`super::track::Track::approach`]) goes from the margin to the
@@ -418,6 +420,16 @@ impl Supervision {
 /// room where the braking dominates, the room itself where the reaction
 /// does.
 pub fn speed_for_room(room: f64, react_s: f64, horizon_s: f64) -> f64 {
+    speed_for_room_ramped(room, react_s, horizon_s, 0.0)
+}
+
+/// [`speed_for_room`] for a scaling that falls at a limited rate: falling
+/// to `λ` times its speed, the robot travels a share `ramp·(1 − λ²)` of
+/// its present stopping distance ([`ramp_share`]), and that and the new
+/// stopping path must fit the room: `α·λ + (1 − α − ramp)·λ² + ramp ≤
+/// room`. 0 where the fall alone takes more (it falls as fast as it may);
+/// below 1 for a room below 1, at least 1 for more.
+pub fn speed_for_room_ramped(room: f64, react_s: f64, horizon_s: f64, ramp: f64) -> f64 {
     if room.is_nan() {
         return 0.0;
     }
@@ -431,11 +443,46 @@ pub fn speed_for_room(room: f64, react_s: f64, horizon_s: f64) -> f64 {
         return f64::INFINITY; // a path of no length: nothing to bound
     }
     let alpha = (react_s.max(0.0) / whole).clamp(0.0, 1.0);
-    if alpha >= 1.0 - 1e-9 {
-        return room;
+    // Room for the whole path: it need not slow, and the ramp is a fall's.
+    // (A NaN ramp counts as the longest: `clamp` keeps NaN.)
+    let ramp = if room >= 1.0 {
+        0.0
+    } else if ramp.is_nan() {
+        1.0
+    } else {
+        ramp.clamp(0.0, 1.0)
+    };
+    let c = room - ramp;
+    if c <= 0.0 {
+        return 0.0;
     }
-    let q = 1.0 - alpha;
-    (-alpha + (alpha * alpha + 4.0 * q * room).sqrt()) / (2.0 * q)
+    // The root of q·λ² + α·λ − c where it crosses zero from below (the
+    // form that holds for q of either sign and for q = 0).
+    let q = 1.0 - alpha - ramp;
+    let disc = alpha * alpha + 4.0 * q * c;
+    let den = alpha + disc.max(0.0).sqrt();
+    if disc < 0.0 || den <= 0.0 {
+        return f64::INFINITY; // every speed fits
+    }
+    2.0 * c / den
+}
+
+/// The share of its present stopping distance a robot travels while its
+/// scaling falls from `scaling` (`s`) to 0 at `rate_per_s`: at speed `v`
+/// the stopping distance is `v·w`, `w = t_r + t_b/2` (`react_s`, braking
+/// time `t_b` = `horizon_s` − `react_s`); falling to `λ·s` it travels
+/// `v·s·(1 − λ²)/(2·rate)`, a share `s/(2·rate·w)` times `1 − λ²`. 0 for
+/// no path or no scaling; 1 (the most counted) for no rate or a NaN.
+pub fn ramp_share(scaling: f64, rate_per_s: f64, react_s: f64, horizon_s: f64) -> f64 {
+    let whole = react_s.max(0.0) + (horizon_s - react_s).max(0.0) / 2.0;
+    if scaling.is_nan() || scaling <= 0.0 || whole.is_nan() || whole <= 0.0 {
+        return 0.0;
+    }
+    if rate_per_s.is_nan() || rate_per_s <= 0.0 {
+        return 1.0;
+    }
+    let share = scaling.min(1.0) / (2.0 * rate_per_s * whole);
+    if share.is_nan() { 1.0 } else { share.min(1.0) }
 }
 
 impl super::Guard {
@@ -448,7 +495,9 @@ impl super::Guard {
             let on = |slows: bool, v: f32| if slows { v } else { f32::INFINITY };
             f64::from(on(by_cell, cell).min(on(by_robots, robots)))
         };
-        let speed = speed_for_room(pick(sc.track.room), sc.forecast.plan.react_s, sc.forecast.plan.horizon_s);
+        let (react, horizon) = (sc.forecast.plan.react_s, sc.forecast.plan.horizon_s);
+        let ramp = ramp_share(self.commands[ri].speed_scaling, self.policy.scaling_rate_per_s, react, horizon);
+        let speed = speed_for_room_ramped(pick(sc.track.room), react, horizon, ramp);
         let bounds = [speed, pick(sc.track.approach), self.margins.clearance_m, self.rise(ri)];
         let input = (&self.decisions[ri], &self.arbitration.out[ri], bounds);
         let shown = self.grant_shown(ri);
@@ -506,7 +555,7 @@ impl super::Guard {
 
 #[cfg(test)]
 mod tests {
-    use super::{Command, CommandPolicy, Supervision, speed_for_room};
+    use super::{Command, CommandPolicy, Supervision, ramp_share, speed_for_room, speed_for_room_ramped};
     use crate::guard::Decision;
     use crate::guard::arbitrate::ArmGrant;
     use crate::guard::track::room;
@@ -585,6 +634,54 @@ mod tests {
         assert_eq!(speed_for_room(f64::NAN, 0.05, 0.3), 0.0, "no number, no room");
         assert!(speed_for_room(f64::INFINITY, 0.05, 0.3).is_infinite(), "nothing approached: no bound");
         assert!(speed_for_room(0.3, 0.0, 0.0).is_infinite(), "a path of no length bounds nothing");
+    }
+
+    /// What a robot at `u0` travels, falling at `rate` (of its top speed
+    /// `v`) a second to `u1` and then stopping (reaction `react`, braking
+    /// at `decel`), stepped in time: the oracle of the ramped speed.
+    fn ramp_then_stop(u0: f64, u1: f64, v: f64, rate: f64, react: f64, decel: f64) -> f64 {
+        let (dt, mut u, mut d) = (1e-6, u0, 0.0);
+        while u > u1 {
+            let next = (u - rate * v * dt).max(u1);
+            d += 0.5 * (u + next) * dt;
+            u = next;
+        }
+        d + u1 * react + u1 * u1 / (2.0 * decel)
+    }
+
+    #[test]
+    fn the_ramped_speed_leaves_room_for_what_the_robot_travels_while_the_scaling_falls() {
+        for (react, brake, scaling, rate) in [(0.05, 0.26, 1.0, 4.0), (0.02, 0.1, 0.3, 8.0), (0.0, 0.3, 0.9, 8.0)] {
+            // At top speed 1 m/s and `scaling` of it, braking in `brake` s.
+            let (v, horizon) = (1.0, react + brake);
+            let u0 = scaling * v;
+            let decel = u0 / brake;
+            let ramp = ramp_share(scaling, rate, react, horizon);
+            assert!(ramp > 0.0 && ramp < 1.0, "{ramp}");
+            let now = ramp_then_stop(u0, u0, v, rate, react, decel);
+            for k in 1..20 {
+                let room = f64::from(k) * 0.05;
+                let l = speed_for_room_ramped(room, react, horizon, ramp);
+                if room <= ramp {
+                    assert_eq!(l, 0.0, "room {room} within what falling to 0 takes ({ramp}): falls at once");
+                    continue;
+                }
+                assert!(l > 0.0 && l < 1.0 && l < speed_for_room(room, react, horizon), "room {room}: λ {l}");
+                // Falling to λ and stopping from there takes the room.
+                let got = ramp_then_stop(u0, l * u0, v, rate, react, decel) / now;
+                assert!((got - room).abs() < 1e-4, "room {room}: λ {l} takes {got}");
+            }
+            for room in [1.0, 1.5] {
+                assert_eq!(speed_for_room_ramped(room, react, horizon, ramp), speed_for_room(room, react, horizon));
+            }
+        }
+        assert_eq!(speed_for_room_ramped(0.5, 0.05, 0.3, 0.0), speed_for_room(0.5, 0.05, 0.3));
+        assert_eq!(speed_for_room_ramped(0.5, 0.05, 0.3, f64::NAN), 0.0, "a NaN ramp counts as the longest");
+        assert_eq!(ramp_share(0.0, 4.0, 0.05, 0.3), 0.0, "standing: nothing to fall from");
+        assert_eq!(ramp_share(1.0, 0.0, 0.05, 0.3), 1.0, "no rate: the most");
+        assert_eq!(ramp_share(f64::NAN, 4.0, 0.05, 0.3), 0.0);
+        assert_eq!(ramp_share(1.0, f64::NAN, 0.05, 0.3), 1.0);
+        assert_eq!(ramp_share(1.0, 4.0, 0.0, 0.0), 0.0, "a path of no length");
     }
 
     #[test]

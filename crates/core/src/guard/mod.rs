@@ -109,7 +109,10 @@ use part::Part;
 pub use arbitrate::{ArbitrationPolicy, ArmGrant, LOOKAHEAD_S, REST_SPEED, RETREAT_S, Waiting};
 pub use clock::{CLOCK_BACK_TOLERANCE_S, CLOCK_FORWARD_JUMP_S, ClockJump};
 use command::Supervision;
-pub use command::{Command, CommandPolicy, GRANT_STEP_S, GrantShown, SCALING_STEP, StopSource, speed_for_room};
+pub use command::{
+    Command, CommandPolicy, GRANT_STEP_S, GrantShown, SCALING_STEP, StopSource, ramp_share, speed_for_room,
+    speed_for_room_ramped,
+};
 pub use decision::*;
 
 use crate::cell::{BodyRef, GuardSettings, Margins, Workcell};

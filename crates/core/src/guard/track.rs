@@ -79,7 +79,9 @@ impl Track {
             let (margin, slow_down) = self.gauge;
             let edge = margin + slow_down;
             if later <= edge {
-                let r = room(now.min(edge), later, margin, slow_down);
+                // Now as found where it was (a lower bound at worst: less
+                // room); beyond what the checks looked at, the edge.
+                let r = room(if now.is_finite() { now } else { edge }, later, margin, slow_down);
                 // (A NaN leaves no room.)
                 self.room[of] = if r.is_nan() { 0.0 } else { self.room[of].min(r) };
             }
