@@ -7,8 +7,9 @@
 //! check. (Before, the right arm went first and parked there, and the left
 //! one was held short of it for good.) Then the same place with the left
 //! arm's plan sent only once the right arm is done: the parked arm backs
-//! away along its last plan. And two simulated episodes that stalled on
-//! such ends: an arm parked in the way, two arms holding each other.
+//! away along its last plan. And simulated episodes that stalled on such
+//! ends: an arm parked in the way (once with its way back running where
+//! the arm it holds stands), two arms holding each other.
 
 use crate::at_start::{DT, Obeying, first_touch, obey, plan, step};
 use crate::common;
@@ -154,4 +155,17 @@ fn three_arms_seed_148_an_arm_parked_in_the_way_backs_away() {
 #[test]
 fn three_arms_seed_578_two_arms_holding_each_other_are_untied() {
     finishes(3, 578);
+}
+
+/// Three arms, seed 173: an arm parks at its last goal in another's way,
+/// and that one, held short of it, stands where the parked arm's way back
+/// runs. The held arm backs away first, then the parked one, and the
+/// other passes; nobody is stopped by the checks. (Before, the parked arm
+/// was sent back into the held one and the stop check halted both for
+/// good.)
+#[test]
+fn three_arms_seed_173_the_arm_held_short_of_a_parked_one_backs_away_first() {
+    let r = finishes(3, 173);
+    assert!(r.retreats > 0, "nobody backed away");
+    assert_eq!(r.stops, 0, "the checks stopped an arm");
 }

@@ -238,6 +238,7 @@ fn arm_state(spec: &crate::cell::Manipulator, settings: &GuardSettings) -> ArmSt
             off_since: None,
             parked: PlanTracker::new(&spec.plan_tolerance, PLAN_WINDOW_S),
             parked_s: None,
+            parked_pending: false,
         },
     }
 }

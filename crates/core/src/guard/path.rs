@@ -175,8 +175,10 @@ fn direction(follow: &Follow, s0: f64, v: &[f64]) -> Option<bool> {
 /// the plan time it is at when on plan (`None` off plan or without
 /// one). A finished plan (progress at its end; or within tolerance of
 /// it, standing or passing it) is kept as its way back while it stands on
-/// it ([`Follow::parked`]; not where `short_of_end`: its last grant ended
-/// short of the plan's end); one left for longer than [`PLAN_ABANDON_S`]
+/// it ([`Follow::parked`]; where `short_of_end`, its last grant ending
+/// short of the plan's end, only once it is tracked at the very end: its
+/// controller may still be finishing the plan, and sent back along it
+/// before, it came again); one left for longer than [`PLAN_ABANDON_S`]
 /// is dropped.
 pub(super) fn follow_plan(
     st: &mut Follow,
@@ -222,16 +224,15 @@ pub(super) fn follow_plan(
         }
         Progress::Done => {
             // Kept as the way back a retreat may take ([`Follow::parked`]),
-            // but where its grant ended short of the plan's end: done within
-            // tolerance of the end, held there, its controller may still
-            // finish the plan (sent back along all of it, it came again).
+            // but where its grant ended short of the plan's end only once
+            // it stands at the very end: done within tolerance of the end,
+            // held there, its controller may still finish the plan (sent
+            // back along all of it before, it came again).
             std::mem::swap(&mut st.tracker, &mut st.parked);
             let _ = st.tracker.set_plan(None);
-            if short_of_end {
-                let _ = st.parked.set_plan(None);
-            }
             st.parked.set_back_window(PLAN_WINDOW_S);
-            st.parked_s = st.parked.plan().map(JointPlan::duration_s);
+            st.parked_pending = short_of_end;
+            st.parked_s = st.parked.plan().map(JointPlan::duration_s).filter(|_| !short_of_end);
             st.off_since = None;
             st.state = PlanState::Finished;
             None
@@ -248,8 +249,13 @@ fn follow_parked(st: &mut Follow, q: &[f64]) {
         return;
     }
     st.parked_s = match st.parked.track(q) {
+        // Pending: no way back until it has finished the plan.
+        Progress::On { .. } if st.parked_pending => None,
         Progress::On { time_s, .. } => Some(time_s),
-        Progress::Done => st.parked.plan().map(JointPlan::duration_s),
+        Progress::Done => {
+            st.parked_pending = false;
+            st.parked.plan().map(JointPlan::duration_s)
+        }
         Progress::Off { .. } | Progress::None => {
             let _ = st.parked.set_plan(None);
             None

@@ -21,8 +21,13 @@ pub(super) struct Follow {
     /// robot's way ([`super::arbitrate`]'s `parked`). Dropped when it
     /// leaves it or gets a new plan.
     pub(super) parked: PlanTracker,
-    /// Where it stands on `parked`, plan time, s.
+    /// Where it stands on `parked`, plan time, s (`None` while pending).
     pub(super) parked_s: Option<f64>,
+    /// `parked` was finished short of its end (within tolerance of it,
+    /// its last grant ending short of it): its controller may still be
+    /// finishing it, so it is no way back until the robot is tracked at
+    /// its very end.
+    pub(super) parked_pending: bool,
 }
 
 /// A robot off its plan for longer than this has abandoned it: the plan is
@@ -57,6 +62,7 @@ impl Guard {
         f.tracker.set_plan(plan)?;
         let _ = f.parked.set_plan(None);
         f.parked_s = None;
+        f.parked_pending = false;
         self.arbitration.forget_wait(robot);
         f.off_since = None;
         if f.tracker.plan().is_none() && had {

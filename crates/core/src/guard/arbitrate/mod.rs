@@ -476,7 +476,7 @@ impl Guard {
         let ar = &mut self.arbitration;
         ar.arbiter.decide(&ar.offers, &ar.conflicts, &mut ar.grants);
         self.untie_knots(now_s);
-        self.back_parked();
+        self.back_parked(now_s);
         let ar = &mut self.arbitration;
         // A robot backing away goes back along its plan: it is tracked
         // there, not dropped as off plan, and for as long again after (it

@@ -242,21 +242,35 @@ impl Guard {
     /// drawing away from it (each such sample farther from it than the one
     /// before: [`super::separating`]).
     pub(super) fn way_back_free(&mut self, ri: usize, now_s: f64) -> bool {
-        let a = &self.arms[ri];
-        let ar = &mut self.arbitration;
-        let Some(plan) = a.state.follow.tracker.plan().filter(|_| ar.offers[ri].planned) else {
+        let ar = &self.arbitration;
+        if !ar.offers[ri].planned {
             return false;
-        };
+        }
         let s0 = ar.inc[ri].times[0];
         let end = match ar.retreat_end[ri] {
             Some(e) if e < s0 => e,
             _ => (s0 - RETREAT_S).max(0.0),
         };
+        self.way_back_free_along(ri, false, (s0, end), now_s)
+    }
+
+    /// Whether robot `ri`'s way back along its plan (its last, finished
+    /// one where `parked`) from plan time `s0` to `end` is free, as
+    /// [`Guard::way_back_free`] has it.
+    pub(super) fn way_back_free_along(&mut self, ri: usize, parked: bool, (s0, end): (f64, f64), now_s: f64) -> bool {
+        let a = &self.arms[ri];
+        let ar = &mut self.arbitration;
+        let follow = &a.state.follow;
+        let Some(plan) = (if parked { follow.parked.plan() } else { follow.tracker.plan() }) else {
+            return false;
+        };
         if s0 <= RETREAT_S / 20.0 || end >= s0 - 1e-6 {
             return false;
         }
         let back = &mut ar.back[ri];
-        back.sample(plan, s0, end, plan.segment(s0), &a.scratch.forecast.offset);
+        // Done with its plan, it stands on it within tolerance: no offset.
+        let offset: &[f64] = if parked { &[] } else { &a.scratch.forecast.offset };
+        back.sample(plan, s0, end, plan.segment(s0), offset);
         let seen = a.state.est_period + a.state.est.last_stamp().map_or(0.0, |t| (now_s - t).max(0.0));
         for (h, &acc) in back.half_step.iter_mut().zip(&a.model.accel) {
             *h += forecast::along::departure(acc, seen, a.model.reaction_s);
