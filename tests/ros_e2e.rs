@@ -306,7 +306,7 @@ fn least_exact_gap(v: &serde_json::Value) -> (Arms, f64) {
     (arms, least)
 }
 
-/// arm_right (priority 10) sets off across the front; 0.72 s later,
+/// arm_right (priority 10) sets off across the front; 0.6 s later,
 /// while it crosses, arm_left (20) is given its plan the other way
 /// (tests/peer/arbitration.py --late). Too near to stop short of arm_left's
 /// first increment, arm_right goes on, never stopped nor sent back;
@@ -314,7 +314,7 @@ fn least_exact_gap(v: &serde_json::Value) -> (Arms, f64) {
 /// reason (`give_way_when_caught`); both finish, arm_right first, apart.
 #[test]
 fn a_higher_arm_given_its_plan_while_a_lower_one_crosses_lets_it_pass_over_dds() {
-    let v = run_script("arbitration.py", &["--obey-scaling".to_string(), "--late".to_string(), "0.72".to_string()]);
+    let v = run_script("arbitration.py", &["--obey-scaling".to_string(), "--late".to_string(), "0.6".to_string()]);
     let rows = |arm: usize| v["grant_changes"][0][arm].as_array().unwrap().clone();
     let reasons: Vec<String> = rows(0).iter().map(|r| r[6].as_str().unwrap().to_string()).collect();
     println!(

@@ -78,12 +78,15 @@ fn strict() -> ArbitrationPolicy {
 
 /// The plan comes 0.3 s after arm_right set off: it can still stop short
 /// of arm_left's first increment, and priority decides (arm_left first,
-/// arm_right held, not sent back). From 0.55 to 0.85 s it cannot: with
+/// arm_right held, not sent back). From 0.5 to 0.7 s it cannot: with
 /// priority alone it is sent back along its plan and finishes last; with
 /// `give_way_when_caught` arm_left lets it pass, no arm is stopped or sent
-/// back, and the cell finishes sooner. (Swept every 50 ms, the rule holds
-/// from 0.50 to 0.95 s; tests/peer/arbitration.py --late plays 0.72 s over
-/// DDS.)
+/// back, and the cell finishes sooner. At 0.85 s arm_right is past where
+/// arm_left's first increment reaches: neither policy holds or sends back
+/// either arm. (Swept every 50 ms, the rule holds from 0.45 to 0.70 s; it
+/// held from 0.50 to 0.95 s while increments reached 0.25 s past the
+/// stopping path, not 0.1 s; tests/peer/arbitration.py --late plays 0.6 s
+/// over DDS.)
 #[test]
 fn a_higher_arm_given_its_plan_while_a_lower_one_crosses_lets_it_pass() {
     let early = late_plan(0.3, ArbitrationPolicy::default());
@@ -91,7 +94,14 @@ fn a_higher_arm_given_its_plan_while_a_lower_one_crosses_lets_it_pass() {
     assert_eq!((early.gave_way, early.backed, early.stops), (0, 0, [0, 0]), "{early:?}");
     let [Some(l), Some(r)] = early.finished else { panic!("an arm did not finish: {early:?}") };
     assert!(l < r, "arm_left goes first where arm_right can stop short: {early:?}");
-    for delay in [0.55, 0.7, 0.85] {
+    let (on, off) = (late_plan(0.85, ArbitrationPolicy::default()), late_plan(0.85, strict()));
+    println!("0.85 s: {on:?}\n   priority alone: {off:?}");
+    for r in [&on, &off] {
+        assert_eq!((r.gave_way, r.backed, r.stops), (0, 0, [0, 0]), "0.85 s: {r:?}");
+        assert!(r.least_gap > 0.0, "0.85 s: the arms met: {r:?}");
+    }
+    assert_eq!(on.finished, off.finished, "0.85 s: the policies differ where neither gives way");
+    for delay in [0.5, 0.6, 0.7] {
         let (on, off) = (late_plan(delay, ArbitrationPolicy::default()), late_plan(delay, strict()));
         println!("{delay:.2} s: {on:?}\n   priority alone: {off:?}");
         assert!(on.gave_way > 0, "{delay} s: arm_left did not give way: {on:?}");
@@ -102,8 +112,6 @@ fn a_higher_arm_given_its_plan_while_a_lower_one_crosses_lets_it_pass() {
         };
         assert!(r < l, "{delay} s: arm_right passes first: {on:?}");
         assert!(l.max(r) < l0.max(r0), "{delay} s: giving way finishes sooner: {on:?} against {off:?}");
-        if delay > 0.6 {
-            assert!(off.backed > 0, "{delay} s: priority alone sends arm_right back: {off:?}");
-        }
+        assert!(off.backed > 0, "{delay} s: priority alone sends arm_right back: {off:?}");
     }
 }

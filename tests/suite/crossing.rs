@@ -144,17 +144,18 @@ fn two_arms_creeping_out_of_a_knot_are_not_tied_again_for_moving() {
     assert_eq!((r.contacts(), r.stalled), (0, 0), "{r:?}");
 }
 
-/// Two arms, seed 1 of `simulate --crossing`: the higher arm's next leg
+/// Two arms, seed 8 of `simulate --crossing`: the higher arm's next leg
 /// starts while the lower one passes through its increment at full speed,
-/// too near to stop short of it. With priority alone
+/// too near to stop short of it (seed 1 did, while increments reached
+/// 0.25 s past the stopping path; with 0.1 s the lower one no longer is). With priority alone
 /// (`--strict-priority`) the lower one brakes in the way and backs away to
 /// its plan's start, and its retreat holds the higher one all the same.
 /// The higher one now gives way to it (`give_way_when_caught`): it passes,
 /// no arm backs away, and both finish sooner.
 #[test]
 fn a_higher_arm_at_its_start_gives_way_to_a_lower_one_caught_in_its_increment() {
-    let strict = episode_with(2, 1, SimOptions { strict_priority: true, ..SimOptions::default() });
-    let r = episode_with(2, 1, SimOptions::default());
+    let strict = episode_with(2, 8, SimOptions { strict_priority: true, ..SimOptions::default() });
+    let r = episode_with(2, 8, SimOptions::default());
     assert!(strict.retreats > 0, "priority alone must send the lower arm back: {strict:?}");
     assert_eq!((r.contacts(), r.stalled, r.retreats), (0, 0, 0), "{r:?}");
     assert!(r.makespan_s < strict.makespan_s, "{} against {}", r.makespan_s, strict.makespan_s);

@@ -38,18 +38,21 @@ use groups::SphereGroups;
 /// (rad/s or m/s): if it stands in the way of a higher one, it backs away.
 pub const REST_SPEED: f64 = 1e-3;
 
-/// How much longer than its stopping path at the plan's pace an increment
-/// reaches (in time at that pace), s: a robot is told to hold early enough
-/// to slow down, instead of being stopped when the stopping paths meet.
+/// Over how much plan time past its stopping path a grant's scaling falls
+/// from 1 (and how far a robot just let go looks: below), s: told early
+/// enough, a robot slows down instead of being stopped.
 pub const LOOKAHEAD_S: f64 = 0.25;
 
+/// How far an increment reaches past the stopping path, s: a robot claims
+/// little more than it needs to stop. Let go from a hold, it reaches
+/// [`LOOKAHEAD_S`] until clear of the robot that held it (let go on 0.1 s,
+/// a crossing arm met that one's claim again and was held 0.4 s on).
+pub const INCREMENT_LOOKAHEAD_S: f64 = 0.1;
+
 /// A held robot is let go once its grant reaches this far (plan time, s)
-/// past where it would stop, where the grant lets it go at full speed
-/// again ([`LOOKAHEAD_S`]): the hold's hysteresis. Let go as soon as the
-/// grant reached past its noise (20 ms), a robot going at its plan's pace
-/// met the grant's end again within a tenth of a second, and the lower of
-/// two crossing arms was held and let go eight times as the higher one
-/// passed.
+/// past where it would stop, where it may go at full speed again: the
+/// hold's hysteresis (let go at 20 ms, the lower of two crossing arms was
+/// held and let go eight times as the higher one passed).
 pub const HOLD_RELEASE_S: f64 = LOOKAHEAD_S;
 
 /// A hold back within this long of being let go is let go again only once
@@ -251,9 +254,11 @@ pub(super) struct Arbitration {
     parked_retreat: Vec<Option<(f64, u16)>>,
     /// Per robot done with its plan, its back-away this cycle, if any.
     parked_grant: Vec<Option<ArmGrant>>,
-    /// Per robot held by one that it holds itself, since when
-    /// ([`super::way_back`]).
+    /// Per robot held by one it holds itself, since when ([`super::way_back`]).
     mutual_since: Vec<Option<f64>>,
+    /// Per robot, the robot that last held it, and whether its increment
+    /// reaches [`LOOKAHEAD_S`] (let go, until clear of it).
+    waited_for: Vec<(Option<u16>, bool)>,
     pub(super) policy: ArbitrationPolicy,
     /// Where plans end in others' way ([`super::ends`]).
     ends: ends::Ends,
@@ -313,6 +318,7 @@ impl Arbitration {
             parked_retreat: vec![None; n],
             parked_grant: vec![None; n],
             mutual_since: vec![None; n],
+            waited_for: vec![(None, false); n],
             policy: ArbitrationPolicy::default(),
             ends: ends::Ends::new(posers),
             now_s: f64::NEG_INFINITY,
@@ -367,6 +373,7 @@ impl Arbitration {
         self.parked_retreat.fill(None);
         self.parked_grant.fill(None);
         self.mutual_since.fill(None);
+        self.waited_for.fill((None, false));
         self.backed_at.iter_mut().for_each(|t| *t = f64::NEG_INFINITY);
         self.arbiter = Arbiter::new(n);
         self.arbiter.set_give_way(self.policy.give_way_at_start);
@@ -494,12 +501,19 @@ impl Guard {
         self.follow_waits(now_s);
     }
 
-    /// Who waits for others, and since when.
+    /// Who waits for others, since when, and for whom.
     fn follow_waits(&mut self, now_s: f64) {
         let ar = &mut self.arbitration;
         ar.now_s = now_s;
         for ri in 0..ar.out.len() {
-            let g = ar.out[ri];
+            let (g, (by, far)) = (ar.out[ri], &mut ar.waited_for[ri]);
+            if g.state == GrantState::Hold {
+                *by = g.held_by.or(*by);
+            } else if now_s == ar.let_go_at[ri] {
+                *far = by.is_some();
+            } else if by.is_some_and(|h| ar.conflicts.first_meeting(ri, h as usize, MAX_SAMPLES - 1).is_none()) {
+                (*by, *far) = (None, false);
+            }
             if matches!(g.state, GrantState::Done | GrantState::NoPlan) {
                 ar.boosted_at[ri] = None;
                 ar.lifted_at[ri] = None;
@@ -631,8 +645,8 @@ impl Guard {
         } else {
             inc.travel.fill(0.0);
         }
-        let full =
-            Along::new(plan, &a.state.follow.rates, s0, &inc.travel, sc.forecast.plan.react_s + LOOKAHEAD_S, None);
+        let reach = if ar.waited_for[ri].1 { LOOKAHEAD_S } else { INCREMENT_LOOKAHEAD_S };
+        let full = Along::new(plan, &a.state.follow.rates, s0, &inc.travel, sc.forecast.plan.react_s + reach, None);
         // Backing away: its increment is the rest of its retreat, back
         // along the plan to where the retreat ends, all of it committed
         // (the robots above keep out of the way it goes).
