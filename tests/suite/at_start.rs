@@ -213,7 +213,8 @@ const RIGHT_FROM: [f64; 8] = [-0.123, 0.131, -1.37, -1.112, -1.998, -0.163, 0.79
 const RIGHT_TO: [f64; 8] = [1.173, 1.504, -0.516, -0.646, 0.499, 0.61, -0.256, 0.028];
 
 /// Plan time after one cycle of a robot that obeys `c` and backs away
-/// along its plan (at its plan's pace) where its grant sends it back.
+/// along its plan (at its plan's pace times its speed scaling) where its
+/// grant sends it back.
 fn obey_backing(c: &Command, s: f64) -> f64 {
     if c.grant.state == GrantState::BackAway && !c.stop {
         return if s > c.grant.until_s { (s - DT * c.speed_scaling).max(c.grant.until_s) } else { s };
