@@ -1,7 +1,8 @@
 //! Escape: an arm stopped for proximity goes again, at once, when its
 //! forecast takes it away from what stopped it, and is never let closer;
 //! standing still (noisy or not), or a plan further in, keeps it stopped;
-//! turning back stops it again.
+//! turning back stops it again. Escaping from another robot, no pair of
+//! their links closes in.
 
 use crate::common;
 
@@ -9,7 +10,7 @@ use common::cell::{cache_dir, feed, guard, sample_cell};
 use workcell_guard_core::forecast::track::JointPlan;
 use workcell_guard_core::guard::{Decision, Guard, Inputs, JointStateIn, Reason};
 use workcell_guard_core::model::coverage::Rng;
-use workcell_guard_sim::arms::{Sim, SimOptions};
+use workcell_guard_sim::arms::{PlanMode, Sim, SimOptions, cell_with_arms};
 
 const DT: f64 = 0.002;
 
@@ -232,4 +233,28 @@ fn a_stale_state_blip_while_stopped_keeps_the_escape() {
         2.0 * watchdog
     );
     assert!(after < hold / 2.0, "released {after} s after the states came back: not at once (hold {hold} s)");
+}
+
+/// Four arms without plans, seed 88 (a hazard: unguarded, two arms run
+/// into each other). Arm 0 is stopped beside arm 1, parked at its last
+/// goal; their spheres sit centimetres deep in each other, their links
+/// 2.4 cm apart. Let go as an escape by the spheres' least gap (that pair
+/// moving apart), arm 0 swung another link into arm 1: contact. Now a path
+/// on which a pair of their links closes in within the margin, by their
+/// exact shapes, is no escape, and nothing touches.
+#[test]
+fn an_arm_escaping_from_another_by_their_spheres_does_not_close_in_by_their_links() {
+    let opts = SimOptions {
+        obey_scaling: true,
+        obey_grants: true,
+        plans: PlanMode::Never,
+        hazards: true,
+        ..Default::default()
+    };
+    let mut s = Sim::new(cell_with_arms(sample_cell(), 4), opts, Some(cache_dir())).unwrap();
+    let r = s.episode(88);
+    println!("{}", r.summary(4, opts.dt_s));
+    assert_eq!(r.episodes, 1, "seed 88 no longer draws an episode");
+    assert_eq!(r.hazards, 1, "seed 88 is no longer a hazard");
+    assert_eq!(r.contacts(), 0, "least clearance {:.4} m", r.min_clearance_m);
 }

@@ -198,7 +198,7 @@ fn arm_scratch(
             candidates: Vec::with_capacity(slots),
             now_c: vec![f32::INFINITY; slots],
             now_exact: vec![f32::NAN; slots],
-            now_self: vec![f32::INFINITY; n_self_pairs],
+            now_self: vec![[f32::INFINITY; 2]; n_self_pairs],
             order: Vec::with_capacity(n_ranges),
             anchors: vec![[[0.0; BATCH]; 4]; n_ranges],
             slowed: [false; 2],

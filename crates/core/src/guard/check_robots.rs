@@ -31,6 +31,11 @@ pub(super) struct PairFinds {
     first_b: Find,
     escape_a: [f32; 3],
     escape_b: [f32; 3],
+    /// For each robot, the least distance of its links' shapes to the
+    /// other's at its first sample and over its later ones, where the
+    /// spheres come within the margin (an escape's check: [`Escape::take_robot`]).
+    fine_a: [f32; 2],
+    fine_b: [f32; 2],
     last: (usize, usize),
     /// Either robot escapes from the other: the escape gaps are wanted.
     watch: bool,
@@ -68,6 +73,8 @@ impl PairFinds {
             first_b: Find::NONE,
             escape_a: [f32::INFINITY; 3],
             escape_b: [f32::INFINITY; 3],
+            fine_a: [f32::INFINITY; 2],
+            fine_b: [f32::INFINITY; 2],
             last: (n_a.saturating_sub(1), n_b.saturating_sub(1)),
             watch,
             reach,
@@ -78,10 +85,11 @@ impl PairFinds {
 
     /// Takes one sphere pair's gap, and the same refined ([`refined_exact`]):
     /// the refined one alone decides whether it is within the clearance
-    /// margin `margin_m` (a stop); the others compare gaps of one path
-    /// with each other, inflated alike.
+    /// margin `margin_m` (a stop), and whether an escape closes in on the
+    /// other robot; the others compare gaps of one path with each other,
+    /// inflated alike.
     #[inline]
-    fn add(&mut self, f: Find, refined: f32, margin_m: f32) {
+    fn add(&mut self, f: Find, [refined, shapes]: [f32; 2], margin_m: f32) {
         let (ia, ib) = (usize::from(f.sample_a > 0), usize::from(f.sample_b > 0));
         self.near_a[ia] = self.near_a[ia].min(f.gap_m);
         self.near_b[ib] = self.near_b[ib].min(f.gap_m);
@@ -94,6 +102,8 @@ impl PairFinds {
         if self.watch {
             escape_gap(&mut self.escape_a, f.gap_m, f.sample_a, self.last.0);
             escape_gap(&mut self.escape_b, f.gap_m, f.sample_b, self.last.1);
+            self.fine_a[ia] = self.fine_a[ia].min(shapes);
+            self.fine_b[ib] = self.fine_b[ib].min(shapes);
         }
         if refined <= margin_m {
             let f = Find { gap_m: refined, ..f };
@@ -113,6 +123,15 @@ impl PairFinds {
         (self.first_a.sample_a != usize::MAX).then_some((self.first_a.sample_a, self.first_b.sample_b))
     }
 
+    /// The earliest conflict so far, past which refinements are cut short
+    /// (later on both paths, they cannot change which sample stops either
+    /// robot); none while an escape is watched: it compares the shapes'
+    /// distance of every pair within the margin.
+    #[inline]
+    fn skip_past(&self) -> Option<(usize, usize)> {
+        if self.watch { None } else { self.first() }
+    }
+
     /// Records the finds in both robots' tracks.
     fn apply(&self, arms: &mut [Arm], ia: usize, ib: usize, margin_m: f32) {
         arms[ia].scratch.track.approach(1, self.near_a[0], self.near_a[1]);
@@ -120,8 +139,11 @@ impl PairFinds {
         if !(self.best.gap_m.is_finite() || self.best.gap_m.is_nan()) {
             return;
         }
-        arms[ia].scratch.track.escape.take_robot(ib as u16, self.escape_a);
-        arms[ib].scratch.track.escape.take_robot(ia as u16, self.escape_b);
+        // Escaping, the pair's links close in where their shapes come
+        // within the margin at a later sample, nearer than now.
+        let closes = |[now, later]: [f32; 2]| later <= margin_m && (later < now || now.is_nan());
+        arms[ia].scratch.track.escape.take_robot(ib as u16, self.escape_a, closes(self.fine_a));
+        arms[ib].scratch.track.escape.take_robot(ia as u16, self.escape_b, closes(self.fine_b));
         let link = |r: usize, l: u32| Body::Link { robot: r as u16, link: l as u16 };
         let (ra, rb) = (Reason::Robot { other: ib as u16 }, Reason::Robot { other: ia as u16 });
         let pair_a = |f: &Find| (link(ia, f.link_a), link(ib, f.link_b));
@@ -182,7 +204,8 @@ pub(super) fn given_back(s: &ArmScratch, l: u32, k: usize, margin: f32) -> f32 {
 }
 
 /// A sphere pair's gap within the margin, refined ([`refined`]), and where
-/// still within it, by the two links' exact shapes ([`super::exact_pairs`]).
+/// still within it, by the two links' exact shapes ([`super::exact_pairs`]);
+/// beside it the shapes' distance (the refined gap where not measured).
 /// (A stopped robot is still held by the spheres' gap within the release
 /// margin: released by the refined one, it would be stopped again by the
 /// next look as it starts, a flip per approach.)
@@ -195,12 +218,12 @@ fn refined_exact(
     (ib, lb, kb): (usize, u32, usize),
     margin: f32,
     first: Option<(usize, usize)>,
-) -> f32 {
+) -> [f32; 2] {
     let (fine, allowance) = refined(&arms[ia].scratch, &arms[ib].scratch, gap, (la, ka), (lb, kb), margin);
     if fine > margin || first.is_some_and(|(fa, fb)| ka > fa && kb > fb) {
         // Clear; or later on both paths than a conflict already found:
         // it cannot change which sample stops either robot.
-        return fine;
+        return [fine; 2];
     }
     let (a, b) = (At::of(&arms[ia], ia, la, ka), At::of(&arms[ib], ib, lb, kb));
     exact.refine(a, b, fine, allowance)
@@ -416,9 +439,9 @@ fn check_pair(
                     }
                     // (refined ≥ found: only one within the margin needs it)
                     let fine = if gap <= margin {
-                        refined_exact(exact, arms, gap, (ia, la, ka), (ib, lb, kb), margin, finds.first())
+                        refined_exact(exact, arms, gap, (ia, la, ka), (ib, lb, kb), margin, finds.skip_past())
                     } else {
-                        gap
+                        [gap; 2]
                     };
                     finds.add(Find { gap_m: gap, link_a: la, link_b: lb, sample_a: ka, sample_b: kb }, fine, margin);
                 });
@@ -511,9 +534,9 @@ fn robots_all_pairs(
                             }
                             let (la, lb) = (batch_a.link[sa], batch_b.link[sb]);
                             let fine = if g <= margin {
-                                refined_exact(exact, arms, g, (ia, la, ka), (ib, lb, kb), margin, finds.first())
+                                refined_exact(exact, arms, g, (ia, la, ka), (ib, lb, kb), margin, finds.skip_past())
                             } else {
-                                g
+                                [g; 2]
                             };
                             finds.add(
                                 Find {

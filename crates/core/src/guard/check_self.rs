@@ -47,7 +47,8 @@ fn self_arm(a: &mut Arm, ri: usize, checked: Checked<'_>, exact: &mut ExactFrame
     let (n_cfg, path_q) = (forecast.n_cfg, &forecast.path_q);
     let (batches, pair_inflation, candidates) = (&posed.batches, &posed.pair_inflation, &mut look.candidates);
     let now_self = &mut look.now_self;
-    now_self.fill(f32::INFINITY);
+    now_self.fill([f32::INFINITY; 2]);
+    let escaping = track.escape.target == Some(Target::Own);
     for (bi, batch) in batches.iter().enumerate().take(n_cfg.div_ceil(BATCH)) {
         let lbox = &batch.boxes;
         for pi in 0..self_pairs.len() {
@@ -108,18 +109,27 @@ fn self_arm(a: &mut Arm, ri: usize, checked: Checked<'_>, exact: &mut ExactFrame
                     // Within the margin: the links' exact shapes decide as
                     // well, whether it stops (the rest takes the spheres'
                     // gap, as the robot checks do).
-                    let fine = if g <= margin {
+                    let [fine, shapes] = if g <= margin {
                         let at = |link: usize| At { model, path_q, robot: ri, link, sample: k };
                         exact.refine(at(la), at(lb), g, pair_inflation[pi])
                     } else {
-                        g
+                        [g; 2]
                     };
                     // What its stopping path takes it nearer to slows it,
                     // as the cell does (the speed scaling's measure).
                     if k == 0 {
-                        now_self[pi] = g;
-                    } else if slows {
-                        track.approach(0, now_self[pi], g);
+                        now_self[pi] = [g, shapes];
+                    } else {
+                        if slows {
+                            track.approach(0, now_self[pi][0], g);
+                        }
+                        // Escaping from its own links, no pair of them may
+                        // close in within the margin by their shapes (the
+                        // spheres' least gap may grow while they do).
+                        let now = now_self[pi][1];
+                        if escaping && shapes <= margin && (shapes < now || now.is_nan()) {
+                            track.escape.closes_in();
+                        }
                     }
                     track.found_refined([g, fine], k, pair, Reason::SelfCollision, margin);
                     least = if g.is_nan() { g } else { least.min(g) };

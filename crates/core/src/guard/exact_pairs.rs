@@ -91,28 +91,32 @@ impl ExactFrames {
     /// same robot and sample), refined by their exact shapes: `gap` (the
     /// spheres'), raised to the shapes' distance less `allowance` (the
     /// motion the spheres' inflation still covers there) where that is
-    /// larger; `gap` as it is where a link has no exact shape.
-    pub(super) fn refine(&mut self, a: At<'_>, b: At<'_>, gap: f32, allowance: f32) -> f32 {
+    /// larger; `gap` as it is where a link has no exact shape. Beside it,
+    /// the shapes' distance itself (what an escape compares from sample
+    /// to sample, whatever the inflation there: [`super::track::Escape`]),
+    /// or `gap` where there is none.
+    pub(super) fn refine(&mut self, a: At<'_>, b: At<'_>, gap: f32, allowance: f32) -> [f32; 2] {
         if !self.on {
-            return gap;
+            return [gap; 2];
         }
         let (Some(Some(sa)), Some(Some(sb))) = (a.model.hulls.get(a.link), b.model.hulls.get(b.link)) else {
-            return gap;
+            return [gap; 2];
         };
         // Indices beyond the key's fields (a robot of more than 255 links,
         // say) are not cached: two pairs must never share a key.
         let fits = |x: &At<'_>| x.robot < 256 && x.link < 256 && x.sample < 4096;
         let k = if fits(&a) && fits(&b) { key(&a, &b) } else { u64::MAX - 1 };
         let slot = (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 57) as usize % CACHE;
+        let both = |d: f32| if d == f32::NEG_INFINITY { [gap; 2] } else { [gap.max(d - allowance), d] };
         if self.keys[slot] == k {
-            return gap.max(self.dists[slot] - allowance);
+            return both(self.dists[slot]);
         }
         let slot_b = usize::from((a.robot, a.sample) != (b.robot, b.sample));
         if !self.pose(0, &a) || !self.pose(slot_b, &b) {
-            return gap;
+            return [gap; 2];
         }
         let (Some(pa), Some(pb)) = (self.frames[0].get(a.link), self.frames[slot_b].get(b.link)) else {
-            return gap;
+            return [gap; 2];
         };
         self.queries += 1;
         // No distance (a pair parry3d does not support): the spheres' gap.
@@ -120,7 +124,7 @@ impl ExactFrames {
         if k != u64::MAX - 1 {
             (self.keys[slot], self.dists[slot]) = (k, d);
         }
-        gap.max(d - allowance)
+        both(d)
     }
 }
 

@@ -301,8 +301,9 @@ struct CheckScratch {
     /// first sample, once an approach needed it (NaN: not yet this cycle).
     now_exact: Vec<f32>,
     /// Scratch, per pair of its own links the self check keeps: their gap
-    /// at the first sample (now) as it found it (+∞: beyond its reach).
-    now_self: Vec<f32>,
+    /// at the first sample (now) as it found it, and their shapes' distance
+    /// where the spheres come within the margin (+∞: beyond its reach).
+    now_self: Vec<[f32; 2]>,
     /// Scratch: (lower bound on the cell clearance, range index) of the
     /// moving links in one batch, least first.
     order: Vec<(f32, u32)>,

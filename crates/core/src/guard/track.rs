@@ -197,7 +197,8 @@ pub(super) struct Escape {
     /// beyond it).
     later: f32,
     end: f32,
-    /// Something other than the target within the margin, or a NaN.
+    /// Something other than the target within the margin, the target's
+    /// links closing in within it ([`Escape::take_robot`]), or a NaN.
     other: bool,
     release: f32,
     /// The least gain from now to the last sample, m.
@@ -262,19 +263,36 @@ impl Escape {
         }
     }
 
+    /// A pair of links against the target closes in within the margin on
+    /// the way, by their exact shapes: no escape.
+    #[inline]
+    pub(super) fn closes_in(&mut self) {
+        self.other = true;
+    }
+
     /// Takes a robot pair's least gaps at sample 0, the later samples and
-    /// the last (this robot's samples), when the pair is the target.
-    pub(super) fn take_robot(&mut self, other: u16, [now, later, end]: [f32; 3]) {
+    /// the last (this robot's samples), when the pair is the target, and
+    /// whether their links close in on the way (`closes`: by their exact
+    /// shapes, a later gap within the clearance margin nearer than now).
+    ///
+    /// (The spheres' least gap alone let a robot go on while one pair of
+    /// spheres, deep in each other, moved apart, and another pair's links
+    /// closed to contact: four arms without plans, seed 88.)
+    pub(super) fn take_robot(&mut self, other: u16, [now, later, end]: [f32; 3], closes: bool) {
         if self.target == Some(Target::Robot(other)) {
             self.now = self.now.min(now);
             self.later = self.later.min(later);
             self.end = self.end.min(end);
+            if closes {
+                self.closes_in();
+            }
         }
     }
 
     /// True when the forecast escapes: the target within the release
     /// margin now, a path of more than one sample, nothing else within the
-    /// clearance margin, no later sample nearer the target than now, and
+    /// clearance margin (nor a robot target's links closing in within it),
+    /// no later sample nearer the target than now, and
     /// the last farther by at least [`ESCAPE_MIN_M`] ([`ESCAPE_MIN_ON_PLAN_M`]
     /// on plan).
     pub(super) fn ok(&self) -> bool {
