@@ -34,8 +34,8 @@ pub(super) struct PairFinds {
     /// For each robot, the least distance of its links' shapes to the
     /// other's at its first sample and over its later ones, where the
     /// spheres come within the margin (an escape's check: [`Escape::take_robot`]).
-    fine_a: [f32; 2],
-    fine_b: [f32; 2],
+    shapes_a: [f32; 2],
+    shapes_b: [f32; 2],
     last: (usize, usize),
     /// Either robot escapes from the other: the escape gaps are wanted.
     watch: bool,
@@ -73,8 +73,8 @@ impl PairFinds {
             first_b: Find::NONE,
             escape_a: [f32::INFINITY; 3],
             escape_b: [f32::INFINITY; 3],
-            fine_a: [f32::INFINITY; 2],
-            fine_b: [f32::INFINITY; 2],
+            shapes_a: [f32::INFINITY; 2],
+            shapes_b: [f32::INFINITY; 2],
             last: (n_a.saturating_sub(1), n_b.saturating_sub(1)),
             watch,
             reach,
@@ -102,8 +102,8 @@ impl PairFinds {
         if self.watch {
             escape_gap(&mut self.escape_a, f.gap_m, f.sample_a, self.last.0);
             escape_gap(&mut self.escape_b, f.gap_m, f.sample_b, self.last.1);
-            self.fine_a[ia] = self.fine_a[ia].min(shapes);
-            self.fine_b[ib] = self.fine_b[ib].min(shapes);
+            self.shapes_a[ia] = self.shapes_a[ia].min(shapes);
+            self.shapes_b[ib] = self.shapes_b[ib].min(shapes);
         }
         if refined <= margin_m {
             let f = Find { gap_m: refined, ..f };
@@ -142,8 +142,8 @@ impl PairFinds {
         // Escaping, the pair's links close in where their shapes come
         // within the margin at a later sample, nearer than now.
         let closes = |[now, later]: [f32; 2]| later <= margin_m && (later < now || now.is_nan());
-        arms[ia].scratch.track.escape.take_robot(ib as u16, self.escape_a, closes(self.fine_a));
-        arms[ib].scratch.track.escape.take_robot(ia as u16, self.escape_b, closes(self.fine_b));
+        arms[ia].scratch.track.escape.take_robot(ib as u16, self.escape_a, closes(self.shapes_a));
+        arms[ib].scratch.track.escape.take_robot(ia as u16, self.escape_b, closes(self.shapes_b));
         let link = |r: usize, l: u32| Body::Link { robot: r as u16, link: l as u16 };
         let (ra, rb) = (Reason::Robot { other: ib as u16 }, Reason::Robot { other: ia as u16 });
         let pair_a = |f: &Find| (link(ia, f.link_a), link(ib, f.link_b));
