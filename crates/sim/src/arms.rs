@@ -399,9 +399,16 @@ impl Sim {
         }
         let unguarded = self.unguarded_makespan(&arms);
         let hazard = self.opts.hazards && self.unguarded_hazard(&arms, 3.0 * unguarded + 1.0);
-        self.run(&mut rep, arms, self.opts.plans.publishes(seed), (unguarded, 3.0 * unguarded + 1.0));
+        let publish = self.opts.plans.publishes(seed);
+        self.run(&mut rep, arms, publish, (unguarded, 3.0 * unguarded + 1.0));
+        if rep.finished > 0 {
+            rep.slowest.push((rep.makespan_s / rep.makespan_unguarded_s, seed));
+        }
         if !hazard && rep.finished > 0 {
             rep.makespan_clear_s = (rep.makespan_s, rep.makespan_unguarded_s);
+            if publish {
+                rep.makespan_planned_s = rep.makespan_clear_s;
+            }
         }
         rep.clear_stops = if hazard { (0, 0, 0.0) } else { (rep.stops, rep.false_stops, rep.busy_s) };
         if hazard {

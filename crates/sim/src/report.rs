@@ -87,6 +87,15 @@ pub struct SimReport {
     /// outside the clearance margin, so it is a makespan the guard could
     /// match): guarded and unguarded makespans, s.
     pub makespan_clear_s: (f64, f64),
+    /// Of those, the episodes whose plans the guard had (`--plans`): their
+    /// guarded and unguarded makespans, s. The rest of
+    /// [`SimReport::makespan_clear_s`] is the episodes it forecast without
+    /// plans.
+    pub makespan_planned_s: (f64, f64),
+    /// The finished episodes slowest against their unguarded run: (guarded
+    /// over unguarded makespan, seed), slowest first, [`SLOWEST_LISTED`] at
+    /// most.
+    pub slowest: Vec<(f64, u64)>,
     /// The same episodes' makespan with one arm at a time in the shared
     /// zone, asked for before each move that enters it (crossing episodes
     /// only), s.
@@ -214,6 +223,11 @@ impl SimReport {
         self.makespan_unguarded_s += o.makespan_unguarded_s;
         self.makespan_clear_s.0 += o.makespan_clear_s.0;
         self.makespan_clear_s.1 += o.makespan_clear_s.1;
+        self.makespan_planned_s.0 += o.makespan_planned_s.0;
+        self.makespan_planned_s.1 += o.makespan_planned_s.1;
+        self.slowest.extend_from_slice(&o.slowest);
+        self.slowest.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+        self.slowest.truncate(SLOWEST_LISTED);
         self.makespan_one_at_a_time_s += o.makespan_one_at_a_time_s;
         self.makespan_one_at_a_time_tight_s += o.makespan_one_at_a_time_tight_s;
         self.held_s += o.held_s;
@@ -254,6 +268,13 @@ impl SimReport {
         let (g, u) = self.makespan_clear_s;
         if u > 0.0 { g / u } else { f64::NAN }
     }
+    /// The same over the finished episodes without a hazard, with plans
+    /// and without (`--plans half` runs both): where the makespan is lost.
+    pub fn makespan_ratio_by_plans(&self) -> [f64; 2] {
+        let ((g, u), (pg, pu)) = (self.makespan_clear_s, self.makespan_planned_s);
+        let ratio = |g: f64, u: f64| if u > 0.0 { g / u } else { f64::NAN };
+        [ratio(pg, pu), ratio(g - pg, u - pu)]
+    }
     /// Contacts of every kind.
     pub fn contacts(&self) -> usize {
         self.contacts_cell + self.contacts_robot + self.contacts_self
@@ -267,6 +288,10 @@ impl SimReport {
         if self.stops == 0 { 0.0 } else { self.false_stops_touch as f64 / self.stops as f64 }
     }
 }
+
+/// How many of the slowest episodes the summary lists
+/// ([`SimReport::slowest`]).
+pub const SLOWEST_LISTED: usize = 5;
 
 impl SimReport {
     /// The report, a few lines: contacts, stops and how many were false
@@ -395,6 +420,24 @@ impl SimReport {
         o
     }
 
+    /// Where the makespan is lost: over the episodes without a hazard, with
+    /// plans and without, and the slowest episodes' seeds (none listed
+    /// where no episode finished).
+    fn makespan_line(&self, o: &mut String) {
+        if self.slowest.is_empty() {
+            return;
+        }
+        let [with, without] = self.makespan_ratio_by_plans();
+        let _ = write!(
+            o,
+            "makespan × unguarded without a hazard: with plans {with:.3}, without {without:.3}; slowest episodes:"
+        );
+        for (i, (ratio, seed)) in self.slowest.iter().enumerate() {
+            let _ = write!(o, "{} {seed} ({ratio:.2} ×)", if i == 0 { "" } else { "," });
+        }
+        let _ = writeln!(o);
+    }
+
     /// The grant messages' line of the summary.
     fn grant_line(&self, o: &mut String) {
         let _ = writeln!(
@@ -459,9 +502,12 @@ impl SimReport {
         }
     }
 
-    /// The seeds of the episodes with a stall, a contact, a false stop and
-    /// a flip, a line each where there are any.
+    /// The makespan by plans with the slowest episodes' seeds
+    /// ([`SimReport::makespan_line`]), then the seeds of the episodes with
+    /// a stall, a contact, a false stop and a flip, a line each where
+    /// there are any.
     fn seed_lists(&self, o: &mut String) {
+        self.makespan_line(o);
         seed_list(o, "stalled episodes' seeds", &self.stalled_seeds);
         seed_list(o, "seeds with a contact", &self.contact_seeds);
         seed_list(o, "seeds with a false stop", &self.false_stop_seeds);
@@ -539,6 +585,46 @@ mod tests {
         rep.note_grant(&sent(grant(GrantState::Hold, Some(1)), true), &mut last, true);
         assert_eq!(rep.grant_messages, (2, 1));
         assert!(rep.summary(2, 0.002).contains("grant messages: 2 "));
+    }
+
+    #[test]
+    fn the_summary_splits_the_makespan_by_plans_and_lists_the_slowest_episodes_first() {
+        let mut total = SimReport::default();
+        // (seed, guarded, unguarded, with plans); seed 9 had a hazard and
+        // counts among the slowest only.
+        for (seed, g, u, planned, clear) in [
+            (3_u64, 6.0, 3.0, true, true),
+            (4, 4.0, 4.0, false, true),
+            (9, 9.0, 3.0, false, false),
+            (5, 3.36, 3.0, true, true),
+            (6, 4.4, 4.0, false, true),
+            (7, 3.0, 3.0, true, true),
+            (8, 3.6, 3.0, true, true),
+        ] {
+            let mut e =
+                SimReport { episodes: 1, finished: 1, makespan_s: g, makespan_unguarded_s: u, ..SimReport::default() };
+            e.slowest.push((g / u, seed));
+            if clear {
+                e.makespan_clear_s = (g, u);
+            }
+            if clear && planned {
+                e.makespan_planned_s = (g, u);
+            }
+            total.merge(&e);
+        }
+        let [with, without] = total.makespan_ratio_by_plans();
+        assert!((with - 15.96 / 12.0).abs() < 1e-12 && (without - 8.4 / 8.0).abs() < 1e-12, "{with} {without}");
+        let seeds: Vec<u64> = total.slowest.iter().map(|x| x.1).collect();
+        assert_eq!(seeds, [9, 3, 8, 5, 6], "{:?}", total.slowest);
+        let text = total.summary(2, 0.002);
+        assert!(
+            text.contains(
+                "without a hazard: with plans 1.330, without 1.050; slowest episodes: 9 (3.00 ×), 3 (2.00 ×), 8 (1.20 ×)"
+            ),
+            "{text}"
+        );
+        // Nothing finished: no line.
+        assert!(!SimReport::default().summary(2, 0.002).contains("slowest"));
     }
 
     #[test]
