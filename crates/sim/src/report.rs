@@ -590,8 +590,8 @@ mod tests {
     #[test]
     fn the_summary_splits_the_makespan_by_plans_and_lists_the_slowest_episodes_first() {
         let mut total = SimReport::default();
-        // (seed, guarded, unguarded, with plans); seed 9 had a hazard and
-        // counts among the slowest only.
+        // (seed, guarded, unguarded, with plans, without a hazard); seed 9
+        // had a hazard and counts among the slowest only.
         for (seed, g, u, planned, clear) in [
             (3_u64, 6.0, 3.0, true, true),
             (4, 4.0, 4.0, false, true),
