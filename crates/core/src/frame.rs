@@ -81,7 +81,11 @@ impl Frame {
 
     /// As a nalgebra isometry (for callers that want quaternions).
     pub fn to_isometry(&self) -> Isometry3<f64> {
-        let q = UnitQuaternion::from_matrix(&self.rot);
+        // Closed form (the rotation is orthonormal), renormalised against
+        // rounding; `from_matrix`'s iteration costs more than the query
+        // the pose is for.
+        let q = UnitQuaternion::from_rotation_matrix(&Rotation3::from_matrix_unchecked(self.rot));
+        let q = UnitQuaternion::new_normalize(q.into_inner());
         Isometry3::from_parts(Translation3::from(self.trans), q)
     }
 

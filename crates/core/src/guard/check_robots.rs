@@ -2,7 +2,7 @@
 //! spatial hash, the other's looked up there; every sphere pair exactly as
 //! the benchmark's baseline.
 
-use super::exact_pairs::{At, ExactFrames};
+use super::exact_pairs::{At, ExactFrames, Pending};
 use super::*;
 
 /// One sphere pair's gap between robots a and b: their links, and the
@@ -125,11 +125,67 @@ impl PairFinds {
 
     /// The earliest conflict so far, past which refinements are cut short
     /// (later on both paths, they cannot change which sample stops either
-    /// robot); none while an escape is watched: it compares the shapes'
-    /// distance of every pair within the margin.
+    /// robot), and whether an escape is watched (it wants the shapes'
+    /// distances past it as well: they are put off, [`PairFinds::settle`]).
     #[inline]
-    fn skip_past(&self) -> Option<(usize, usize)> {
-        if self.watch { None } else { self.first() }
+    fn cut(&self) -> (Option<(usize, usize)>, bool) {
+        (self.first(), self.watch)
+    }
+
+    /// Measures the refinements put off past the earliest conflict
+    /// ([`refined_exact`]), once per link pair and samples, only while one
+    /// of them could still show a robot's links closing in (a later
+    /// distance within the margin and below the first sample's, which is
+    /// known by now: every pair at a first sample is measured at once), and
+    /// takes them into the later shapes' distances. What is left unmeasured
+    /// cannot change whether either robot's links close in.
+    fn settle(&mut self, exact: &mut ExactFrames, arms: &[Arm], (ia, ib): (usize, usize), margin_m: f32) -> &Self {
+        if exact.pending.is_empty() {
+            return self;
+        }
+        // The least refined gap first in each link pair (its value where
+        // the links have no exact shape).
+        exact.pending.sort_unstable_by(|p, q| {
+            (p.ka, p.kb, p.la, p.lb).cmp(&(q.ka, q.kb, q.la, q.lb)).then(p.fine.total_cmp(&q.fine))
+        });
+        let mut last = None;
+        for i in 0..exact.pending.len() {
+            let p = exact.pending[i];
+            let key = (p.ka, p.kb, p.la, p.lb);
+            if last == Some(key) {
+                continue;
+            }
+            last = Some(key);
+            let (open_a, open_b) = (!closes(self.shapes_a, margin_m), !closes(self.shapes_b, margin_m));
+            if !open_a && !open_b {
+                break;
+            }
+            let (a, b) = (At::of(&arms[ia], ia, p.la, p.ka as usize), At::of(&arms[ib], ib, p.lb, p.kb as usize));
+            // A measured distance is at least 0: useless against a first
+            // sample's at or below 0.
+            let least = if exact.measures(&a, &b) { 0.0 } else { p.fine };
+            // How far a distance can help: within the margin, and below
+            // the first sample's for a robot not yet decided.
+            let helps = |open: bool, now: f32| match (open, least < now || now.is_nan()) {
+                (true, true) => {
+                    if now.is_nan() {
+                        margin_m
+                    } else {
+                        now.min(margin_m)
+                    }
+                }
+                _ => f32::NEG_INFINITY,
+            };
+            let max = helps(open_a, self.shapes_a[0]).max(helps(open_b, self.shapes_b[0]));
+            if max == f32::NEG_INFINITY {
+                continue;
+            }
+            let shapes = exact.shapes_within(a, b, p.fine, max);
+            self.shapes_a[1] = self.shapes_a[1].min(shapes);
+            self.shapes_b[1] = self.shapes_b[1].min(shapes);
+        }
+        exact.pending.clear();
+        self
     }
 
     /// Records the finds in both robots' tracks.
@@ -139,11 +195,9 @@ impl PairFinds {
         if !(self.best.gap_m.is_finite() || self.best.gap_m.is_nan()) {
             return;
         }
-        // Escaping, the pair's links close in where their shapes come
-        // within the margin at a later sample, nearer than now.
-        let closes = |[now, later]: [f32; 2]| later <= margin_m && (later < now || now.is_nan());
-        arms[ia].scratch.track.escape.take_robot(ib as u16, self.escape_a, closes(self.shapes_a));
-        arms[ib].scratch.track.escape.take_robot(ia as u16, self.escape_b, closes(self.shapes_b));
+        let (ca, cb) = (closes(self.shapes_a, margin_m), closes(self.shapes_b, margin_m));
+        arms[ia].scratch.track.escape.take_robot(ib as u16, self.escape_a, ca);
+        arms[ib].scratch.track.escape.take_robot(ia as u16, self.escape_b, cb);
         let link = |r: usize, l: u32| Body::Link { robot: r as u16, link: l as u16 };
         let (ra, rb) = (Reason::Robot { other: ib as u16 }, Reason::Robot { other: ia as u16 });
         let pair_a = |f: &Find| (link(ia, f.link_a), link(ib, f.link_b));
@@ -163,6 +217,13 @@ impl PairFinds {
             arms[ib].scratch.track.found(f.gap_m, f.sample_b, pair_b(f), rb, margin_m);
         }
     }
+}
+
+/// Escaping, a pair's links close in where their shapes come within the
+/// margin at a later sample, nearer than now (`[now, later]`).
+#[inline]
+fn closes([now, later]: [f32; 2], margin_m: f32) -> bool {
+    later <= margin_m && (later < now || now.is_nan())
 }
 
 /// The share of the clearance margin a robot on plan may come nearer by
@@ -217,16 +278,26 @@ fn refined_exact(
     (ia, la, ka): (usize, u32, usize),
     (ib, lb, kb): (usize, u32, usize),
     margin: f32,
-    first: Option<(usize, usize)>,
+    (first, watch): (Option<(usize, usize)>, bool),
 ) -> [f32; 2] {
     let (fine, allowance) = refined(&arms[ia].scratch, &arms[ib].scratch, gap, (la, ka), (lb, kb), margin);
-    if fine > margin || first.is_some_and(|(fa, fb)| ka > fa && kb > fb) {
-        // Clear; or later on both paths than a conflict already found:
-        // it cannot change which sample stops either robot.
+    if fine > margin {
         return [fine; 2];
     }
+    if first.is_some_and(|(fa, fb)| ka > fa && kb > fb) {
+        // Later on both paths than a conflict already found: it cannot
+        // change which sample stops either robot. Only an escape's check
+        // may want the shapes' distance: put off ([`PairFinds::settle`]).
+        if !watch {
+            return [fine; 2];
+        }
+        let p = Pending { la, lb, ka: ka as u32, kb: kb as u32, fine };
+        if u32::try_from(ka.max(kb)).is_ok() && exact.defer(p) {
+            return [fine, f32::INFINITY];
+        }
+    }
     let (a, b) = (At::of(&arms[ia], ia, la, ka), At::of(&arms[ib], ib, lb, kb));
-    exact.refine(a, b, fine, allowance)
+    exact.refine(a, b, fine, allowance, margin)
 }
 
 /// True when a sphere reaches within `grow` of a box (min x, y, z, then max).
@@ -439,7 +510,7 @@ fn check_pair(
                     }
                     // (refined ≥ found: only one within the margin needs it)
                     let fine = if gap <= margin {
-                        refined_exact(exact, arms, gap, (ia, la, ka), (ib, lb, kb), margin, finds.skip_past())
+                        refined_exact(exact, arms, gap, (ia, la, ka), (ib, lb, kb), margin, finds.cut())
                     } else {
                         [gap; 2]
                     };
@@ -448,7 +519,7 @@ fn check_pair(
             }
         }
     }
-    finds.apply(arms, ia, ib, margin);
+    finds.settle(exact, arms, (ia, ib), margin).apply(arms, ia, ib, margin);
 }
 
 /// How far robots `ia` and `ib` are looked at: gaps within the stop's
@@ -534,7 +605,7 @@ fn robots_all_pairs(
                             }
                             let (la, lb) = (batch_a.link[sa], batch_b.link[sb]);
                             let fine = if g <= margin {
-                                refined_exact(exact, arms, g, (ia, la, ka), (ib, lb, kb), margin, finds.skip_past())
+                                refined_exact(exact, arms, g, (ia, la, ka), (ib, lb, kb), margin, finds.cut())
                             } else {
                                 [g; 2]
                             };
@@ -555,5 +626,5 @@ fn robots_all_pairs(
             }
         }
     }
-    finds.apply(arms, ia, ib, margin);
+    finds.settle(exact, arms, (ia, ib), margin).apply(arms, ia, ib, margin);
 }

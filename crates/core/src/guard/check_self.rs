@@ -111,7 +111,7 @@ fn self_arm(a: &mut Arm, ri: usize, checked: Checked<'_>, exact: &mut ExactFrame
                     // gap, as the robot checks do).
                     let [fine, shapes] = if g <= margin {
                         let at = |link: usize| At { model, path_q, robot: ri, link, sample: k };
-                        exact.refine(at(la), at(lb), g, pair_inflation[pi])
+                        exact.refine(at(la), at(lb), g, pair_inflation[pi], margin)
                     } else {
                         [g; 2]
                     };

@@ -16,7 +16,10 @@
 //! Only a pair the spheres put within the margin is looked at, so a cycle
 //! without a conflict does no more work than before; the link frames of a
 //! sample are computed once per check and reused while the next query asks
-//! for the same sample.
+//! for the same sample. A query asks GJK only whether the shapes are within
+//! the margin and the allowance, which it proves or refutes in fewer steps
+//! than it takes to measure a distance; what it found is kept for the rest
+//! of the check, by link pair and samples.
 
 use super::*;
 
@@ -32,15 +35,43 @@ pub(super) struct ExactFrames {
     /// The distances computed in this check, direct-mapped by link pair
     /// and samples (many sphere pairs share them).
     keys: [u64; CACHE],
-    dists: [f32; CACHE],
+    dists: [Dist; CACHE],
     /// The refinement is on ([`Guard::set_exact_refinement`]).
     pub(super) on: bool,
+    /// Pairs whose shapes' distance only an escape's check may want,
+    /// measured after the pair's sphere pairs are all seen and only as far
+    /// as that check is not yet decided ([`ExactFrames::defer`]).
+    pub(super) pending: Vec<Pending>,
 }
+
+/// A cached shapes' distance: measured, proved beyond a cutoff, or none
+/// (a pair parry3d does not support).
+#[derive(Clone, Copy, Debug)]
+enum Dist {
+    At(f32),
+    Beyond(f32),
+    Unknown,
+}
+
+/// A link pair's refinement put off ([`ExactFrames::defer`]): the links,
+/// their samples, and the sphere pair's refined gap.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Pending {
+    pub(super) la: u32,
+    pub(super) lb: u32,
+    pub(super) ka: u32,
+    pub(super) kb: u32,
+    pub(super) fine: f32,
+}
+
+/// Room for deferred refinements per robot pair; past it they are
+/// measured at once, as before.
+const PENDING: usize = 4096;
 
 const NONE: (usize, usize) = (usize::MAX, usize::MAX);
 
 /// Entries of the distance cache.
-const CACHE: usize = 128;
+const CACHE: usize = 2048;
 
 /// The cache's key for a pair of links at their samples.
 fn key(a: &At<'_>, b: &At<'_>) -> u64 {
@@ -58,8 +89,9 @@ impl ExactFrames {
             at: [NONE; 2],
             queries: 0,
             keys: [u64::MAX; CACHE],
-            dists: [0.0; CACHE],
+            dists: [Dist::Unknown; CACHE],
             on,
+            pending: Vec::with_capacity(PENDING),
         }
     }
 
@@ -67,6 +99,27 @@ impl ExactFrames {
     pub(super) fn forget(&mut self) {
         self.at = [NONE; 2];
         self.keys.fill(u64::MAX);
+        self.pending.clear();
+    }
+
+    /// Puts a refinement off (false: no room left, measure it now).
+    #[inline]
+    pub(super) fn defer(&mut self, p: Pending) -> bool {
+        let room = self.pending.len() < self.pending.capacity();
+        if room {
+            self.pending.push(p);
+        }
+        room
+    }
+
+    /// True when [`ExactFrames::refine`] would measure the shapes of the
+    /// two links (the refinement on, both with an exact shape): their
+    /// distance is then at least 0 (parry3d's for touching shapes).
+    #[inline]
+    pub(super) fn measures(&self, a: &At<'_>, b: &At<'_>) -> bool {
+        self.on
+            && matches!(a.model.hulls.get(a.link), Some(Some(_)))
+            && matches!(b.model.hulls.get(b.link), Some(Some(_)))
     }
 
     /// Poses the links of `at`'s robot at its sample into slot `slot`
@@ -95,21 +148,35 @@ impl ExactFrames {
     /// the shapes' distance itself (what an escape compares from sample
     /// to sample, whatever the inflation there: [`super::track::Escape`]),
     /// or `gap` where there is none.
-    pub(super) fn refine(&mut self, a: At<'_>, b: At<'_>, gap: f32, allowance: f32) -> [f32; 2] {
+    ///
+    /// Only whether they are within the clearance margin `margin` is asked
+    /// of either: where the shapes' distance is beyond it and the allowance
+    /// ([`exact::distance_within`] proves that sooner than it measures),
+    /// both read infinity.
+    pub(super) fn refine(&mut self, a: At<'_>, b: At<'_>, gap: f32, allowance: f32, margin: f32) -> [f32; 2] {
         if !self.on {
             return [gap; 2];
         }
         let (Some(Some(sa)), Some(Some(sb))) = (a.model.hulls.get(a.link), b.model.hulls.get(b.link)) else {
             return [gap; 2];
         };
+        let cutoff = margin + allowance;
         // Indices beyond the key's fields (a robot of more than 255 links,
         // say) are not cached: two pairs must never share a key.
         let fits = |x: &At<'_>| x.robot < 256 && x.link < 256 && x.sample < 4096;
         let k = if fits(&a) && fits(&b) { key(&a, &b) } else { u64::MAX - 1 };
-        let slot = (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 57) as usize % CACHE;
-        let both = |d: f32| if d == f32::NEG_INFINITY { [gap; 2] } else { [gap.max(d - allowance), d] };
+        let slot = (k.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 53) as usize % CACHE;
+        let both = |d: Dist| match d {
+            Dist::Unknown => [gap; 2],
+            Dist::Beyond(_) => [f32::INFINITY; 2],
+            Dist::At(d) => [gap.max(d - allowance), d],
+        };
         if self.keys[slot] == k {
-            return both(self.dists[slot]);
+            match self.dists[slot] {
+                // Farther than a cutoff at least this one's: still beyond.
+                Dist::Beyond(c) if c < cutoff => {}
+                d => return both(d),
+            }
         }
         let slot_b = usize::from((a.robot, a.sample) != (b.robot, b.sample));
         if !self.pose(0, &a) || !self.pose(slot_b, &b) {
@@ -120,11 +187,38 @@ impl ExactFrames {
         };
         self.queries += 1;
         // No distance (a pair parry3d does not support): the spheres' gap.
-        let d = exact::distance(sa, pa, sb, pb).map_or(f32::NEG_INFINITY, |d| d as f32);
+        let d = match exact::distance_within(sa, pa, sb, pb, f64::from(cutoff)) {
+            None => Dist::Unknown,
+            Some(None) => Dist::Beyond(cutoff),
+            Some(Some(d)) => Dist::At(d as f32),
+        };
         if k != u64::MAX - 1 {
             (self.keys[slot], self.dists[slot]) = (k, d);
         }
         both(d)
+    }
+
+    /// The shapes' distance of the links `a` and `b` name where it is at
+    /// most `max`, infinity where farther; `fine` (the sphere pair's refined
+    /// gap) where [`ExactFrames::refine`] would not measure it. Not cached:
+    /// each pair is asked once ([`super::check_robots`]'s deferred ones).
+    pub(super) fn shapes_within(&mut self, a: At<'_>, b: At<'_>, fine: f32, max: f32) -> f32 {
+        let (Some(Some(sa)), Some(Some(sb))) = (a.model.hulls.get(a.link), b.model.hulls.get(b.link)) else {
+            return fine;
+        };
+        let slot_b = usize::from((a.robot, a.sample) != (b.robot, b.sample));
+        if !self.on || !self.pose(0, &a) || !self.pose(slot_b, &b) {
+            return fine;
+        }
+        let (Some(pa), Some(pb)) = (self.frames[0].get(a.link), self.frames[slot_b].get(b.link)) else {
+            return fine;
+        };
+        self.queries += 1;
+        match exact::distance_within(sa, pa, sb, pb, f64::from(max)) {
+            None => fine,
+            Some(None) => f32::INFINITY,
+            Some(Some(d)) => d as f32,
+        }
     }
 }
 

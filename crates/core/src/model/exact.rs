@@ -10,6 +10,7 @@
 use super::geometry::{Collision, Shape};
 use crate::frame::Frame;
 use parry3d::math::{Pose, Vec3};
+use parry3d::query::ClosestPoints;
 use parry3d::shape::SharedShape;
 
 /// A link whose geometry parry3d cannot take.
@@ -120,6 +121,35 @@ pub fn distance(a: &LinkShape, pose_a: &Frame, b: &LinkShape, pose_b: &Frame) ->
         for (lb, sb) in &b.parts {
             let d = parry3d::query::distance(&pa, sa.as_ref(), &pose(&pose_b.compose(lb)), sb.as_ref()).ok()?;
             best = best.min(f64::from(d.distance));
+        }
+    }
+    Some(best)
+}
+
+/// The distance between two posed shapes where it is at most `max_dist`,
+/// metres (0 when they touch or overlap); `Some(None)` where they are
+/// farther apart, which GJK proves sooner than it finds the distance
+/// ([`distance`]); `None` for a pair parry3d does not support.
+pub fn distance_within(
+    a: &LinkShape,
+    pose_a: &Frame,
+    b: &LinkShape,
+    pose_b: &Frame,
+    max_dist: f64,
+) -> Option<Option<f64>> {
+    let mut best: Option<f64> = None;
+    for (la, sa) in &a.parts {
+        let pa = pose(&pose_a.compose(la));
+        for (lb, sb) in &b.parts {
+            let pb = pose(&pose_b.compose(lb));
+            match parry3d::query::closest_points(&pa, sa.as_ref(), &pb, sb.as_ref(), max_dist as f32).ok()? {
+                ClosestPoints::Intersecting => return Some(Some(0.0)),
+                ClosestPoints::WithinMargin(p, q) => {
+                    let d = f64::from(p.distance(q));
+                    best = Some(best.map_or(d, |b| b.min(d)));
+                }
+                ClosestPoints::Disjoint => {}
+            }
         }
     }
     Some(best)
