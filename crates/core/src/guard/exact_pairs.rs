@@ -154,12 +154,9 @@ impl ExactFrames {
     /// ([`exact::distance_within`] proves that sooner than it measures),
     /// both read infinity.
     pub(super) fn refine(&mut self, a: At<'_>, b: At<'_>, gap: f32, allowance: f32, margin: f32) -> [f32; 2] {
-        if !self.on {
+        if !self.measures(&a, &b) {
             return [gap; 2];
         }
-        let (Some(Some(sa)), Some(Some(sb))) = (a.model.hulls.get(a.link), b.model.hulls.get(b.link)) else {
-            return [gap; 2];
-        };
         let cutoff = margin + allowance;
         // Indices beyond the key's fields (a robot of more than 255 links,
         // say) are not cached: two pairs must never share a key.
@@ -178,20 +175,7 @@ impl ExactFrames {
                 d => return both(d),
             }
         }
-        let slot_b = usize::from((a.robot, a.sample) != (b.robot, b.sample));
-        if !self.pose(0, &a) || !self.pose(slot_b, &b) {
-            return [gap; 2];
-        }
-        let (Some(pa), Some(pb)) = (self.frames[0].get(a.link), self.frames[slot_b].get(b.link)) else {
-            return [gap; 2];
-        };
-        self.queries += 1;
-        // No distance (a pair parry3d does not support): the spheres' gap.
-        let d = match exact::distance_within(sa, pa, sb, pb, f64::from(cutoff)) {
-            None => Dist::Unknown,
-            Some(None) => Dist::Beyond(cutoff),
-            Some(Some(d)) => Dist::At(d as f32),
-        };
+        let Some(d) = self.within(&a, &b, cutoff) else { return [gap; 2] };
         if k != u64::MAX - 1 {
             (self.keys[slot], self.dists[slot]) = (k, d);
         }
@@ -203,22 +187,34 @@ impl ExactFrames {
     /// gap) where [`ExactFrames::refine`] would not measure it. Not cached:
     /// each pair is asked once ([`super::check_robots`]'s deferred ones).
     pub(super) fn shapes_within(&mut self, a: At<'_>, b: At<'_>, fine: f32, max: f32) -> f32 {
+        match self.within(&a, &b, max) {
+            Some(Dist::At(d)) => d,
+            Some(Dist::Beyond(_)) => f32::INFINITY,
+            Some(Dist::Unknown) | None => fine,
+        }
+    }
+
+    /// Poses both links and asks parry3d whether their shapes are within
+    /// `max` ([`exact::distance_within`]; `Unknown`: a pair it does not
+    /// support); `None` where they are not measured (the refinement off, a
+    /// link without an exact shape, kinematics refused).
+    fn within(&mut self, a: &At<'_>, b: &At<'_>, max: f32) -> Option<Dist> {
         let (Some(Some(sa)), Some(Some(sb))) = (a.model.hulls.get(a.link), b.model.hulls.get(b.link)) else {
-            return fine;
+            return None;
         };
         let slot_b = usize::from((a.robot, a.sample) != (b.robot, b.sample));
-        if !self.on || !self.pose(0, &a) || !self.pose(slot_b, &b) {
-            return fine;
+        if !self.on || !self.pose(0, a) || !self.pose(slot_b, b) {
+            return None;
         }
         let (Some(pa), Some(pb)) = (self.frames[0].get(a.link), self.frames[slot_b].get(b.link)) else {
-            return fine;
+            return None;
         };
         self.queries += 1;
-        match exact::distance_within(sa, pa, sb, pb, f64::from(max)) {
-            None => fine,
-            Some(None) => f32::INFINITY,
-            Some(Some(d)) => d as f32,
-        }
+        Some(match exact::distance_within(sa, pa, sb, pb, f64::from(max)) {
+            None => Dist::Unknown,
+            Some(None) => Dist::Beyond(max),
+            Some(Some(d)) => Dist::At(d as f32),
+        })
     }
 }
 
