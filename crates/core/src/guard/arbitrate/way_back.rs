@@ -1,7 +1,7 @@
 //! Robots in the way that go first instead of backing away.
 //!
 //! The arbiter sends a robot `r` standing in the increment of a higher one
-//! `h` back along its plan. Two cases do better otherwise:
+//! `h` back along its plan. These cases do better otherwise:
 //! - **Its way on is clear** (only with
 //!   [`ArbitrationPolicy::go_on_when_clear`]; by default `r` backs away,
 //!   as the method has it): `r`'s
@@ -26,8 +26,13 @@
 //!   would halt it short of `r` while `r` waits for it, for ever. So `r`
 //!   goes on where its way on is clear of where `h` is or is committed to
 //!   go, or `h` backs away where its own way back is free.
+//! - **Its retreat would end in `h`'s way all the same**: the end of its
+//!   way back (bare) still meets a sample of `h`'s increment
+//!   ([`Guard::retreat_clears`]). Backing away there has `h` wait for the
+//!   retreat, and `r` is sent back again from where it ends (or, at its
+//!   plan's start, lifted then). It counts as one at its start.
 //!
-//! In all three, `r` is **lifted**: it goes before every robot neither boosted
+//! In all of them, `r` is **lifted**: it goes before every robot neither boosted
 //! nor lifted (just above `h` where `h` is raised itself) until its plan
 //! is done or replaced, and the cycle's grants are decided again: `r` goes
 //! on where its increment is clear, and `h` holds, or backs away where it
@@ -134,7 +139,8 @@ impl Guard {
     }
 
     /// Lifts each robot told to back away while standing whose way on is
-    /// clear, or whose way back is blocked where the robot it backs away
+    /// clear, or whose way back is blocked (or would end in the way all the
+    /// same) where the robot it backs away
     /// from can back away itself (or stands at its plan's start, and the
     /// way on is clear of where it stands), and each held at its plan's start where
     /// the grant of the robot above runs through it and its way on is
@@ -158,18 +164,22 @@ impl Guard {
                 continue;
             }
             let clear_on = self.arbitration.conflicts.first_meeting(r, h, above.committed).is_none();
+            // A retreat that would end in `h`'s increment all the same
+            // helps no more than none: as one at its start, it goes on
+            // where it can, or `h` backs away.
+            let stuck = at_start || (g.state == GrantState::BackAway && !self.retreat_clears(r, h, now_s));
             // One at its start cannot back away: it goes on where it can.
-            let go_on = (at_start || self.arbitration.policy.go_on_when_clear) && clear_on;
+            let go_on = (stuck || self.arbitration.policy.go_on_when_clear) && clear_on;
             // Stopped by the stop check for `h` itself, its way back is not
             // free whatever the samples say: the stop check will not let it go.
             let free = |g: &mut Self| !g.stopped_for(r, h) && g.way_back_free(r, now_s);
             if above.at_start {
                 // `h` cannot back away: `r` goes on only where its way on is
                 // clear of where `h` stands and its way back is blocked.
-                if !clear_on || free(self) {
+                if !clear_on || (!stuck && free(self)) {
                     continue;
                 }
-            } else if !go_on && ((!at_start && free(self)) || !self.way_back_free(h, now_s)) {
+            } else if !go_on && ((!stuck && free(self)) || !self.way_back_free(h, now_s)) {
                 continue;
             }
             let ar = &mut self.arbitration;
@@ -242,22 +252,50 @@ impl Guard {
     /// drawing away from it (each such sample farther from it than the one
     /// before: [`super::separating`]).
     pub(super) fn way_back_free(&mut self, ri: usize, now_s: f64) -> bool {
+        let Some(way) = self.retreat_span(ri) else { return false };
+        self.way_back_free_along(ri, false, way, now_s)
+    }
+
+    /// The plan times robot `ri`'s retreat would run between if sent now:
+    /// [`RETREAT_S`] back, or the rest of the one it is on (none off plan).
+    fn retreat_span(&self, ri: usize) -> Option<(f64, f64)> {
         let ar = &self.arbitration;
         if !ar.offers[ri].planned {
-            return false;
+            return None;
         }
         let s0 = ar.inc[ri].times[0];
         let end = match ar.retreat_end[ri] {
             Some(e) if e < s0 => e,
             _ => (s0 - RETREAT_S).max(0.0),
         };
-        self.way_back_free_along(ri, false, (s0, end), now_s)
+        Some((s0, end))
     }
 
-    /// Whether robot `ri`'s way back along its plan (its last, finished
-    /// one where `parked`) from plan time `s0` to `end` is free, as
-    /// [`Guard::way_back_free`] has it.
-    pub(super) fn way_back_free_along(&mut self, ri: usize, parked: bool, (s0, end): (f64, f64), now_s: f64) -> bool {
+    /// Whether robot `ri`'s retreat, sent now, would end clear of every
+    /// sample robot `h` claims: where its end still comes within the
+    /// margin of `h`'s increment (`h` goes there next), backing away only
+    /// has both wait for it, and it is sent back again from where it
+    /// ends. True where it has no way back to judge (the arbiter's rule
+    /// stands).
+    pub(super) fn retreat_clears(&mut self, ri: usize, h: usize, now_s: f64) -> bool {
+        let Some(way) = self.retreat_span(ri) else { return true };
+        if !self.sample_way_back(ri, false, way, now_s) {
+            return true;
+        }
+        let margin = self.margins.clearance_m as f32;
+        let ar = &self.arbitration;
+        let (back, other) = (&ar.back[ri], &ar.inc[h]);
+        let end = MAX_SAMPLES - 1;
+        !(0..ar.offers[h].samples.min(MAX_SAMPLES)).any(|j| {
+            !apart(&back.boxes[end], &other.boxes[j], margin)
+                && self.views_meet(ri, &View::bare(back, end), h, &View::of(other, j), margin)
+        })
+    }
+
+    /// Samples, inflates and poses robot `ri`'s way back along its plan
+    /// (its last, finished one where `parked`) from plan time `s0` to
+    /// `end` into its `back` samples: false where there is none.
+    fn sample_way_back(&mut self, ri: usize, parked: bool, (s0, end): (f64, f64), now_s: f64) -> bool {
         let a = &self.arms[ri];
         let ar = &mut self.arbitration;
         let follow = &a.state.follow;
@@ -275,7 +313,14 @@ impl Guard {
         for (h, &acc) in back.half_step.iter_mut().zip(&a.model.accel) {
             *h += forecast::along::departure(acc, seen, a.model.reaction_s);
         }
-        if !back.pose(&a.model) {
+        back.pose(&a.model)
+    }
+
+    /// Whether robot `ri`'s way back along its plan (its last, finished
+    /// one where `parked`) from plan time `s0` to `end` is free, as
+    /// [`Guard::way_back_free`] has it.
+    pub(super) fn way_back_free_along(&mut self, ri: usize, parked: bool, way: (f64, f64), now_s: f64) -> bool {
+        if !self.sample_way_back(ri, parked, way, now_s) {
             return false;
         }
         let margin = self.margins.clearance_m as f32;
