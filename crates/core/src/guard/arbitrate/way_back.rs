@@ -139,13 +139,13 @@ impl Guard {
     }
 
     /// Lifts each robot told to back away while standing whose way on is
-    /// clear, or whose way back is blocked (or would end in the way all the
-    /// same) where the robot it backs away
-    /// from can back away itself (or stands at its plan's start, and the
-    /// way on is clear of where it stands), and each held at its plan's start where
-    /// the grant of the robot above runs through it and its way on is
-    /// clear or that robot can back away (the module's text); true if any
-    /// was lifted (the grants need deciding again).
+    /// clear, or whose way back is blocked (or would end in the way all
+    /// the same) where the robot it backs away from can back away itself
+    /// (or stands at its plan's start, and the way on is clear of where it
+    /// stands), and each held at its plan's start where the grant of the
+    /// robot above runs through it and its way on is clear or that robot
+    /// can back away (the module's text); true if any was lifted (the
+    /// grants need deciding again).
     pub(super) fn lift_boxed_in(&mut self, now_s: f64) -> bool {
         let mut any = false;
         for r in 0..self.arms.len() {
@@ -277,7 +277,7 @@ impl Guard {
     /// has both wait for it, and it is sent back again from where it
     /// ends. True where it has no way back to judge (the arbiter's rule
     /// stands).
-    pub(super) fn retreat_clears(&mut self, ri: usize, h: usize, now_s: f64) -> bool {
+    fn retreat_clears(&mut self, ri: usize, h: usize, now_s: f64) -> bool {
         let Some(way) = self.retreat_span(ri) else { return true };
         if !self.sample_way_back(ri, false, way, now_s) {
             return true;
