@@ -187,6 +187,29 @@ fn four_arms_seed_294_a_retreat_that_ends_in_the_way_is_not_sent() {
     assert!(ratio < 2.4, "{ratio:.3} × unguarded: the retreat to the plan's start is back");
 }
 
+/// Four arms, seed 2: the highest arm, setting off on its second plan,
+/// gave way to the lowest one, caught in its increment, whose plan ends
+/// in the highest one's way: that one parked there, and the highest arm
+/// waited for it to finish and back off its plan a retreat at a time
+/// (2.00 × the unguarded makespan). It no longer gives way to a robot
+/// whose plan ends in its way: 1.54 ×.
+#[test]
+fn four_arms_seed_2_no_robot_gives_way_to_one_that_would_park_in_its_way() {
+    let r = finishes(4, 2);
+    let ratio = r.makespan_ratio();
+    assert!(ratio < 1.8, "{ratio:.3} × unguarded: the give-way to a robot parking in the way is back");
+}
+
+/// Four arms, seed 239: an arm parked at its last goal in the way of
+/// the lowest arm, which came and was sent back again and again until
+/// the episode's bound (a stall). With no give-way to a robot whose plan
+/// ends in the way, the lowest arm passes first and the episode
+/// finishes.
+#[test]
+fn four_arms_seed_239_the_arm_that_would_park_in_the_way_goes_second() {
+    finishes(4, 239);
+}
+
 /// Four arms, seed 230: robots sent back where their retreats end in the
 /// same way again stalled; now lifted, they finish.
 #[test]

@@ -46,7 +46,9 @@
 //!   only to one **caught** in its increment: one whose committed samples
 //!   (where it cannot help going) meet it. Sent back, that one would brake
 //!   in the way and back away through it while this one held all the same;
-//!   let through, it clears the way sooner.
+//!   let through, it clears the way sooner. Neither gives way to a robot
+//!   whose plan ends where its own still has to pass
+//!   ([`Arbiter::set_ends_in_way`]): let through, that one parks there.
 //!
 //! - a robot does not enter **the way ahead** of a robot above it that
 //!   proceeds: the stretch of that one's plan past its increment
@@ -275,6 +277,10 @@ pub struct Arbiter {
     /// `o`'s way ahead ([`Arbiter::ahead_pair`]); read for no other pair
     /// (priorities changed since, the table would be read transposed).
     ahead_for: Vec<bool>,
+    /// Per ordered pair `r * n + o`: `o`'s plan ends where `r`'s still has
+    /// to pass (and not the other way round): `r` does not give way to
+    /// `o` ([`Arbiter::set_ends_in_way`]).
+    ends_in_way: Vec<bool>,
 }
 
 impl Arbiter {
@@ -294,6 +300,7 @@ impl Arbiter {
             under_way: vec![false; n * n],
             ahead: Conflicts::new(n),
             ahead_for: vec![false; n * n],
+            ends_in_way: vec![false; n * n],
         }
     }
 
@@ -320,6 +327,18 @@ impl Arbiter {
     /// alone decide.
     pub fn ahead_mut(&mut self) -> &mut Conflicts {
         &mut self.ahead
+    }
+
+    /// Says whether robot `o`'s plan ends where `r`'s still has to pass
+    /// while `r`'s does not end in `o`'s remaining way (the guard's
+    /// finding, before [`Arbiter::decide`]): `r` then does not give way to
+    /// `o`. Let through, `o` would park at its plan's end in `r`'s way and
+    /// hold it there until it has backed off its finished plan.
+    pub fn set_ends_in_way(&mut self, r: usize, o: usize, ends: bool) {
+        let n = self.decided.len();
+        if r < n && o < n {
+            self.ends_in_way[r * n + o] = ends;
+        }
     }
 
     /// Decides every robot's grant from its offer and the conflicts
@@ -512,7 +531,10 @@ impl Arbiter {
             self.giving_way[r] = self.order[at + 1..]
                 .iter()
                 .map(|&o| o as usize)
-                .find(|&o| on_its_way(o) && conflicts.count(r, o) > 0 && stops_short(o) && (!narrow || caught(o)))
+                .find(|&o| {
+                    let parks = self.ends_in_way.get(r * n + o).copied().unwrap_or(false);
+                    on_its_way(o) && conflicts.count(r, o) > 0 && stops_short(o) && (!narrow || caught(o)) && !parks
+                })
                 .map(|o| o as u16);
             if self.giving_way[r].is_some() && !me.at_start {
                 self.gave_way_setting_off[r] = true;

@@ -441,3 +441,35 @@ fn a_robot_setting_off_does_not_give_way_to_one_that_began_its_next_plan_after_i
     b.decide(&[offer(1, 2), setting_off], &c, &mut g);
     assert_eq!(b.giving_way(1), Some(0));
 }
+
+#[test]
+fn a_robot_does_not_give_way_to_one_whose_plan_ends_in_its_way() {
+    let mut g = vec![Grant::NONE; 2];
+    let high_at_start = Offer { at_start: true, ..offer(9, 0) };
+    // Robot 0 (low) on its way and caught in robot 1's increment (its
+    // committed sample 2 meets it): robot 1 gives way.
+    let mut c = Conflicts::new(2);
+    c.set(0, 2, 1, 4);
+    let mut a = Arbiter::new(2);
+    a.set_give_way_when_caught(true);
+    a.decide(&[offer(1, 2), high_at_start], &c, &mut g);
+    assert_eq!(a.giving_way(1), Some(0));
+    // Robot 0's plan ends where robot 1's still has to pass: let through,
+    // it would park there. Priority alone decides, as with giving way
+    // off: robot 0 is held (the stop acts) and robot 1 held short of
+    // where robot 0 is committed to go.
+    let mut a = Arbiter::new(2);
+    a.set_give_way_when_caught(true);
+    a.set_ends_in_way(1, 0, true);
+    a.decide(&[offer(1, 2), high_at_start], &c, &mut g);
+    assert_eq!(a.giving_way(1), None);
+    assert_eq!((g[0].state, g[1].state, g[1].held_by), (GrantState::Hold, GrantState::Hold, Some(0)));
+    // The finding for the other order of the pair changes nothing.
+    let mut a = Arbiter::new(2);
+    a.set_give_way_when_caught(true);
+    a.set_ends_in_way(0, 1, true);
+    a.decide(&[offer(1, 2), high_at_start], &c, &mut g);
+    assert_eq!(a.giving_way(1), Some(0));
+    // Out of range: ignored.
+    a.set_ends_in_way(2, 0, true);
+}

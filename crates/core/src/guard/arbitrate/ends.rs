@@ -10,6 +10,12 @@
 //! decides). `h` then holds where its increment meets `l`'s, and goes on
 //! once `l` is past.
 //!
+//! For the same reason a robot at its plan's start or setting off does not
+//! give way ([`crate::arbiter`]) to a lower one whose plan ends in its
+//! remaining way (unless its own ends in that one's): let through, that
+//! one parked there, and the robot above waited for it to finish and back
+//! off its plan a retreat at a time.
+//!
 //! Per pair of plans, the last time of `l`'s plan at which it comes that
 //! near `h`'s end is found once (each robot's plan end posed once, `l`'s
 //! plan sampled at most [`END_SAMPLES`] times, spheres outside the box
@@ -87,6 +93,27 @@ impl Guard {
             }
         }
         any
+    }
+
+    /// Tells the arbiter, per ordered pair of robots on plans, whether the
+    /// second one's plan ends where the first one's still has to pass and
+    /// not the other way round: the first does not give way to it (let
+    /// through, it parks in the way). Plan times compared only: each
+    /// pair's finding is kept per pair of plans.
+    pub(super) fn mark_ends_in_way(&mut self) {
+        let n = self.arms.len();
+        for r in 0..n {
+            for o in 0..n {
+                let ar = &self.arbitration;
+                let both = r != o && ar.offers[r].planned && ar.offers[o].planned;
+                let mut ends = false;
+                if both && let (Some(r_passes), Some(o_passes)) = (self.end_until(o, r), self.end_until(r, o)) {
+                    let (sr, so) = (self.arms[r].scratch.forecast.plan_s[0], self.arms[o].scratch.forecast.plan_s[0]);
+                    ends = sr < r_passes && so >= o_passes;
+                }
+                self.arbitration.arbiter.set_ends_in_way(r, o, ends);
+            }
+        }
     }
 
     /// The last time of `l`'s plan within the release margin of where

@@ -462,9 +462,8 @@ impl Guard {
         self.arbitration.lifted_at.get(robot).copied().flatten()
     }
 
-    /// Runs the arbitration again on this cycle's stopping paths, as the
-    /// cycle at `now_s` did (what a cycle spends on it; for measuring):
-    /// the grants it decides replace this cycle's.
+    /// Runs the arbitration again on this cycle's stopping paths, as the cycle at
+    /// `now_s` did (to measure what it spends): its grants replace this cycle's.
     pub fn rearbitrate(&mut self, now_s: f64) {
         self.arbitrate(now_s);
     }
@@ -480,6 +479,7 @@ impl Guard {
         self.find_conflicts();
         self.refine_obstacle_conflicts();
         self.keep_approaching();
+        self.mark_ends_in_way();
         let ar = &mut self.arbitration;
         ar.arbiter.decide(&ar.offers, &ar.conflicts, &mut ar.grants);
         self.untie_knots(now_s);
