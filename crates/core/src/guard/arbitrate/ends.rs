@@ -82,9 +82,7 @@ impl Guard {
                 if !(ph > pl || (ph == pl && h < l)) {
                     continue;
                 }
-                let (Some(l_passes), Some(h_passes)) = (self.end_until(h, l), self.end_until(l, h)) else { continue };
-                let (sl, sh) = (self.arms[l].scratch.forecast.plan_s[0], self.arms[h].scratch.forecast.plan_s[0]);
-                if sl < l_passes && sh >= h_passes {
+                if self.parks_in_way(h, l) {
                     let ar = &mut self.arbitration;
                     ar.lifted_at[l] = Some(ar.raised_at(h).map_or(now_s, |t| t - 1e-3));
                     any = true;
@@ -98,22 +96,27 @@ impl Guard {
     /// Tells the arbiter, per ordered pair of robots on plans, whether the
     /// second one's plan ends where the first one's still has to pass and
     /// not the other way round: the first does not give way to it (let
-    /// through, it parks in the way). Plan times compared only: each
-    /// pair's finding is kept per pair of plans.
+    /// through, it parks in the way). Each pair's finding is made once
+    /// per pair of plans and kept; a cycle compares plan times.
     pub(super) fn mark_ends_in_way(&mut self) {
         let n = self.arms.len();
         for r in 0..n {
             for o in 0..n {
                 let ar = &self.arbitration;
                 let both = r != o && ar.offers[r].planned && ar.offers[o].planned;
-                let mut ends = false;
-                if both && let (Some(r_passes), Some(o_passes)) = (self.end_until(o, r), self.end_until(r, o)) {
-                    let (sr, so) = (self.arms[r].scratch.forecast.plan_s[0], self.arms[o].scratch.forecast.plan_s[0]);
-                    ends = sr < r_passes && so >= o_passes;
-                }
+                let ends = both && self.parks_in_way(o, r);
                 self.arbitration.arbiter.set_ends_in_way(r, o, ends);
             }
         }
+    }
+
+    /// Whether `h`'s plan ends where what remains of `l`'s still passes,
+    /// and `l`'s does not end in what remains of `h`'s (both on plans):
+    /// gone first, `h` would park in `l`'s way.
+    fn parks_in_way(&mut self, h: usize, l: usize) -> bool {
+        let (Some(l_passes), Some(h_passes)) = (self.end_until(h, l), self.end_until(l, h)) else { return false };
+        let (sl, sh) = (self.arms[l].scratch.forecast.plan_s[0], self.arms[h].scratch.forecast.plan_s[0]);
+        sl < l_passes && sh >= h_passes
     }
 
     /// The last time of `l`'s plan within the release margin of where
